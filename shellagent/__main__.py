@@ -1,0 +1,3 @@
+from shellagent.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""Where shellagent keeps things, from platformdirs, each overridable for tests.
+
+config: policy.toml, config.toml      data: transcripts, models
+state:  jobs                          runtime: the daemon socket
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP = "shellagent"
+
+
+def _dir(env: str, default: str) -> Path:
+    override = os.environ.get(env)
+    return Path(override) if override else Path(default)
+
+
+def config_dir() -> Path:
+    return _dir("SHELLAGENT_CONFIG_DIR", platformdirs.user_config_dir(APP))
+
+
+def data_dir() -> Path:
+    return _dir("SHELLAGENT_DATA_DIR", platformdirs.user_data_dir(APP))
+
+
+def state_dir() -> Path:
+    return _dir("SHELLAGENT_STATE_DIR", platformdirs.user_state_dir(APP))
+
+
+def cache_dir() -> Path:
+    return _dir("SHELLAGENT_CACHE_DIR", platformdirs.user_cache_dir(APP))
+
+
+def runtime_dir() -> Path:
+    return _dir("SHELLAGENT_RUNTIME_DIR", platformdirs.user_runtime_dir(APP))
+
+
+def transcripts_dir() -> Path:
+    return data_dir() / "transcripts"
+
+
+def models_dir() -> Path:
+    return data_dir() / "models"
+
+
+def own_dirs() -> list[Path]:
+    """shellagent's own directories: never visible inside a sandbox."""
+    return [config_dir(), data_dir(), state_dir(), cache_dir(), runtime_dir()]
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) with mode 0700 and tighten it if it exists."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    return path
