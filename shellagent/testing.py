@@ -1,0 +1,132 @@
+"""Fakes shipped with shellagent, for its own tests and for users' tests.
+
+Each part owns a section below; sections are self-contained (their own imports).
+"""
+
+from __future__ import annotations
+
+import typing
+
+# --- transcript: MemorySink ------------------------------------------------------------
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Mapping as _Mapping
+    from typing import Any as _Any
+
+
+class MemorySink:
+    """A ``TranscriptSink`` that keeps events in a list, stamped like the real writer.
+
+    ``redactor`` (optional) is applied as the disk writer would, so a test can assert what
+    would reach the disk; ``closed`` tells whether the loop closed its sink.
+    """
+
+    def __init__(self, session_id: str = "memory", redactor: _Any = None) -> None:
+        self.session_id = session_id
+        self.redactor = redactor
+        self.events: list[dict[str, _Any]] = []
+        self.closed = False
+
+    def write(self, event: _Mapping[str, _Any]) -> None:
+        from shellagent.transcript.store import redact_event, stamp_event
+
+        if self.closed:
+            raise RuntimeError("MemorySink is closed")
+        line = stamp_event(event, len(self.events))
+        if self.redactor is not None:
+            line = redact_event(line, self.redactor)
+        self.events.append(line)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def of_type(self, kind: str) -> list[dict[str, _Any]]:
+        return [e for e in self.events if e["type"] == kind]
+
+
+# --- model: ScriptedBackend ------------------------------------------------------------
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Callable as _Callable
+    from collections.abc import Iterable as _Iterable
+    from collections.abc import Sequence as _Sequence
+
+    from shellagent.model.backend import Generation as _Generation
+
+    _Reply = str | BaseException | _Callable[[list[dict[str, str]]], str]
+
+
+class ScriptExhausted(AssertionError):
+    """A ``ScriptedBackend`` was asked for more replies than its script holds."""
+
+
+class ScriptedBackend:
+    """A ``Backend`` that answers from a script instead of a model.
+
+    Each reply is a string (returned as the model's text), a callable (given the messages,
+    returns the text: for replies that depend on the conversation) or an exception instance
+    (raised, to simulate a failing backend). ``calls`` records the messages of every turn and
+    ``options`` the keyword arguments. Token counts are a deterministic estimate (four
+    characters a token); ``evaluated_prompt_tokens`` counts only the messages added since the
+    previous turn when the conversation was extended, as a prefix-reusing backend would.
+    """
+
+    def __init__(
+        self,
+        replies: _Iterable[_Reply],
+        *,
+        name: str = "scripted",
+        context_size: int = 4096,
+    ) -> None:
+        self.name = name
+        self.context_size = context_size
+        self._replies = list(replies)
+        self.calls: list[list[dict[str, str]]] = []
+        self.options: list[dict[str, object]] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self._replies)
+
+    def count_tokens(self, messages: _Sequence[dict[str, str]]) -> int:
+        return sum(len(m.get("content", "")) // 4 + 4 for m in messages) + 3
+
+    def generate(
+        self,
+        messages: _Sequence[dict[str, str]],
+        *,
+        grammar: bool = True,
+        max_tokens: int = 256,
+        on_token: _Callable[[str], None] | None = None,
+        capture_logprobs: bool = False,
+    ) -> _Generation:
+        from shellagent.model.backend import Generation
+
+        conversation = [dict(m) for m in messages]
+        previous = self.calls[-1] if self.calls else None
+        self.calls.append(conversation)
+        self.options.append(
+            {"grammar": grammar, "max_tokens": max_tokens, "capture_logprobs": capture_logprobs}
+        )
+        if not self._replies:
+            raise ScriptExhausted(f"ScriptedBackend has no reply for turn {len(self.calls)}")
+        reply = self._replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        text = reply(conversation) if callable(reply) else reply
+        pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+        if on_token is not None:
+            for piece in pieces:
+                on_token(piece)
+        prompt = self.count_tokens(conversation)
+        evaluated = prompt
+        if previous is not None and conversation[: len(previous)] == previous:
+            evaluated = prompt - self.count_tokens(previous)
+        return Generation(
+            text=text,
+            prompt_tokens=prompt,
+            evaluated_prompt_tokens=evaluated,
+            generated_tokens=len(pieces),
+            token_ids=tuple(range(len(pieces))) if capture_logprobs else None,
+            logprobs=tuple(0.0 for _ in pieces) if capture_logprobs else None,
+        )

@@ -1,0 +1,227 @@
+"""Training-data exports: views of the transcripts as SFT, DPO and RL JSONL.
+
+``sft``  ``{"messages": [{"role", "content"}, ...]}``: the conversation exactly as the model
+         saw it, in the shape OpenAI fine-tuning and TRL's ``SFTTrainer`` read. Replies that
+         were refused, denied by the policy, quit on or unparseable are dropped together with
+         the observations that answered them; an edited command is written back into the
+         reply (the session continued from the edit), or the session is skipped when the
+         reply is not a JSON action. Trailing observations after the last reply are dropped.
+         Successful sessions only, unless asked otherwise.
+``dpo``  ``{"prompt": [messages], "chosen": [assistant], "rejected": [assistant]}`` (TRL's
+         conversational preference shape), one pair per edit (edited reply chosen, original
+         rejected) and per refusal followed by an accepted command that exited 0 in a session
+         that succeeded (that later reply chosen, the refused one rejected). The prompt is the
+         conversation the model had seen when it produced the rejected reply.
+``rl``   one record per finished episode: the opening prompt, each turn (reply, action,
+         command, status, observation, exit code, token ids and logprobs when captured),
+         success, ``n_turns`` and the reward of ``reward.py``.
+
+The exact fields are listed in ``docs/transcripts.md``. One bad session never stops an
+export: it is skipped and named in the report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from shellagent.transcript.reader import Transcript
+from shellagent.transcript.reward import episode_reward
+from shellagent.transcript.steps import ACCEPTED, EXCLUDED, Step, conversation
+
+Record = dict[str, Any]
+
+
+class SkipSession(Exception):
+    """This session cannot be exported in this format; the message says why."""
+
+
+def _assistant(content: str) -> list[dict[str, str]]:
+    return [{"role": "assistant", "content": content}]
+
+
+def sft_records(transcript: Transcript) -> list[Record]:
+    conv = conversation(transcript)
+    out: list[dict[str, str]] = []
+    for message, index in zip(conv.messages, conv.step_of_message, strict=True):
+        if index is None:
+            out.append(dict(message))
+            continue
+        step = conv.steps[index]
+        if step.status in EXCLUDED:
+            continue
+        if message["role"] == "assistant":
+            reply = step.accepted_reply()
+            if reply is None:
+                raise SkipSession(f"turn {step.turn}: the edit cannot be written into the reply")
+            out.append({"role": "assistant", "content": reply})
+        else:
+            out.append(dict(message))
+    while out and out[-1]["role"] != "assistant":
+        out.pop()
+    if not any(m["role"] == "assistant" for m in out):
+        raise SkipSession("no reply left to learn from")
+    return [{"messages": out}]
+
+
+def dpo_records(transcript: Transcript) -> list[Record]:
+    conv = conversation(transcript)
+    first_message = [conv.step_of_message.index(i) for i in range(len(conv.steps))]
+    records: list[Record] = []
+    for i, step in enumerate(conv.steps):
+        prompt = [dict(m) for m in conv.messages[: first_message[i]]]
+        if step.status == "edited":
+            chosen = step.accepted_reply()
+            if chosen is not None and chosen != step.reply:
+                records.append(
+                    {
+                        "prompt": prompt,
+                        "chosen": _assistant(chosen),
+                        "rejected": _assistant(step.reply),
+                    }
+                )
+        elif step.status == "refused" and transcript.success is True:
+            later = _next_accepted(conv.steps[i + 1 :])
+            if later is not None and later.exit_code == 0:
+                chosen = later.accepted_reply()
+                if chosen is not None:
+                    records.append(_pair(prompt, chosen, step.reply))
+    return records
+
+
+def _pair(prompt: list[dict[str, str]], chosen: str, rejected: str) -> Record:
+    return {"prompt": prompt, "chosen": _assistant(chosen), "rejected": _assistant(rejected)}
+
+
+def _next_accepted(steps: Iterable[Step]) -> Step | None:
+    return next((s for s in steps if s.status in ACCEPTED), None)
+
+
+def rl_records(transcript: Transcript) -> list[Record]:
+    success = transcript.success
+    if success is None:
+        raise SkipSession("the episode never ended (interrupted)")
+    conv = conversation(transcript)
+    turns = [_rl_turn(step) for step in conv.steps]
+    exit_codes = [s.exit_code for s in conv.steps if s.execution is not None]
+    n_turns = max(len(conv.steps), transcript.turns)
+    checks = transcript.of_type("check")
+    check = None
+    if checks:
+        last = checks[-1]
+        check = {
+            "command": str(last.get("command") or ""),
+            "exit_code": last.get("exit_code"),
+            "success": bool(last["success"]),
+            "output": str(last.get("output") or ""),
+        }
+    start = transcript.start or {}
+    return [
+        {
+            "session": transcript.session_id,
+            "task": transcript.task,
+            "task_id": start.get("task_id"),
+            "source": start.get("source"),
+            "model": transcript.model,
+            "outcome": transcript.outcome,
+            "prompt": [dict(m) for m in conv.prefix],
+            "turns": turns,
+            "exit_codes": exit_codes,
+            "check": check,
+            "success": success,
+            "n_turns": n_turns,
+            "reward": episode_reward(success, n_turns, exit_codes),
+        }
+    ]
+
+
+def _rl_turn(step: Step) -> Record:
+    model_turn = step.model_turn or {}
+    action = step.action
+    return {
+        "turn": step.turn,
+        "reply": step.reply,
+        "action": json.dumps(action, ensure_ascii=False) if action is not None else None,
+        "command": step.command,
+        "executed_command": step.executed_command,
+        "status": step.status,
+        "observation": "\n".join(step.observations) if step.observations else None,
+        "exit_code": step.exit_code,
+        "token_ids": model_turn.get("token_ids"),
+        "logprobs": model_turn.get("logprobs"),
+    }
+
+
+FORMATS: dict[str, Callable[[Transcript], list[Record]]] = {
+    "dpo": dpo_records,
+    "rl": rl_records,
+    "sft": sft_records,
+}
+ONLY_SUCCESSFUL_BY_DEFAULT = {"sft": True, "dpo": False, "rl": False}
+
+
+@dataclass
+class ExportReport:
+    """What an export did: counts, and one line per session it left out and why."""
+
+    sessions: int = 0
+    exported_sessions: int = 0
+    records: int = 0
+    skipped: list[str] = field(default_factory=list)
+    filtered: int = 0
+
+
+def select(
+    transcript: Transcript,
+    *,
+    since: float | None = None,
+    only_successful: bool = False,
+    min_turns: int = 0,
+) -> bool:
+    """Whether a session passes the export filters."""
+    if since is not None and (transcript.started or 0.0) < since:
+        return False
+    if only_successful and transcript.success is not True:
+        return False
+    return transcript.turns >= min_turns
+
+
+def export(
+    fmt: str,
+    transcripts: Iterable[Transcript],
+    out: TextIO,
+    *,
+    since: float | None = None,
+    only_successful: bool | None = None,
+    min_turns: int = 0,
+) -> ExportReport:
+    """Write one JSON line per record of ``fmt`` for every selected transcript."""
+    convert = FORMATS[fmt]
+    if only_successful is None:
+        only_successful = ONLY_SUCCESSFUL_BY_DEFAULT[fmt]
+    report = ExportReport()
+    for transcript in transcripts:
+        report.sessions += 1
+        name = transcript.path.name
+        try:
+            if not transcript.events:
+                raise SkipSession("no readable events")
+            if not select(
+                transcript, since=since, only_successful=only_successful, min_turns=min_turns
+            ):
+                report.filtered += 1
+                continue
+            records = convert(transcript)
+        except SkipSession as exc:
+            report.skipped.append(f"{name}: {exc}")
+            continue
+        except Exception as exc:  # one malformed session must not cost the whole dataset
+            report.skipped.append(f"{name}: {exc.__class__.__name__}: {exc}")
+            continue
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        report.records += len(records)
+        report.exported_sessions += 1 if records else 0
+    return report
