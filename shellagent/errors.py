@@ -4,6 +4,7 @@
     ├── UsageError                  exit 2   bad command line or bad input
     │   ├── ConfigError             exit 2   a config, policy or job file that could not be read
     │   └── InputError              exit 2   a command, task line or message that is malformed
+    ├── SessionClosed               exit 1   a sandbox session that has ended was used
     ├── EnvironmentProblem          exit 3   something about this machine must be fixed first
     │   ├── SandboxUnavailable      exit 3   bwrap missing or cannot create namespaces
     │   └── ModelUnavailable        exit 3   model file missing, corrupt or too large
@@ -53,6 +54,10 @@ class ConfigError(UsageError):
 
 
 class InputError(UsageError):
+    pass
+
+
+class SessionClosed(ShellagentError):
     pass
 
 

@@ -36,7 +36,21 @@ def cache_dir() -> Path:
 
 
 def runtime_dir() -> Path:
-    return _dir("SHELLAGENT_RUNTIME_DIR", platformdirs.user_runtime_dir(APP))
+    """$XDG_RUNTIME_DIR/shellagent, else /run/user/UID/shellagent, else a private /tmp dir.
+
+    Computed here rather than by platformdirs, which warns when XDG_RUNTIME_DIR is unset
+    (cron, CI, ssh without a login session) and would add an import to ``ask``'s path.
+    """
+    override = os.environ.get("SHELLAGENT_RUNTIME_DIR")
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg):
+        return Path(xdg) / APP
+    run_user = Path(f"/run/user/{os.getuid()}")
+    if run_user.is_dir() and os.access(run_user, os.W_OK):
+        return run_user / APP
+    return Path(f"/tmp/{APP}-{os.getuid()}")
 
 
 def transcripts_dir() -> Path:

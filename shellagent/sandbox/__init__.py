@@ -1,0 +1,10 @@
+"""The sandbox: a persistent bash inside bubblewrap, shaped by a profile."""
+
+from __future__ import annotations
+
+from shellagent.sandbox.bwrap import Bwrap, find_bwrap
+from shellagent.sandbox.profiles import PROFILES, Profile, get_profile
+from shellagent.sandbox.shell import CommandResult, Session
+
+__all__ = ["PROFILES", "Bwrap", "CommandResult", "Profile", "Session", "find_bwrap",
+           "get_profile"]

@@ -1,0 +1,163 @@
+"""Profiles: what a sandbox can see, write and reach.
+
+``default``  the user's files read-only except secrets, writes only to granted paths
+             (the working directory unless it is ``/`` or the home directory itself),
+             no network.
+``ephemeral`` a throwaway writable root (overlays over the system directories, empty
+             ``/home``, ``/root`` and ``/tmp``) for task sets; nothing written survives.
+
+Both: a new session (no controlling terminal, so no TIOCSTI), ``--die-with-parent``, every
+namespace unshared, no nested user namespaces, all capabilities dropped, a fresh ``/proc``,
+a private ``/tmp``, an empty ``/run`` (no host sockets) and an environment cleared to an
+allowlist that also neutralises pagers and editors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pwd
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shellagent import paths
+from shellagent.errors import InputError, UsageError
+from shellagent.sandbox import mounts
+from shellagent.sandbox.bwrap import Bwrap
+
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# Nothing in a sandbox may wait for a human: pagers print, editors return at once.
+QUIET_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "LESS": "-FRX",
+    "EDITOR": "true",
+    "VISUAL": "true",
+    "GIT_EDITOR": "true",
+    "GIT_SEQUENCE_EDITOR": "true",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "true",
+    "SSH_ASKPASS": "true",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "PIP_NO_INPUT": "1",
+    "TERM": "dumb",
+    "HISTFILE": "/dev/null",
+    "TMPDIR": "/tmp",
+}
+# Variables passed through from the host when set; everything else is dropped.
+PASSTHROUGH_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    ephemeral: bool = False
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+    workdir: Path | None = None
+    hidden: tuple[Path, ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def with_options(
+        self,
+        *,
+        writable: list[Path] | None = None,
+        workdir: Path | None = None,
+        network: bool | None = None,
+    ) -> Profile:
+        changes: dict[str, object] = {}
+        if writable is not None:
+            changes["writable"] = self.writable + tuple(writable)
+        if workdir is not None:
+            changes["workdir"] = workdir
+        if network is not None:
+            changes["network"] = network
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+PROFILES = ("default", "ephemeral")
+
+
+def get_profile(name: str, *, cwd: Path | None = None) -> Profile:
+    """A built-in profile by name; ``cwd`` becomes the default profile's writable workdir."""
+    if name == "default":
+        here = (cwd or Path.cwd()).resolve()
+        grant = () if here in (Path("/"), Path.home().resolve()) else (here,)
+        return Profile("default", writable=grant, workdir=here)
+    if name == "ephemeral":
+        return Profile("ephemeral", ephemeral=True, workdir=Path("/root"))
+    raise UsageError(
+        f"unknown profile {name!r}", hint=f"choose one of: {', '.join(PROFILES)}"
+    )
+
+
+def environment(profile: Profile) -> dict[str, str]:
+    """The complete environment inside the sandbox."""
+    user = pwd.getpwuid(os.getuid()).pw_name
+    if profile.ephemeral:
+        home, user = "/root", "root"
+    else:
+        home = str(Path.home())
+    env = {
+        "PATH": SYSTEM_PATH,
+        "HOME": home,
+        "USER": user,
+        "LOGNAME": user,
+        "SHELL": "/bin/bash",
+        "LANG": "C.UTF-8",
+    }
+    env.update({k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ})
+    env.update(QUIET_ENV)
+    env.update(dict(profile.env))
+    return env
+
+
+def bwrap_argv(bwrap: Bwrap, profile: Profile, plan: mounts.MountPlan) -> list[str]:
+    """The full bwrap argument list (everything before ``--`` and the command)."""
+    argv = [
+        bwrap.path,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop", "ALL",
+        "--hostname", "sandbox",
+    ]
+    if profile.network:
+        argv.append("--share-net")
+    if profile.ephemeral:
+        argv += ["--uid", "0", "--gid", "0"]
+    argv.append("--clearenv")
+    for key, value in environment(profile).items():
+        argv += ["--setenv", key, value]
+    argv += plan.args
+    workdir = profile.workdir or Path("/")
+    argv += ["--chdir", str(workdir)]
+    return argv
+
+
+def check_writable(profile: Profile) -> None:
+    """Refuse write grants that do not exist or that resolve into a protected place.
+
+    Each grant is resolved with realpath before launch, so a symlink planted in an earlier
+    run (``cache -> ~/.ssh``) can never make a secret writable.
+    """
+    hidden = [p.resolve() for p in mounts.secret_paths(Path.home()) + paths.own_dirs()]
+    for grant in profile.writable:
+        if "\0" in str(grant):
+            raise InputError("a writable path contains a NUL byte")
+        real = grant.resolve()
+        if not real.exists():
+            raise UsageError(
+                f"writable path {grant} does not exist", hint="create it first or drop it"
+            )
+        for secret in hidden:
+            if real == secret or secret in real.parents:
+                raise UsageError(
+                    f"refusing to make {grant} writable: it resolves to {real}, "
+                    f"which is protected ({secret})"
+                )
