@@ -305,6 +305,9 @@ class Session:
                                       "the sandbox was destroyed and recreated", timed_out)
             try:
                 records = self._pump(box, feed, 0.05 if timed_out else 0.5)
+            except KeyboardInterrupt:  # Ctrl-C stops the command, not the session
+                self._interrupt.set()
+                continue
             except _Desync:
                 return self._lost(command, buf, start, "the shell's status channel was "
                                   "corrupted; the sandbox was recreated", timed_out)
@@ -348,7 +351,8 @@ class Session:
     def _result(self, command: str, buf: CappedBuffer, start: float, code: int,
                 timed_out: bool, restarted: bool = False, note: str = "") -> CommandResult:
         if timed_out and not note:
-            note = "the command was stopped and every process it started was killed"
+            why = "interrupted" if self._interrupt.is_set() else "timed out"
+            note = f"the command {why}; every process it started was killed"
         output = buf.text()
         if timed_out:
             output += ("" if output.endswith("\n") or not output else "\n") + "[timed out]"
