@@ -10,6 +10,7 @@ part file. Progress is one plain-text line on stderr, rewritten in place.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import sys
 import time
@@ -127,7 +128,7 @@ def pull(
                 f"download of {entry.name} failed: {url} answered HTTP {exc.code} {exc.reason}",
                 hint="check the URL (or --url / SHELLAGENT_MODEL_URL_BASE)",
             ) from None
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
         size = part.stat().st_size if part.exists() else 0
         raise ModelUnavailable(
