@@ -1,0 +1,103 @@
+"""``shellagent export``: stored transcripts as SFT, DPO or RL training data (JSONL)."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from shellagent.errors import InputError
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="export transcripts as training data",
+        description=inspect.cleandoc(run.__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--format", required=True, choices=("sft", "dpo", "rl"))
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    parser.add_argument(
+        "--since", metavar="DATE", help="sessions started on or after DATE (YYYY-MM-DD[THH:MM])"
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--only-successful",
+        dest="only_successful",
+        action="store_const",
+        const=True,
+        help="only sessions that succeeded (the default for sft)",
+    )
+    which.add_argument(
+        "--include-unsuccessful",
+        dest="only_successful",
+        action="store_const",
+        const=False,
+        help="also sessions that failed (the default for dpo and rl)",
+    )
+    parser.add_argument("--min-turns", type=int, default=0, metavar="N")
+    parser.set_defaults(func=run, only_successful=None)
+
+
+def parse_since(text: str) -> float:
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise InputError(
+            f"--since {text!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM"
+        ) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export stored transcripts as JSONL training data.
+
+    sft: {"messages": [...]} per successful session (refused commands left out)
+    dpo: {"prompt", "chosen", "rejected"} from edited and refused commands
+    rl:  one episode per session with turns, exit codes, success and reward
+
+    example: shellagent export --format sft --since 2026-11-01 -o sft.jsonl
+    """
+    from shellagent.transcript.export import export
+    from shellagent.transcript.reader import iter_transcripts
+
+    since = parse_since(args.since) if args.since else None
+    if args.min_turns < 0:
+        raise InputError("--min-turns must be 0 or more")
+    options = {
+        "since": since,
+        "only_successful": args.only_successful,
+        "min_turns": args.min_turns,
+    }
+    if args.output is None:
+        report = export(args.format, iter_transcripts(), sys.stdout, **options)
+    else:
+        target = Path(args.output)
+        # Exports hold the user's sessions: 0600, and never a half-written file at the target.
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {target}: {exc.strerror}", hint="choose a writable directory"
+            ) from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                report = export(args.format, iter_transcripts(), out, **options)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    for line in report.skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    print(
+        f"exported {report.records} {args.format} records from {report.exported_sessions} "
+        f"of {report.sessions} sessions ({report.filtered} filtered out, "
+        f"{len(report.skipped)} skipped)",
+        file=sys.stderr,
+    )
+    return 0
