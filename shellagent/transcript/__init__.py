@@ -8,6 +8,7 @@ The agent loop writes through a ``TranscriptSink`` (``TranscriptWriter`` on disk
 from __future__ import annotations
 
 from shellagent.transcript.events import EVENT_TYPES, MIGRATIONS, VERSION, Event, json_schema
+from shellagent.transcript.export import FORMATS, ExportReport, export
 from shellagent.transcript.reader import (
     SessionSummary,
     Transcript,
@@ -17,7 +18,9 @@ from shellagent.transcript.reader import (
     read_transcript,
 )
 from shellagent.transcript.redact import RedactingFilter, Redactor
+from shellagent.transcript.render import render_table, render_transcript
 from shellagent.transcript.reward import episode_reward
+from shellagent.transcript.steps import Step, conversation
 from shellagent.transcript.store import (
     TranscriptError,
     TranscriptSink,
@@ -27,21 +30,28 @@ from shellagent.transcript.store import (
 
 __all__ = [
     "EVENT_TYPES",
-    "MIGRATIONS",
-    "VERSION",
     "Event",
+    "ExportReport",
+    "FORMATS",
+    "MIGRATIONS",
     "RedactingFilter",
     "Redactor",
     "SessionSummary",
+    "Step",
     "Transcript",
     "TranscriptError",
     "TranscriptSink",
     "TranscriptWriter",
+    "VERSION",
+    "conversation",
     "episode_reward",
+    "export",
     "find_session",
     "iter_transcripts",
     "json_schema",
     "list_sessions",
     "new_session_id",
     "read_transcript",
+    "render_table",
+    "render_transcript",
 ]

@@ -18,7 +18,7 @@ This module imports nothing heavy: the agent loop's writer path uses it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
@@ -182,11 +182,14 @@ BASE_KEYS = ("v", "type", "ts", "seq")
 MIGRATIONS: list[Callable[[Event], Event]] = []
 
 
-def upgrade(event: Event) -> Event:
-    """Bring an event of any older version up to ``VERSION`` by running the migrations."""
+def upgrade(
+    event: Event,
+    migrations: Sequence[Callable[[Event], Event]] = MIGRATIONS,
+) -> Event:
+    """Bring an event of any older version up to the newest by running the migrations."""
     version = event.get("v", 1)
-    while isinstance(version, int) and version < VERSION:
-        event = MIGRATIONS[version - 1](event)
+    while isinstance(version, int) and version <= len(migrations):
+        event = migrations[version - 1](dict(event))
         version += 1
         event["v"] = version
     return event
