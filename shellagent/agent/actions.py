@@ -28,12 +28,12 @@ from shellagent.errors import InputError
 __all__ = [
     "ACTION_GBNF",
     "ACTION_JSON_SCHEMA",
+    "Action",
     "CMD_MAX",
     "DONE_MAX",
-    "WHY_MAX",
-    "Action",
     "FinishAction",
     "RunAction",
+    "WHY_MAX",
     "parse_action",
 ]
 

@@ -120,6 +120,9 @@ def pull(
                 received = _copy(response, out, digest, offset, bar)
                 out.flush()
                 os.fsync(out.fileno())
+            if length and received < length:
+                # http.client reports a connection closed early as a normal end of body.
+                raise ConnectionError(f"connection closed after {_mb(received)} of {_mb(length)}")
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and offset:
             pass  # the part file already holds everything: verify it below
