@@ -1,0 +1,391 @@
+"""The decision: every simple command in a line is judged, the strictest one decides.
+
+``PolicyEngine.check`` parses the line, unwraps wrappers, parses ``bash -c``/``eval``
+scripts again, and judges each segment twice: structurally (things no rule may allow:
+syntax errors, a program name only known at run time, a program in a writable directory,
+a shell function, command substitution, environment prefixes) and by the policy's rules
+(strictest matching rule; ``otherwise`` rules only when nothing else matched; unknown
+programs ask). ``deny`` beats ``ask`` beats ``allow``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from shellagent.errors import InputError
+from shellagent.policy.always import SCOPES, AlwaysStore, describe
+from shellagent.policy.parse import BashParser, Parsed, RawCommand
+from shellagent.policy.pathclass import Places, home_of, writable_program
+from shellagent.policy.programs import INTERPRETERS, effects, read_args
+from shellagent.policy.rules import SEVERITY, Facts, Policy, Rule
+from shellagent.policy.words import Word
+from shellagent.policy.wrappers import PRIVILEGE, program_name, unwrap
+
+DecisionKind = Literal["allow", "ask", "deny"]
+_MAX_DEPTH = 4
+_MAX_LENGTH = 64_000
+_CODE_RUNNERS = INTERPRETERS | {"eval", "source", "."}
+_PSEUDO = {"function": "function", "declare": "", "unset": "unset", "assign": "(assignment)",
+           "redirect": "(redirect)"}
+
+
+@dataclass(frozen=True)
+class ShellState:
+    """What the persistent shell reported after its last command."""
+
+    functions: frozenset[str] = frozenset()
+    cwd: Path | None = None
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One simple command as it will run, with the verdict on it."""
+
+    key: str  # exact normalised text; what "always allow" stores
+    argv: tuple[str, ...]  # after unwrapping wrappers
+    program: str
+    decision: DecisionKind
+    reasons: tuple[str, ...]
+    executable: str | None = None  # resolved path when argv0 contained a slash
+    wrappers: tuple[str, ...] = ()
+    assignments: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    context: str = ""
+    traits: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # ids of the rules that decided
+    rememberable: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "argv": list(self.argv), "program": self.program, "decision": self.decision,
+            "reasons": list(self.reasons), "executable": self.executable,
+            "wrappers": list(self.wrappers), "assignments": list(self.assignments),
+            "writes": list(self.writes), "context": self.context, "traits": list(self.traits),
+            "rules": list(self.rules), "key": self.key,
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    decision: DecisionKind
+    reasons: tuple[str, ...]
+    segments: tuple[Segment, ...]
+    command: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"decision": self.decision, "reasons": list(self.reasons),
+                "segments": [s.to_dict() for s in self.segments]}
+
+
+@dataclass
+class _Draft:
+    raw: RawCommand
+    raw_index: int
+    argv: list[Word]
+    full: list[Word]
+    program: str
+    context: str
+    wrappers: list[str] = field(default_factory=list)
+    assignments: list[tuple[str, Word]] = field(default_factory=list)
+    traits: set[str] = field(default_factory=set)
+    structural: list[str] = field(default_factory=list)
+    dynamic_args: bool = False
+    executable: str | None = None
+
+
+class PolicyEngine:
+    def __init__(
+        self, policy: Policy, *, workspace: Path | None = None, writable: list[Path] | None = None,
+        home: Path | None = None, always: AlwaysStore | None = None,
+    ) -> None:
+        self.policy = policy
+        self.home = home_of(home)
+        self.workspace = str(workspace) if workspace is not None else None
+        self.writable = [str(p) for p in writable or []]
+        self.always = always if always is not None else AlwaysStore(None)
+
+    @classmethod
+    def load(
+        cls, paths: list[Path] | None = None, *, workspace: Path | None = None,
+        writable: list[Path] | None = None, home: Path | None = None,
+    ) -> PolicyEngine:
+        """Load ``paths`` in order, or the default policy plus the user's ``policy.toml``."""
+        from shellagent.paths import config_dir
+        from shellagent.policy.rules import load_policy
+        from shellagent.policy.sources import default_policy_path
+
+        if paths is None:
+            user = config_dir() / "policy.toml"
+            paths = [default_policy_path()] + ([user] if user.exists() else [])
+        store = AlwaysStore(config_dir() / "always.toml")
+        return cls(load_policy(paths), workspace=workspace, writable=writable, home=home,
+                   always=store)
+
+    def check(self, command: str, state: ShellState | None = None) -> Decision:
+        state = state or ShellState()
+        if not command.strip():
+            return Decision("allow", ("empty command: nothing runs",), (), command)
+        if len(command) > _MAX_LENGTH:
+            return Decision("ask", (f"command is longer than {_MAX_LENGTH} characters",), (),
+                            command)
+        cwd = str(state.cwd) if state.cwd is not None else self.workspace
+        places = Places(self.home, self.workspace, cwd)
+        parser = BashParser(self.home)
+        parsed = parser.parse(command)
+        drafts = self._drafts(parsed, parser)
+        _mark_downloads_to_shell(drafts)
+        _mark_fork_bombs(drafts)
+        functions = state.functions | set(parsed.functions)
+        segments = [self._judge(d, places, functions, state) for d in drafts]
+        return _combine(command, parsed.errors, segments)
+
+    def remember_always(
+        self, decision_or_command: Decision | str, scope: str, cwd: Path
+    ) -> str:
+        """Store each approved segment exactly; return the sentence to show the user."""
+        if scope not in SCOPES:
+            raise InputError(f"unknown scope {scope!r}", hint=f"use one of {', '.join(SCOPES)}")
+        decision = decision_or_command
+        if isinstance(decision, str):
+            decision = self.check(decision, ShellState(cwd=cwd))
+        denied = [s.key for s in decision.segments if s.decision == "deny"]
+        if denied:
+            raise InputError(f"`{denied[0]}` is denied by the policy and cannot be always allowed")
+        fixed = [s.key for s in decision.segments if s.decision == "ask" and not s.rememberable]
+        if fixed or (decision.decision != "allow" and not decision.segments):
+            what = f"`{fixed[0]}`" if fixed else "this command"
+            raise InputError(f"{what} cannot be always allowed: the policy must ask each time",
+                             hint="its program or arguments are only known when it runs")
+        keys = list(dict.fromkeys(s.key for s in decision.segments if s.decision == "ask"))
+        if not keys:
+            return "Nothing to remember: every part of this command is already allowed."
+        self.always.add(keys, scope, cwd)
+        return describe(keys, scope, cwd)
+
+    def _drafts(self, parsed: Parsed, parser: BashParser) -> list[_Draft]:
+        drafts: list[_Draft] = []
+        depth: dict[int, int] = {}
+        i = 0
+        while i < len(parsed.commands):
+            raw = parsed.commands[i]
+            level = depth.get(raw.parent, 0) if raw.context in _SCRIPT_CONTEXTS else 0
+            if raw.kind != "command":
+                drafts.append(self._pseudo(raw, i))
+                i += 1
+                continue
+            unwrapped = unwrap(list(raw.words))
+            argv = unwrapped.argv or list(raw.words)
+            draft = _Draft(raw, i, argv, list(raw.words), program_name(argv[0]) if argv else "",
+                           raw.context, unwrapped.wrappers, list(unwrapped.assignments))
+            if unwrapped.problem:
+                draft.structural.append(unwrapped.problem)
+            if unwrapped.privilege or draft.program in PRIVILEGE:
+                draft.traits.add("privilege")
+            if unwrapped.wrappers:
+                draft.traits.add("wrapped")
+            if unwrapped.stdin_args:
+                draft.traits.add("stdin-args")
+                draft.dynamic_args = True
+            drafts.append(draft)
+            for context, script in unwrapped.scripts:
+                if not script.static:
+                    draft.structural.append(f"runs a {context} script only known when it runs")
+                elif level + 1 > _MAX_DEPTH:
+                    draft.structural.append("scripts nested too deeply to follow")
+                else:
+                    first = len(parsed.commands)
+                    errors_before = len(parsed.errors)
+                    parser.parse(script.text, parsed, context=context, parent=i)
+                    if len(parsed.errors) > errors_before:
+                        draft.structural.append(f"its {context} script does not parse: "
+                                                f"{parsed.errors.pop()}")
+                    for j in range(first, len(parsed.commands)):
+                        depth[j] = level + 1
+                    depth[i] = level + 1
+            for context, inner in unwrapped.inner:
+                inner_draft = _Draft(raw, i, inner, inner, program_name(inner[0]), context)
+                inner_draft.dynamic_args = True  # {} becomes each file name found
+                inner_unwrapped = unwrap(inner)
+                if inner_unwrapped.argv and inner_unwrapped.wrappers:
+                    inner_draft.argv = inner_unwrapped.argv
+                    inner_draft.program = program_name(inner_unwrapped.argv[0])
+                    inner_draft.wrappers = inner_unwrapped.wrappers
+                if inner_unwrapped.privilege:
+                    inner_draft.traits.add("privilege")
+                drafts.append(inner_draft)
+            i += 1
+        return drafts
+
+    @staticmethod
+    def _pseudo(raw: RawCommand, index: int) -> _Draft:
+        program = _PSEUDO[raw.kind] or (raw.words[0].text if raw.words else "declare")
+        words = list(raw.words) if raw.kind in ("declare", "unset") else [Word(program)]
+        if raw.kind == "function":
+            words = [Word("function"), *raw.words]
+        return _Draft(raw, index, words, words, program, raw.context,
+                      assignments=list(raw.assignments))
+
+    def _judge(self, d: _Draft, places: Places, functions: set[str] | frozenset[str],
+               state: ShellState) -> Segment:
+        reasons = list(d.structural)
+        argv0 = d.argv[0] if d.argv else Word("")
+        if d.raw.kind == "command":
+            if not argv0.static or not argv0.text:
+                reasons.append(f"the program name {argv0.text or '(empty)'} is only known when "
+                               "it runs")
+            elif "/" in argv0.text:
+                resolved = places.resolve(argv0.text)
+                d.executable = resolved
+                why = (writable_program(resolved, places, self.writable) if resolved
+                       else f"runs {argv0.text} relative to an unknown directory")
+                if why:
+                    reasons.append(why)
+            if d.program in functions:
+                reasons.append(f"it calls shell function {d.program} defined earlier")
+        for w in d.full[1:] if d.raw.kind == "command" else d.full:
+            if w.substitution:
+                reasons.append(f"uses command substitution {_short(w.text)}; its output is only "
+                               "known when it runs")
+                break
+        for name, value in [*d.raw.assignments, *d.assignments]:
+            if value.substitution:
+                reasons.append(f"sets {name} from a command substitution")
+            if self.policy.is_dangerous(name):
+                reasons.append(f"sets {name}, which can make programs run other code")
+            elif d.raw.kind == "command" and name not in self.policy.safe_prefix:
+                reasons.append(f"sets {name} for {d.program or 'the command'}; environment "
+                               "variables can change what a program does")
+        args = read_args(d.program, tuple(d.argv))
+        eff = effects(d.program, args)
+        writes = list(eff.writes)
+        write_words: list[tuple[str, bool]] = [(p, False) for p in writes]
+        for r in d.raw.redirects if d.context not in ("find -exec", "find -execdir") else ():
+            if r.writes_file:
+                if not r.target.static:
+                    reasons.append(f"writes to {r.target.text}, a path only known when it runs")
+                write_words.append((r.target.text, not r.target.static))
+        write_classes: set[str] = set()
+        shown_writes: list[str] = []
+        for path, dynamic in write_words:
+            classes = places.classify(path, dynamic=dynamic, glob=False)
+            if "harmless-device" in classes:
+                continue
+            write_classes |= classes | {"any"}
+            shown_writes.append(path)
+        arg_classes: set[str] = set()
+        for w in args.positionals:
+            arg_classes |= places.classify(w.text, dynamic=not w.static, glob=w.glob)
+        read_classes: set[str] = set()
+        for p in eff.reads:
+            read_classes |= places.classify(p)
+        traits = d.traits | eff.traits
+        facts = Facts(d.program, args, frozenset(arg_classes), frozenset(write_classes),
+                      frozenset(read_classes), frozenset(traits))
+        matched = [r for r in self.policy.rules if not r.model.otherwise and r.matches(facts)]
+        if not matched:
+            matched = [r for r in self.policy.rules if r.model.otherwise and r.matches(facts)]
+        verdict, rule_reasons = _strictest(matched, d.program)
+        dynamic = d.dynamic_args or any(not w.static or w.leading_glob for w in d.argv[1:])
+        if verdict == "allow" and dynamic and not any(r.model.dynamic_args for r in matched):
+            verdict, rule_reasons = "ask", [f"{d.program}'s arguments are only known when it runs"]
+        key = _key(d)
+        rememberable = not reasons and not dynamic
+        if reasons:
+            verdict_final: DecisionKind = "deny" if verdict == "deny" else "ask"
+            all_reasons = rule_reasons + reasons if verdict == "deny" else reasons
+        else:
+            verdict_final, all_reasons = verdict, rule_reasons
+        if verdict_final == "ask" and rememberable:
+            scope = self.always.allows(key, state.cwd or (Path(places.cwd) if places.cwd else None))
+            if scope:
+                verdict_final, all_reasons = "allow", [f"always allowed ({scope})"]
+        return Segment(
+            key=key, argv=tuple(w.text for w in d.argv), program=d.program,
+            decision=verdict_final, reasons=tuple(dict.fromkeys(all_reasons)),
+            executable=d.executable, wrappers=tuple(d.wrappers),
+            assignments=tuple(f"{n}={v.text}" for n, v in [*d.raw.assignments, *d.assignments]),
+            writes=tuple(shown_writes), context=d.context, traits=tuple(sorted(traits)),
+            rules=tuple(r.id for r in matched), rememberable=rememberable,
+        )
+
+
+_SCRIPT_CONTEXTS = frozenset({"eval", "watch", "env -S", *(f"{s} -c" for s in
+                              ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish",
+                               "yash", "rbash", "su"))})
+
+
+def _mark_fork_bombs(drafts: list[_Draft]) -> None:
+    """A function that calls itself, as in ``:(){ :|:& };:``."""
+    for d in drafts:
+        if d.raw.kind == "function" and d.raw.words:
+            name = d.raw.words[0].text
+            if any(x.context == f"function {name}" and x.program == name for x in drafts):
+                d.traits.add("fork-bomb")
+
+
+def _strictest(matched: list[Rule], program: str) -> tuple[DecisionKind, list[str]]:
+    if not matched:
+        return "ask", [f"{program or 'this'} is not a program the policy knows; ask first"]
+    top = max(SEVERITY[r.model.decision] for r in matched)
+    chosen = [r for r in matched if SEVERITY[r.model.decision] == top]
+    verdict: DecisionKind = chosen[0].model.decision
+    return verdict, [r.model.reason for r in chosen]
+
+
+def _mark_downloads_to_shell(drafts: list[_Draft]) -> None:
+    """``curl … | sh``, ``bash <(curl …)``, ``eval "$(wget -O- …)"``: code from the network."""
+    by_raw = {d.raw_index: d for d in drafts if d.context not in ("find -exec", "find -execdir")}
+    fetchers = [d for d in drafts if d.program in ("curl", "wget", "nc", "ncat", "netcat",
+                                                   "socat", "aria2c", "http", "fetch")]
+    for f in fetchers:
+        if f.raw.pipeline is not None:
+            for d in drafts:
+                if (d.raw.pipeline == f.raw.pipeline and d.raw.stage > f.raw.stage
+                        and d.program in _CODE_RUNNERS):
+                    d.traits.add("download-to-shell")
+        parent = f.raw.parent
+        while parent is not None and parent in by_raw:
+            host = by_raw[parent]
+            if host.program in _CODE_RUNNERS:
+                host.traits.add("download-to-shell")
+            parent = host.raw.parent
+
+
+def _key(d: _Draft) -> str:
+    parts = [f"{n}={v.text}" for n, v in d.raw.assignments]
+    words = d.full if d.context not in ("find -exec", "find -execdir", "find -ok", "find -okdir") \
+        else d.argv
+    # Static words are quoted so the key reads back as the same argv; dynamic ones as written.
+    text = " ".join([*map(shlex.quote, parts),
+                     *(shlex.quote(w.text) if w.static else w.text for w in words)])
+    for r in d.raw.redirects:
+        text += f" {r.fd}{r.op}{shlex.quote(r.target.text)}"
+    return text
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _combine(command: str, errors: list[str], segments: list[Segment]) -> Decision:
+    reasons: list[str] = []
+    verdict: DecisionKind = "allow"
+    if errors:
+        verdict = "ask"
+        reasons.extend(f"bash may not run this as shown: {e}" for e in dict.fromkeys(errors))
+    if segments:
+        worst = max(SEVERITY[s.decision] for s in segments)
+        if worst >= SEVERITY[verdict]:
+            if worst > SEVERITY[verdict]:
+                reasons = []
+            verdict = "deny" if worst == 2 else "ask" if worst == 1 else "allow"
+            for s in segments:
+                if SEVERITY[s.decision] == worst:
+                    reasons.extend(f"{_short(s.key)}: {r}" for r in s.reasons)
+    elif not errors:
+        verdict, reasons = "ask", ["no command found"]
+    return Decision(verdict, tuple(dict.fromkeys(reasons)), tuple(segments), command)

@@ -1,0 +1,147 @@
+"""Sort the paths a command touches into the classes rules speak of.
+
+Classes: ``root`` (``/`` itself), ``home`` (the home directory itself), ``wide-glob`` (a glob
+over a whole directory such as ``*``, ``~/*``, ``/*``), ``protected`` (shell startup files,
+``~/.ssh``, ``~/.gnupg``, ``.git/hooks``, ``.git/config``, autostart entries, shellagent's own
+config), ``secret`` (private keys and credential files), ``system`` (``/etc``, ``/usr``,
+``/boot`` …), ``device`` (block devices and memory), ``workspace``, ``user`` (under home),
+``tmp``, ``other``, and ``dynamic`` when the path is not known before the command runs.
+Paths are resolved lexically against the shell's cwd; nothing here touches the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+PATH_CLASSES = (
+    "root", "home", "wide-glob", "protected", "secret", "system", "device", "workspace",
+    "user", "tmp", "other", "dynamic", "harmless-device",
+)
+
+_STARTUP = (
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+    ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
+    ".inputrc", ".xprofile", ".xinitrc", ".xsession", ".pam_environment", ".ssh",
+    ".gnupg", ".config/fish", ".config/autostart", ".config/systemd", ".config/environment.d",
+    ".config/git/config", ".gitconfig", ".local/share/systemd", ".config/shellagent",
+)
+_SECRET = (
+    ".ssh/id_", ".ssh/identity", ".gnupg", ".aws/credentials", ".netrc", ".git-credentials",
+    ".docker/config.json", ".kube/config", ".pgpass", ".config/gh/hosts.yml", ".password-store",
+    ".local/share/keyrings", ".config/shellagent",
+)
+_SYSTEM = (
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/opt",
+    "/srv", "/root", "/var", "/sys", "/proc", "/snap", "/dev", "/efi", "/run",
+)
+_HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin",
+                     "/dev/tty", "/dev/fd/", "/dev/random", "/dev/urandom", "/dev/full",
+                     "/dev/shm/", "/dev/pts/")
+_DEVICE = re.compile(
+    r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|loop|md|dm-|sr|disk/|mapper/|mem$|kmem$|port$|nbd)"
+)
+_WIDE_GLOB_TAIL = re.compile(r"^(\.?\*+|\.\*|\*\.\*|\.\[!.\]\*|\?\*)$")
+
+
+@dataclass(frozen=True)
+class Places:
+    """The directories classification depends on."""
+
+    home: str
+    workspace: str | None = None
+    cwd: str | None = None
+
+    def resolve(self, path: str) -> str | None:
+        if path.startswith("/"):
+            return os.path.normpath(path).replace("//", "/")
+        base = self.cwd or self.workspace
+        if base is None:
+            return None
+        return os.path.normpath(os.path.join(base, path))
+
+    def classify(self, path: str, *, dynamic: bool = False, glob: bool = False) -> frozenset[str]:
+        classes: set[str] = set()
+        if dynamic:
+            classes.add("dynamic")
+        if glob or dynamic:
+            head, _, tail = path.rstrip("/").rpartition("/")
+            if _WIDE_GLOB_TAIL.match(tail) and (
+                dynamic or _is_wide(self, head if "/" in path else ".")
+            ):
+                classes.add("wide-glob")
+        if dynamic:
+            return frozenset(classes)
+        resolved = self.resolve(path)
+        if resolved is None:
+            # Unknown cwd: only the name itself can be judged.
+            if re.search(r"(^|/)\.git/(hooks|config)", path):
+                classes.add("protected")
+            return frozenset(classes | {"other"})
+        classes |= _classes_of(resolved, self.home, self.workspace)
+        return frozenset(classes)
+
+
+def _is_wide(places: Places, head: str) -> bool:
+    if head in ("", ".", "~", "/", ".."):
+        return True
+    resolved = places.resolve(head)
+    return resolved in ("/", places.home, places.workspace) or resolved in _SYSTEM
+
+
+def _under(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
+    classes: set[str] = set()
+    if path == "/":
+        return {"root", "system"}
+    if path == home or home.startswith(path.rstrip("/") + "/"):
+        classes.add("home")  # home itself, or a directory holding it (/home)
+    if re.search(r"(^|/)\.git/(hooks(/|$)|config$)", path):
+        classes.add("protected")
+    if _under(path, home):
+        rel = path[len(home):].lstrip("/")
+        if any(rel == p or rel.startswith(p + "/") for p in _STARTUP):
+            classes.add("protected")
+        if any(rel.startswith(p) for p in _SECRET) and not rel.endswith(".pub"):
+            classes.add("secret")
+    if path in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers") or path.startswith("/etc/ssh/ssh_host"):
+        classes.add("secret")
+    if workspace and _under(path, workspace):
+        classes.add("workspace")
+    elif _under(path, "/tmp") or _under(path, "/var/tmp") or _under(path, "/dev/shm"):
+        classes.add("tmp")
+    elif path.startswith(_HARMLESS_DEVICES) or path in _HARMLESS_DEVICES:
+        classes.add("harmless-device")
+    elif any(_under(path, s) for s in _SYSTEM):
+        classes.add("system")
+        if _DEVICE.match(path):
+            classes.add("device")
+    elif _under(path, home):
+        classes.add("user")
+    else:
+        classes.add("other")
+    return classes
+
+
+def writable_program(path: str, places: Places, writable: list[str]) -> str:
+    """Why running the program at ``path`` (resolved) cannot be judged by name, or ``""``."""
+    for base in [*writable, *( [places.workspace] if places.workspace else [] ), "/tmp",
+                 "/var/tmp", "/dev/shm"]:
+        if _under(path, base):
+            return f"runs {path}, a program inside the writable directory {base}"
+    if os.path.dirname(path) not in _BIN_DIRS:
+        return f"runs {path}, a program outside the system program directories"
+    return ""
+
+
+_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin",
+                       "/usr/local/sbin", "/usr/games"})
+
+
+def home_of(home: Path | None) -> str:
+    return str(home if home is not None else Path.home())

@@ -1,0 +1,317 @@
+"""What the policy knows about individual programs' command lines.
+
+``read_args`` splits an argv into flags (short clusters expanded: ``-rf`` is ``-r`` and
+``-f``), the subcommand, and positional arguments, using a small table of options that take
+a value. ``effects`` then says which paths a command writes or reads and which traits it
+has (network use, code read from stdin, sed scripts that execute or write …). Rules in the
+TOML files match on these facts, never on string prefixes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from shellagent.policy.words import Word
+from shellagent.policy.wrappers import SHELLS
+
+# Options that consume the next word, per program (so it is not taken for a path or a
+# subcommand). Long options written --opt=value need no entry.
+VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    name: frozenset(opts.split()) for name, opts in {
+        "git": "-C -c --git-dir --work-tree --namespace --config-env --super-prefix",
+        "cp": "-t -S --target-directory --suffix", "mv": "-t -S --target-directory --suffix",
+        "install": "-t -m -o -g -S --mode --owner --group --target-directory",
+        "ln": "-t -S --target-directory --suffix",
+        "sed": "-e -f -l --expression --file --line-length",
+        "grep": "-e -f -m -A -B -C --regexp --file --max-count --after-context "
+                "--before-context --context --label --include --exclude --exclude-dir",
+        "rg": "-e -f -g -m -A -B -C -t -T -E -j -M --regexp --file --glob --iglob --type "
+              "--type-not --max-count --context --pre --pre-glob --encoding --threads",
+        "head": "-n -c --lines --bytes", "tail": "-n -c -s --lines --bytes --pid",
+        "sort": "-o -k -t -S -T --output --key --field-separator --buffer-size",
+        "tar": "-f -C -T -X -b --file --directory --files-from --exclude-from --exclude",
+        "cut": "-d -f -b -c", "awk": "-f -v -F", "gawk": "-f -v -F",
+        "chmod": "--reference", "chown": "--reference", "truncate": "-s -r --size",
+        "curl": "-o -d -H -X -u -A -e -T -F -x -w -K --output --data --header --request "
+                "--user --user-agent --config --upload-file --form --proxy --write-out",
+        "wget": "-O -P -o -a -e -U -t -T --output-document --directory-prefix --output-file",
+        "xz": "-T", "zstd": "-o -T", "gzip": "-S", "split": "-b -l -n -a",
+        "journalctl": "-u -n -p -S -U -b -t --unit --lines --priority --since --until",
+        "du": "-d --max-depth --exclude -B", "df": "-t -x -B --type --output",
+        "ps": "-o -p -u -C -O --sort --pid --user", "ls": "-I -w -T --ignore --hide",
+        "diff": "-U -C -x -X -I -L --label", "date": "-d -r --date --reference",
+        "stat": "-c --format --printf", "file": "-m -e -F", "uniq": "-f -s -w",
+        "wc": "--files0-from", "tee": "", "jq": "--arg --argjson --slurpfile --rawfile",
+        "find": "", "ssh": "-i -p -l -o -F -J -L -R -D -W -b -c -e -m -O -Q -S",
+        "scp": "-i -P -l -o -F -J -c -S", "rsync": "-e --exclude --include --rsh",
+    }.items()
+}
+
+# mv removes its sources and writes its target: every operand counts as written.
+WRITES_ALL = frozenset(
+    "rm rmdir touch mkdir truncate shred unlink tee mkfifo mknod srm wipe mv".split()
+)
+WRITES_AFTER_FIRST = frozenset("chmod chown chgrp chattr setfacl".split())
+WRITES_LAST = frozenset("cp install ln rsync scp".split())
+INTERPRETERS = frozenset(
+    "python python2 python3 perl ruby node nodejs php lua luajit tclsh Rscript deno bun "
+    "osascript pwsh".split()
+) | SHELLS
+FETCHERS = frozenset("curl wget nc ncat netcat socat aria2c http https httpie fetch lwp-request"
+                     .split())
+NETWORK = FETCHERS | frozenset("ssh scp sftp rsync telnet ftp mosh sshpass".split())
+NETWORK_SUBCOMMANDS = {
+    "git": frozenset("clone fetch pull push ls-remote submodule".split()),
+    "pip": frozenset(["install", "download"]), "pip3": frozenset(["install", "download"]),
+    "npm": frozenset(["install", "i", "add", "publish", "ci"]),
+    "docker": frozenset(["pull", "push", "login", "run"]),
+}
+
+
+@dataclass(frozen=True)
+class Args:
+    """An argv read as options, subcommand and operands."""
+
+    flags: frozenset[str]
+    global_flags: frozenset[str]  # options written before the subcommand
+    positionals: tuple[Word, ...]
+    words: tuple[str, ...]  # every argument as bash passes it
+    values: dict[str, str] = field(default_factory=dict)  # option -> value (last wins)
+    subcommand: str = ""
+
+
+def _short_is_number(text: str) -> bool:
+    return re.fullmatch(r"-[0-9]+", text) is not None
+
+
+def read_args(program: str, argv: tuple[Word, ...]) -> Args:
+    takes_value = VALUE_OPTIONS.get(program, frozenset())
+    flags: set[str] = set()
+    global_flags: set[str] = set()
+    values: dict[str, str] = {}
+    positionals: list[Word] = []
+    subcommand = ""
+    ended = False
+    i = 1
+    single_dash_words = program in ("find", "dd")
+    while i < len(argv):
+        w = argv[i]
+        t = w.text
+        i += 1
+        if ended or not w.static or not t.startswith("-") or t == "-" or single_dash_words:
+            positionals.append(w)
+            if not subcommand and w.static and not ended:
+                subcommand = t
+            continue
+        if t == "--":
+            ended = True
+            continue
+        found: list[str] = []
+        if t.startswith("--"):
+            key, eq, value = t.partition("=")
+            found.append(key)
+            if eq:
+                values[key] = value
+            elif key in takes_value and i < len(argv):
+                values[key] = argv[i].text
+                i += 1
+        elif _short_is_number(t):
+            found.append(t)
+        else:
+            for j, ch in enumerate(t[1:], start=1):
+                opt = "-" + ch
+                found.append(opt)
+                if opt in takes_value:
+                    rest = t[j + 1:]
+                    if rest:
+                        values[opt] = rest
+                    elif i < len(argv):
+                        values[opt] = argv[i].text
+                        i += 1
+                    break
+        flags.update(found)
+        if not subcommand:
+            global_flags.update(found)
+    return Args(
+        flags=frozenset(flags), global_flags=frozenset(global_flags),
+        positionals=tuple(positionals), words=tuple(w.text for w in argv[1:]),
+        values=values, subcommand=subcommand,
+    )
+
+
+@dataclass(frozen=True)
+class Effects:
+    writes: tuple[str, ...]
+    reads: tuple[str, ...]
+    traits: frozenset[str]
+
+
+def effects(program: str, args: Args) -> Effects:
+    pos = [w.text for w in args.positionals]
+    writes: list[str] = []
+    traits: set[str] = set()
+    if program in WRITES_ALL:
+        writes = pos
+    elif program in WRITES_AFTER_FIRST:
+        writes = pos if "--reference" in args.values else pos[1:]
+    elif program in WRITES_LAST:
+        target = args.values.get("-t") or args.values.get("--target-directory")
+        if target:
+            writes = [target]
+        elif len(pos) >= 2:
+            writes = [pos[-1]]
+        elif program == "ln" and pos:
+            writes = ["."]
+    elif program == "sed":
+        writes, traits = _sed(args)
+    elif program == "dd":
+        writes = [t[3:] for t in pos if t.startswith("of=")]
+    elif program == "sort" and ("-o" in args.values or "--output" in args.values):
+        writes = [args.values.get("-o") or args.values["--output"]]
+    elif program == "uniq" and len(pos) >= 2:
+        writes = [pos[1]]
+    elif program == "tar":
+        writes = _tar(args)
+    elif program == "curl":
+        out = args.values.get("-o") or args.values.get("--output")
+        writes = [out] if out and out != "-" else (["."] if "-O" in args.flags else [])
+    elif program == "wget":
+        out = args.values.get("-O") or args.values.get("--output-document")
+        prefix = args.values.get("-P") or args.values.get("--directory-prefix")
+        writes = [] if out == "-" else [out or prefix or "."]
+    elif program in ("awk", "gawk", "mawk"):
+        traits |= _awk(args)
+    elif program == "git" and args.subcommand in NETWORK_SUBCOMMANDS["git"]:
+        traits.add("network")
+    if program in NETWORK or args.subcommand in NETWORK_SUBCOMMANDS.get(program, ()):
+        traits.add("network")
+    if program in FETCHERS:
+        traits.add("fetch")
+    if program in INTERPRETERS and _code_from_stdin(program, args):
+        traits.add("code-from-stdin")
+    reads = [] if program in WRITES_ALL else [p for p in pos if p not in writes]
+    return Effects(writes=tuple(writes), reads=tuple(reads), traits=frozenset(traits))
+
+
+def _code_from_stdin(program: str, args: Args) -> bool:
+    if program in SHELLS and ("-s" in args.flags or "-c" in args.flags):
+        return "-s" in args.flags
+    if program.startswith("python") and ("-c" in args.flags or "-m" in args.flags):
+        return False
+    if program in ("perl", "ruby", "node", "nodejs", "php") and (
+        args.flags & {"-e", "-E", "-r", "--eval", "-p", "--print"}
+    ):
+        return False
+    return not args.positionals or args.positionals[0].text == "-"
+
+
+def _tar(args: Args) -> list[str]:
+    first = args.words[0] if args.words else ""
+    old_style = first and not first.startswith("-")
+    modes = set(first) if old_style else {f[1:] for f in args.flags if len(f) == 2}
+    if "--extract" in args.flags or "--get" in args.flags:
+        modes.add("x")
+    if "--create" in args.flags or "--append" in args.flags:
+        modes.add("c")
+    archive = args.values.get("-f") or args.values.get("--file")
+    if old_style and "f" in first and len(args.positionals) > 1:
+        archive = args.positionals[1].text
+    if "x" in modes:
+        return [args.values.get("-C") or args.values.get("--directory") or "."]
+    if modes & {"c", "r", "u", "A"} and archive and archive != "-":
+        return [archive]
+    return []
+
+
+def _sed(args: Args) -> tuple[list[str], set[str]]:
+    scripts = [v for k, v in args.values.items() if k in ("-e", "--expression")]
+    files = [w.text for w in args.positionals]
+    if "-f" in args.values or "--file" in args.values:
+        traits = {"sed-script-file"}
+    else:
+        traits = set()
+    if not scripts and not traits and files:
+        scripts, files = [files[0]], files[1:]
+    for script in scripts:
+        traits |= sed_script_traits(script)
+    in_place = any(f == "-i" or f.startswith("--in-place") for f in args.flags)
+    return (files if in_place else []), traits
+
+
+_SED_ADDRESS = re.compile(
+    r"\s*(?:[0-9]+(?:~[0-9]+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*|\\(?P<d>.)(?:(?!(?P=d)).)*(?P=d))"
+)
+
+
+def sed_script_traits(script: str) -> set[str]:
+    """``sed-exec`` / ``sed-write`` if a sed script runs commands or writes files (e, w, W).
+
+    A small reader of sed's syntax: addresses, then one command letter. Anything it cannot
+    read is treated as both, so the command is asked about rather than allowed.
+    """
+    traits: set[str] = set()
+    i, n = 0, len(script)
+    while i < n:
+        while i < n and script[i] in " \t\n;{}!,":
+            i += 1
+        m = _SED_ADDRESS.match(script, i)
+        if m and m.end() > i:
+            i = m.end()
+            continue
+        if i >= n:
+            break
+        cmd = script[i]
+        i += 1
+        if cmd in "ewW":
+            traits.add("sed-exec" if cmd == "e" else "sed-write")
+            i = _line_end(script, i)
+        elif cmd in "rRaic:btTvlqQ#":
+            i = _line_end(script, i) if cmd in "rRaic:btTv#" else i
+        elif cmd in "s":
+            if i >= n:
+                return {"sed-exec", "sed-write"}
+            delim = script[i]
+            i += 1
+            for _ in range(2):
+                while i < n and script[i] != delim:
+                    i += 2 if script[i] == "\\" else 1
+                i += 1
+            flags_start = i
+            while i < n and script[i] not in ";\n}":
+                i += 1
+            flags = script[flags_start:i]
+            if "e" in flags:
+                traits.add("sed-exec")
+            if "w" in flags:
+                traits.add("sed-write")
+        elif cmd == "y":
+            if i >= n:
+                return {"sed-exec", "sed-write"}
+            delim = script[i]
+            i += 1
+            for _ in range(2):
+                while i < n and script[i] != delim:
+                    i += 2 if script[i] == "\\" else 1
+                i += 1
+        elif cmd in "pPdDnNgGhHxz=lFq":
+            continue
+        else:
+            return {"sed-exec", "sed-write"}
+    return traits
+
+
+def _line_end(script: str, i: int) -> int:
+    end = script.find("\n", i)
+    semicolon = script.find(";", i)
+    ends = [e for e in (end, semicolon) if e != -1]
+    return min(ends) if ends else len(script)
+
+
+def _awk(args: Args) -> set[str]:
+    if "-f" in args.values or not args.positionals:
+        return {"awk-side-effects"}
+    program_text = args.positionals[0].text
+    if re.search(r"system|getline|\||>|fflush|close|ENVIRON", program_text):
+        return {"awk-side-effects"}
+    return set()

@@ -1,0 +1,26 @@
+"""Where the shipped policy presets live: ``policies/`` next to the package, or inside it."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from shellagent.errors import ConfigError
+
+PRESETS = ("default", "strict", "permissive")
+
+
+def preset_path(name: str) -> Path:
+    """The file of a shipped preset, from a source checkout or an installed package."""
+    checkout = Path(__file__).resolve().parents[2] / "policies" / f"{name}.toml"
+    if checkout.is_file():
+        return checkout
+    packaged = resources.files("shellagent").joinpath("policies", f"{name}.toml")
+    if packaged.is_file():
+        return Path(str(packaged))
+    raise ConfigError(f"the {name} policy preset is missing from this installation",
+                      hint="reinstall shellagent")
+
+
+def default_policy_path() -> Path:
+    return preset_path("default")
