@@ -344,7 +344,7 @@ def _mark_downloads_to_shell(drafts: list[_Draft]) -> None:
         if f.raw.pipeline is not None:
             for d in drafts:
                 if (d.raw.pipeline == f.raw.pipeline and d.raw.stage > f.raw.stage
-                        and d.program in _CODE_RUNNERS):
+                        and _runs_stdin(d)):
                     d.traits.add("download-to-shell")
         parent = f.raw.parent
         while parent is not None and parent in by_raw:
@@ -352,6 +352,13 @@ def _mark_downloads_to_shell(drafts: list[_Draft]) -> None:
             if host.program in _CODE_RUNNERS:
                 host.traits.add("download-to-shell")
             parent = host.raw.parent
+
+
+def _runs_stdin(d: _Draft) -> bool:
+    if d.program in ("source", ".", "eval"):
+        return True
+    traits = effects(d.program, read_args(d.program, tuple(d.argv))).traits
+    return "code-from-stdin" in traits
 
 
 def _key(d: _Draft) -> str:
