@@ -81,6 +81,7 @@ class BashParser:
         self, source: str, into: Parsed | None = None, *, context: str = "", parent: int | None = None
     ) -> Parsed:
         parsed = into if into is not None else Parsed()
+        source = join_continuations(source)
         tree = _PARSER.parse(source.encode("utf-8", "surrogateescape"))
         root = tree.root_node
         if root.has_error:
@@ -232,6 +233,38 @@ class BashParser:
             pipeline=ctx.pipeline, stage=ctx.stage,
         ))
         return len(out.commands) - 1
+
+
+def join_continuations(source: str) -> str:
+    """Drop backslash-newline pairs as bash does before splitting words.
+
+    tree-sitter-bash splits ``r\\<newline>m`` into two words where bash reads ``rm``.
+    Inside single quotes and comments the pair is literal, and is kept.
+    """
+    if "\\\n" not in source:
+        return source
+    out: list[str] = []
+    i, n = 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch == "'" and (i == 0 or source[i - 1] != "\\"):
+            end = source.find("'", i + 1)
+            end = n - 1 if end == -1 else end
+            out.append(source[i : end + 1])
+            i = end + 1
+        elif ch == "#" and (i == 0 or source[i - 1] in " \t\n;&|()"):
+            end = source.find("\n", i)
+            end = n if end == -1 else end
+            out.append(source[i:end])
+            i = end
+        elif ch == "\\" and i + 1 < n:
+            if source[i + 1] != "\n":
+                out.append(source[i : i + 2])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 def _check_tokens(root: Node, parsed: Parsed) -> None:

@@ -1,0 +1,44 @@
+"""The two corpora: adversarial commands are never allowed, everyday ones never denied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shellagent.policy import PolicyEngine
+from tests.policy.conftest import STATE
+
+HERE = Path(__file__).parent
+
+
+def corpus(name: str) -> list[str]:
+    lines = (HERE / name).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+ADVERSARIAL = corpus("adversarial.txt")
+EVERYDAY = corpus("everyday.txt")
+
+
+def test_corpora_are_large_enough() -> None:
+    assert len(ADVERSARIAL) >= 150
+    assert len(EVERYDAY) >= 200
+
+
+@pytest.mark.parametrize("line", ADVERSARIAL)
+def test_adversarial_command_is_never_allowed(engine: PolicyEngine, line: str) -> None:
+    must_deny = line.startswith("deny:")
+    command = line.removeprefix("deny:")
+    decision = engine.check(command, STATE).decision
+    assert decision == "deny" if must_deny else decision != "allow", (command, decision)
+
+
+def test_no_everyday_command_is_denied(engine: PolicyEngine) -> None:
+    denied = [c for c in EVERYDAY if engine.check(c, STATE).decision == "deny"]
+    assert denied == []
+
+
+def test_most_read_only_everyday_commands_are_allowed(engine: PolicyEngine) -> None:
+    allowed = sum(engine.check(c, STATE).decision == "allow" for c in EVERYDAY)
+    assert allowed >= len(EVERYDAY) // 2
