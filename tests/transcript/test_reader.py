@@ -6,7 +6,7 @@ from typing import Any
 
 import shellagent.transcript as transcript_pkg
 from shellagent.transcript import MIGRATIONS, VERSION, list_sessions, read_transcript
-from shellagent.transcript.events import upgrade
+from shellagent.transcript.events import json_schema, upgrade
 
 from .scripted import Player, Turn
 
@@ -113,3 +113,23 @@ def test_public_names_are_sorted_and_all_exported() -> None:
     assert transcript_pkg.__all__ == sorted(transcript_pkg.__all__)
     for name in transcript_pkg.__all__:
         assert hasattr(transcript_pkg, name)
+
+
+def test_documented_json_schema_matches_the_event_types() -> None:
+    documented = Path(__file__).parents[2] / "docs" / "transcript.schema.json"
+    assert json.loads(documented.read_text()) == json_schema(), (
+        "regenerate it: see docs/transcripts.md, 'JSON Schema'"
+    )
+
+
+def test_every_event_the_loop_writes_is_a_documented_type(record_session: Player) -> None:
+    path = record_session(
+        "t",
+        [Turn(cmd="true", policy="ask", approval="edit", edited="true 1"), Turn(done="x")],
+        check="true",
+    )
+    events = read_transcript(path).events
+    variants = {v["properties"]["type"]["const"]: v for v in json_schema()["oneOf"]}
+    for event in events:
+        schema = variants[event["type"]]
+        assert set(schema["required"]) <= set(event), event
