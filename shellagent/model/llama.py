@@ -15,7 +15,7 @@ from __future__ import annotations
 import codecs
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from shellagent.errors import InputError, ModelUnavailable
 from shellagent.model.backend import Generation, Message, TokenCallback
 from shellagent.model.chat_template import CHATML_TEMPLATE, ChatTemplate
 from shellagent.model.gguf import check_model_file
+from shellagent.model.grammar_gate import GrammarGate
 
 __all__ = ["LlamaBackend"]
 
@@ -162,7 +163,6 @@ class LlamaBackend:
                 hint="drop or shorten old observations, or load the model with a larger n_ctx",
             )
         max_tokens = min(max_tokens, room)
-        gbnf = LlamaGrammar.from_string(ACTION_GBNF, verbose=False) if grammar else None
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
@@ -173,7 +173,12 @@ class LlamaBackend:
         first_token_s = 0.0
         start = time.perf_counter()
         llm = self._llm
-        for token in llm.generate(tokens, grammar=gbnf, **self._sampling):
+        if self._sampling["temp"] == 0.0:
+            stream = self._greedy(tokens, grammar)
+        else:
+            gbnf = LlamaGrammar.from_string(ACTION_GBNF, verbose=False) if grammar else None
+            stream = llm.generate(tokens, grammar=gbnf, **self._sampling)
+        for token in stream:
             if not ids and not first_token_s:
                 first_token_s = time.perf_counter() - start
                 evaluated_prompt = llm.evaluated - evaluated_before
@@ -209,6 +214,39 @@ class LlamaBackend:
             duration_s=duration,
             first_token_s=first_token_s,
         )
+
+    def _greedy(self, tokens: list[int], grammar: bool) -> Iterator[int]:
+        """Greedy decoding driven directly: reuse the cached prefix, eval, argmax, repeat.
+
+        The cache bookkeeping is ``Llama.generate``'s (``n_tokens`` marks how much of the
+        KV cache is valid; ``eval`` drops the rest), so both paths can follow each other.
+        """
+        import llama_cpp
+        import numpy as np
+
+        llm = self._llm
+        cached = llm.input_ids[: llm.n_tokens]
+        keep = 0
+        for a, b in zip(cached, tokens, strict=False):
+            if a != b:
+                break
+            keep += 1
+        # At least one token must be evaluated to have logits to sample from.
+        llm.n_tokens = min(keep, len(tokens) - 1)
+        gate = GrammarGate(self._vocab, self._n_vocab, ACTION_GBNF) if grammar else None
+        try:
+            pending = tokens[llm.n_tokens :]
+            while True:
+                llm.eval(pending)
+                logits = np.ctypeslib.as_array(
+                    llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(self._n_vocab,)
+                )
+                token = gate.choose(logits) if gate else int(np.argmax(logits))
+                yield token
+                pending = [token]
+        finally:
+            if gate is not None:
+                gate.close()
 
     def _kept_history(self, messages: Sequence[Message]) -> bool:
         """Whether the caller kept the previous turn (so a text mismatch is the template's)."""
