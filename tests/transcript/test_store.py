@@ -153,3 +153,13 @@ def test_a_line_cut_by_a_crash_is_skipped_and_named() -> None:
     assert transcript.problems == [
         f"{writer.path}:2: skipped line: not valid JSON (JSONDecodeError), truncated or corrupt"
     ]
+
+
+def test_writer_path_does_not_import_pydantic() -> None:
+    # The daemon's loop writes on every step; validation is only for reading back.
+    code = (
+        "import sys, shellagent.transcript.store, shellagent.testing; "
+        "print('pydantic' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
