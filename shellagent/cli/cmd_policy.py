@@ -33,12 +33,24 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("--json", action="store_true", help="print one JSON object")
-    check.add_argument("--policy", action="append", type=Path, metavar="FILE", default=[],
-                       help="use FILE instead of the default policy (repeatable; later wins)")
-    check.add_argument("--workspace", type=Path, default=None, metavar="DIR",
-                       help="the workspace directory (default: the current directory)")
-    check.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND",
-                       help="the command line, after --")
+    check.add_argument(
+        "--policy",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        default=[],
+        help="use FILE instead of the default policy (repeatable; later wins)",
+    )
+    check.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the workspace directory (default: the current directory)",
+    )
+    check.add_argument(
+        "command", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command line, after --"
+    )
     check.set_defaults(func=run_check)
     test = sub.add_parser(
         "test",

@@ -1,4 +1,4 @@
-""""Always allow": exact normalised segments the user approved, with a scope.
+""" "Always allow": exact normalised segments the user approved, with a scope.
 
 An entry is the full normalised text of one segment (assignments, wrappers, every argument,
 redirections), never a prefix: approving ``terraform plan`` does not approve

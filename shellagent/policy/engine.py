@@ -28,8 +28,13 @@ DecisionKind = Literal["allow", "ask", "deny"]
 _MAX_DEPTH = 4
 _MAX_LENGTH = 64_000
 _CODE_RUNNERS = INTERPRETERS | {"eval", "source", "."}
-_PSEUDO = {"function": "function", "declare": "", "unset": "unset", "assign": "(assignment)",
-           "redirect": "(redirect)"}
+_PSEUDO = {
+    "function": "function",
+    "declare": "",
+    "unset": "unset",
+    "assign": "(assignment)",
+    "redirect": "(redirect)",
+}
 
 
 @dataclass(frozen=True)
@@ -60,11 +65,18 @@ class Segment:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "argv": list(self.argv), "program": self.program, "decision": self.decision,
-            "reasons": list(self.reasons), "executable": self.executable,
-            "wrappers": list(self.wrappers), "assignments": list(self.assignments),
-            "writes": list(self.writes), "context": self.context, "traits": list(self.traits),
-            "rules": list(self.rules), "key": self.key,
+            "argv": list(self.argv),
+            "program": self.program,
+            "decision": self.decision,
+            "reasons": list(self.reasons),
+            "executable": self.executable,
+            "wrappers": list(self.wrappers),
+            "assignments": list(self.assignments),
+            "writes": list(self.writes),
+            "context": self.context,
+            "traits": list(self.traits),
+            "rules": list(self.rules),
+            "key": self.key,
         }
 
 
@@ -76,8 +88,11 @@ class Decision:
     command: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decision": self.decision, "reasons": list(self.reasons),
-                "segments": [s.to_dict() for s in self.segments]}
+        return {
+            "decision": self.decision,
+            "reasons": list(self.reasons),
+            "segments": [s.to_dict() for s in self.segments],
+        }
 
 
 @dataclass
@@ -98,8 +113,13 @@ class _Draft:
 
 class PolicyEngine:
     def __init__(
-        self, policy: Policy, *, workspace: Path | None = None, writable: list[Path] | None = None,
-        home: Path | None = None, always: AlwaysStore | None = None,
+        self,
+        policy: Policy,
+        *,
+        workspace: Path | None = None,
+        writable: list[Path] | None = None,
+        home: Path | None = None,
+        always: AlwaysStore | None = None,
     ) -> None:
         self.policy = policy
         self.home = home_of(home)
@@ -109,8 +129,12 @@ class PolicyEngine:
 
     @classmethod
     def load(
-        cls, paths: list[Path] | None = None, *, workspace: Path | None = None,
-        writable: list[Path] | None = None, home: Path | None = None,
+        cls,
+        paths: list[Path] | None = None,
+        *,
+        workspace: Path | None = None,
+        writable: list[Path] | None = None,
+        home: Path | None = None,
     ) -> PolicyEngine:
         """Load ``paths`` in order, or the default policy plus the user's ``policy.toml``."""
         from shellagent.paths import config_dir
@@ -121,16 +145,18 @@ class PolicyEngine:
             user = config_dir() / "policy.toml"
             paths = [default_policy_path()] + ([user] if user.exists() else [])
         store = AlwaysStore(config_dir() / "always.toml")
-        return cls(load_policy(paths), workspace=workspace, writable=writable, home=home,
-                   always=store)
+        return cls(
+            load_policy(paths), workspace=workspace, writable=writable, home=home, always=store
+        )
 
     def check(self, command: str, state: ShellState | None = None) -> Decision:
         state = state or ShellState()
         if not command.strip():
             return Decision("allow", ("empty command: nothing runs",), (), command)
         if len(command) > _MAX_LENGTH:
-            return Decision("ask", (f"command is longer than {_MAX_LENGTH} characters",), (),
-                            command)
+            return Decision(
+                "ask", (f"command is longer than {_MAX_LENGTH} characters",), (), command
+            )
         cwd = str(state.cwd) if state.cwd is not None else self.workspace
         places = Places(self.home, self.workspace, cwd)
         parser = BashParser(self.home)
@@ -142,9 +168,7 @@ class PolicyEngine:
         segments = [self._judge(d, places, functions, state) for d in drafts]
         return _combine(command, parsed.errors, segments)
 
-    def remember_always(
-        self, decision_or_command: Decision | str, scope: str, cwd: Path
-    ) -> str:
+    def remember_always(self, decision_or_command: Decision | str, scope: str, cwd: Path) -> str:
         """Store each approved segment exactly; return the sentence to show the user."""
         if scope not in SCOPES:
             raise InputError(f"unknown scope {scope!r}", hint=f"use one of {', '.join(SCOPES)}")
@@ -157,8 +181,10 @@ class PolicyEngine:
         fixed = [s.key for s in decision.segments if s.decision == "ask" and not s.rememberable]
         if fixed or (decision.decision != "allow" and not decision.segments):
             what = f"`{fixed[0]}`" if fixed else "this command"
-            raise InputError(f"{what} cannot be always allowed: the policy must ask each time",
-                             hint="its program or arguments are only known when it runs")
+            raise InputError(
+                f"{what} cannot be always allowed: the policy must ask each time",
+                hint="its program or arguments are only known when it runs",
+            )
         keys = list(dict.fromkeys(s.key for s in decision.segments if s.decision == "ask"))
         if not keys:
             return "Nothing to remember: every part of this command is already allowed."
@@ -171,15 +197,23 @@ class PolicyEngine:
         i = 0
         while i < len(parsed.commands):
             raw = parsed.commands[i]
-            level = depth.get(raw.parent, 0) if raw.context in _SCRIPT_CONTEXTS else 0
+            level = depth.get(raw.parent, 0) if raw.parent is not None else 0
             if raw.kind != "command":
                 drafts.append(self._pseudo(raw, i))
                 i += 1
                 continue
             unwrapped = unwrap(list(raw.words))
             argv = unwrapped.argv or list(raw.words)
-            draft = _Draft(raw, i, argv, list(raw.words), program_name(argv[0]) if argv else "",
-                           raw.context, unwrapped.wrappers, list(unwrapped.assignments))
+            draft = _Draft(
+                raw,
+                i,
+                argv,
+                list(raw.words),
+                program_name(argv[0]) if argv else "",
+                raw.context,
+                unwrapped.wrappers,
+                list(unwrapped.assignments),
+            )
             if unwrapped.problem:
                 draft.structural.append(unwrapped.problem)
             if unwrapped.privilege or draft.program in PRIVILEGE:
@@ -200,8 +234,9 @@ class PolicyEngine:
                     errors_before = len(parsed.errors)
                     parser.parse(script.text, parsed, context=context, parent=i)
                     if len(parsed.errors) > errors_before:
-                        draft.structural.append(f"its {context} script does not parse: "
-                                                f"{parsed.errors.pop()}")
+                        draft.structural.append(
+                            f"its {context} script does not parse: {parsed.errors.pop()}"
+                        )
                     for j in range(first, len(parsed.commands)):
                         depth[j] = level + 1
                     depth[i] = level + 1
@@ -225,30 +260,38 @@ class PolicyEngine:
         words = list(raw.words) if raw.kind in ("declare", "unset") else [Word(program)]
         if raw.kind == "function":
             words = [Word("function"), *raw.words]
-        return _Draft(raw, index, words, words, program, raw.context,
-                      assignments=list(raw.assignments))
+        return _Draft(
+            raw, index, words, words, program, raw.context, assignments=list(raw.assignments)
+        )
 
-    def _judge(self, d: _Draft, places: Places, functions: set[str] | frozenset[str],
-               state: ShellState) -> Segment:
+    def _judge(
+        self, d: _Draft, places: Places, functions: set[str] | frozenset[str], state: ShellState
+    ) -> Segment:
         reasons = list(d.structural)
         argv0 = d.argv[0] if d.argv else Word("")
         if d.raw.kind == "command":
             if not argv0.static or not argv0.text:
-                reasons.append(f"the program name {argv0.text or '(empty)'} is only known when "
-                               "it runs")
+                reasons.append(
+                    f"the program name {argv0.text or '(empty)'} is only known when it runs"
+                )
             elif "/" in argv0.text:
                 resolved = places.resolve(argv0.text)
                 d.executable = resolved
-                why = (writable_program(resolved, places, self.writable) if resolved
-                       else f"runs {argv0.text} relative to an unknown directory")
+                why = (
+                    writable_program(resolved, places, self.writable)
+                    if resolved
+                    else f"runs {argv0.text} relative to an unknown directory"
+                )
                 if why:
                     reasons.append(why)
             if d.program in functions:
                 reasons.append(f"it calls shell function {d.program} defined earlier")
         for w in d.full[1:] if d.raw.kind == "command" else d.full:
             if w.substitution:
-                reasons.append(f"uses command substitution {_short(w.text)}; its output is only "
-                               "known when it runs")
+                reasons.append(
+                    f"uses command substitution {_short(w.text)}; its output is only "
+                    "known when it runs"
+                )
                 break
         for name, value in [*d.raw.assignments, *d.assignments]:
             if value.substitution:
@@ -256,8 +299,10 @@ class PolicyEngine:
             if self.policy.is_dangerous(name):
                 reasons.append(f"sets {name}, which can make programs run other code")
             elif d.raw.kind == "command" and name not in self.policy.safe_prefix:
-                reasons.append(f"sets {name} for {d.program or 'the command'}; environment "
-                               "variables can change what a program does")
+                reasons.append(
+                    f"sets {name} for {d.program or 'the command'}; environment "
+                    "variables can change what a program does"
+                )
         args = read_args(d.program, tuple(d.argv))
         eff = effects(d.program, args)
         writes = list(eff.writes)
@@ -282,8 +327,14 @@ class PolicyEngine:
         for p in eff.reads:
             read_classes |= places.classify(p)
         traits = d.traits | eff.traits
-        facts = Facts(d.program, args, frozenset(arg_classes), frozenset(write_classes),
-                      frozenset(read_classes), frozenset(traits))
+        facts = Facts(
+            d.program,
+            args,
+            frozenset(arg_classes),
+            frozenset(write_classes),
+            frozenset(read_classes),
+            frozenset(traits),
+        )
         matched = [r for r in self.policy.rules if not r.model.otherwise and r.matches(facts)]
         if not matched:
             matched = [r for r in self.policy.rules if r.model.otherwise and r.matches(facts)]
@@ -303,18 +354,45 @@ class PolicyEngine:
             if scope:
                 verdict_final, all_reasons = "allow", [f"always allowed ({scope})"]
         return Segment(
-            key=key, argv=tuple(w.text for w in d.argv), program=d.program,
-            decision=verdict_final, reasons=tuple(dict.fromkeys(all_reasons)),
-            executable=d.executable, wrappers=tuple(d.wrappers),
+            key=key,
+            argv=tuple(w.text for w in d.argv),
+            program=d.program,
+            decision=verdict_final,
+            reasons=tuple(dict.fromkeys(all_reasons)),
+            executable=d.executable,
+            wrappers=tuple(d.wrappers),
             assignments=tuple(f"{n}={v.text}" for n, v in [*d.raw.assignments, *d.assignments]),
-            writes=tuple(shown_writes), context=d.context, traits=tuple(sorted(traits)),
-            rules=tuple(r.id for r in matched), rememberable=rememberable,
+            writes=tuple(shown_writes),
+            context=d.context,
+            traits=tuple(sorted(traits)),
+            rules=tuple(r.id for r in matched),
+            rememberable=rememberable,
         )
 
 
-_SCRIPT_CONTEXTS = frozenset({"eval", "watch", "env -S", *(f"{s} -c" for s in
-                              ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish",
-                               "yash", "rbash", "su"))})
+_SCRIPT_CONTEXTS = frozenset(
+    {
+        "eval",
+        "watch",
+        "env -S",
+        *(
+            f"{s} -c"
+            for s in (
+                "sh",
+                "bash",
+                "dash",
+                "zsh",
+                "ksh",
+                "mksh",
+                "ash",
+                "fish",
+                "yash",
+                "rbash",
+                "su",
+            )
+        ),
+    }
+)
 
 
 def _mark_fork_bombs(drafts: list[_Draft]) -> None:
@@ -338,13 +416,19 @@ def _strictest(matched: list[Rule], program: str) -> tuple[DecisionKind, list[st
 def _mark_downloads_to_shell(drafts: list[_Draft]) -> None:
     """``curl … | sh``, ``bash <(curl …)``, ``eval "$(wget -O- …)"``: code from the network."""
     by_raw = {d.raw_index: d for d in drafts if d.context not in ("find -exec", "find -execdir")}
-    fetchers = [d for d in drafts if d.program in ("curl", "wget", "nc", "ncat", "netcat",
-                                                   "socat", "aria2c", "http", "fetch")]
+    fetchers = [
+        d
+        for d in drafts
+        if d.program in ("curl", "wget", "nc", "ncat", "netcat", "socat", "aria2c", "http", "fetch")
+    ]
     for f in fetchers:
         if f.raw.pipeline is not None:
             for d in drafts:
-                if (d.raw.pipeline == f.raw.pipeline and d.raw.stage > f.raw.stage
-                        and _runs_stdin(d)):
+                if (
+                    d.raw.pipeline == f.raw.pipeline
+                    and d.raw.stage > f.raw.stage
+                    and _runs_stdin(d)
+                ):
                     d.traits.add("download-to-shell")
         parent = f.raw.parent
         while parent is not None and parent in by_raw:
@@ -363,11 +447,15 @@ def _runs_stdin(d: _Draft) -> bool:
 
 def _key(d: _Draft) -> str:
     parts = [f"{n}={v.text}" for n, v in d.raw.assignments]
-    words = d.full if d.context not in ("find -exec", "find -execdir", "find -ok", "find -okdir") \
+    words = (
+        d.full
+        if d.context not in ("find -exec", "find -execdir", "find -ok", "find -okdir")
         else d.argv
+    )
     # Static words are quoted so the key reads back as the same argv; dynamic ones as written.
-    text = " ".join([*map(shlex.quote, parts),
-                     *(shlex.quote(w.text) if w.static else w.text for w in words)])
+    text = " ".join(
+        [*map(shlex.quote, parts), *(shlex.quote(w.text) if w.static else w.text for w in words)]
+    )
     for r in d.raw.redirects:
         text += f" {r.fd}{r.op}{shlex.quote(r.target.text)}"
     return text

@@ -27,7 +27,9 @@ class ExampleFailure:
 
     def describe(self) -> str:
         verb = "should match" if self.expected_match else "should not match"
-        return f"{self.source}: rule {self.rule} {verb} `{self.command}` (decision: {self.decision})"
+        return (
+            f"{self.source}: rule {self.rule} {verb} `{self.command}` (decision: {self.decision})"
+        )
 
 
 def check_examples(policy: Policy) -> tuple[int, list[ExampleFailure]]:
@@ -42,6 +44,7 @@ def check_examples(policy: Policy) -> tuple[int, list[ExampleFailure]]:
             decision = engine.check(command)
             matched = any(rule.id in s.rules for s in decision.segments)
             if matched != expected:
-                failures.append(ExampleFailure(rule.id, rule.source, command, expected,
-                                               decision.decision))
+                failures.append(
+                    ExampleFailure(rule.id, rule.source, command, expected, decision.decision)
+                )
     return count, failures

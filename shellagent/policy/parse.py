@@ -78,7 +78,12 @@ class BashParser:
         self._pipelines = 0
 
     def parse(
-        self, source: str, into: Parsed | None = None, *, context: str = "", parent: int | None = None
+        self,
+        source: str,
+        into: Parsed | None = None,
+        *,
+        context: str = "",
+        parent: int | None = None,
     ) -> Parsed:
         parsed = into if into is not None else Parsed()
         source = join_continuations(source)
@@ -127,7 +132,11 @@ class BashParser:
     ) -> None:
         assignments: list[tuple[str, Word]] = []
         words = list(head)
-        nodes = node.named_children if kind != "assign" or node.type != "variable_assignment" else [node]
+        nodes = (
+            node.named_children
+            if kind != "assign" or node.type != "variable_assignment"
+            else [node]
+        )
         for child in nodes:
             if child.type == "variable_assignment":
                 assignments.append(self._assignment(child))
@@ -175,16 +184,20 @@ class BashParser:
             if child.type == "variable_assignment":
                 assignments.append(self._assignment(child))
             elif child.type == "command_name":
-                words.append(self.words.read(child.named_children[0]) if child.named_children
-                             else Word(_text(child)))
+                words.append(
+                    self.words.read(child.named_children[0])
+                    if child.named_children
+                    else Word(_text(child))
+                )
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 r = self._redirect(child)
                 if r is not None:
                     inner_redirects.append(r)
             elif child.type != "comment":
                 words.append(self.words.read(child))
-        index = self._add(out, "command", tuple(words), tuple(assignments),
-                          tuple(inner_redirects), node, ctx)
+        index = self._add(
+            out, "command", tuple(words), tuple(assignments), tuple(inner_redirects), node, ctx
+        )
         self._substitutions(node, out, index)
         return index
 
@@ -224,14 +237,27 @@ class BashParser:
 
     @staticmethod
     def _add(
-        out: Parsed, kind: str, words: tuple[Word, ...], assignments: tuple[tuple[str, Word], ...],
-        redirects: tuple[Redirect, ...], node: Node, ctx: _Ctx,
+        out: Parsed,
+        kind: str,
+        words: tuple[Word, ...],
+        assignments: tuple[tuple[str, Word], ...],
+        redirects: tuple[Redirect, ...],
+        node: Node,
+        ctx: _Ctx,
     ) -> int:
-        out.commands.append(RawCommand(
-            kind=kind, words=words, assignments=assignments, redirects=redirects,
-            source=_text(node), context=ctx.context, parent=ctx.parent,
-            pipeline=ctx.pipeline, stage=ctx.stage,
-        ))
+        out.commands.append(
+            RawCommand(
+                kind=kind,
+                words=words,
+                assignments=assignments,
+                redirects=redirects,
+                source=_text(node),
+                context=ctx.context,
+                parent=ctx.parent,
+                pipeline=ctx.pipeline,
+                stage=ctx.stage,
+            )
+        )
         return len(out.commands) - 1
 
 

@@ -17,29 +17,102 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PATH_CLASSES = (
-    "root", "home", "wide-glob", "protected", "secret", "system", "device", "workspace",
-    "user", "tmp", "other", "dynamic", "harmless-device",
+    "root",
+    "home",
+    "wide-glob",
+    "protected",
+    "secret",
+    "system",
+    "device",
+    "workspace",
+    "user",
+    "tmp",
+    "other",
+    "dynamic",
+    "harmless-device",
 )
 
 _STARTUP = (
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-    ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
-    ".inputrc", ".xprofile", ".xinitrc", ".xsession", ".pam_environment", ".ssh",
-    ".gnupg", ".config/fish", ".config/autostart", ".config/systemd", ".config/environment.d",
-    ".config/git/config", ".gitconfig", ".local/share/systemd", ".config/shellagent",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".kshrc",
+    ".mkshrc",
+    ".inputrc",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".pam_environment",
+    ".ssh",
+    ".gnupg",
+    ".config/fish",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/environment.d",
+    ".config/git/config",
+    ".gitconfig",
+    ".local/share/systemd",
+    ".config/shellagent",
 )
 _SECRET = (
-    ".ssh/id_", ".ssh/identity", ".gnupg", ".aws/credentials", ".netrc", ".git-credentials",
-    ".docker/config.json", ".kube/config", ".pgpass", ".config/gh/hosts.yml", ".password-store",
-    ".local/share/keyrings", ".config/shellagent",
+    ".ssh/id_",
+    ".ssh/identity",
+    ".gnupg",
+    ".aws/credentials",
+    ".netrc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".pgpass",
+    ".config/gh/hosts.yml",
+    ".password-store",
+    ".local/share/keyrings",
+    ".config/shellagent",
 )
 _SYSTEM = (
-    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/opt",
-    "/srv", "/root", "/var", "/sys", "/proc", "/snap", "/dev", "/efi", "/run",
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/opt",
+    "/srv",
+    "/root",
+    "/var",
+    "/sys",
+    "/proc",
+    "/snap",
+    "/dev",
+    "/efi",
+    "/run",
 )
-_HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin",
-                     "/dev/tty", "/dev/fd/", "/dev/random", "/dev/urandom", "/dev/full",
-                     "/dev/shm/", "/dev/pts/")
+_HARMLESS_DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/fd/",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/full",
+    "/dev/shm/",
+    "/dev/pts/",
+)
 _DEVICE = re.compile(
     r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|loop|md|dm-|sr|disk/|mapper/|mem$|kmem$|port$|nbd)"
 )
@@ -104,12 +177,14 @@ def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
     if re.search(r"(^|/)\.git/(hooks(/|$)|config$)", path):
         classes.add("protected")
     if _under(path, home):
-        rel = path[len(home):].lstrip("/")
+        rel = path[len(home) :].lstrip("/")
         if any(rel == p or rel.startswith(p + "/") for p in _STARTUP):
             classes.add("protected")
         if any(rel.startswith(p) for p in _SECRET) and not rel.endswith(".pub"):
             classes.add("secret")
-    if path in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers") or path.startswith("/etc/ssh/ssh_host"):
+    if path in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers") or path.startswith(
+        "/etc/ssh/ssh_host"
+    ):
         classes.add("secret")
     if workspace and _under(path, workspace):
         classes.add("workspace")
@@ -130,8 +205,13 @@ def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
 
 def writable_program(path: str, places: Places, writable: list[str]) -> str:
     """Why running the program at ``path`` (resolved) cannot be judged by name, or ``""``."""
-    for base in [*writable, *( [places.workspace] if places.workspace else [] ), "/tmp",
-                 "/var/tmp", "/dev/shm"]:
+    for base in [
+        *writable,
+        *([places.workspace] if places.workspace else []),
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+    ]:
         if _under(path, base):
             return f"runs {path}, a program inside the writable directory {base}"
     if os.path.dirname(path) not in _BIN_DIRS:
@@ -139,8 +219,9 @@ def writable_program(path: str, places: Places, writable: list[str]) -> str:
     return ""
 
 
-_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin",
-                       "/usr/local/sbin", "/usr/games"})
+_BIN_DIRS = frozenset(
+    {"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/games"}
+)
 
 
 def home_of(home: Path | None) -> str:

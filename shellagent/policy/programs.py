@@ -18,52 +18,119 @@ from shellagent.policy.wrappers import SHELLS
 # Options that consume the next word, per program (so it is not taken for a path or a
 # subcommand). Long options written --opt=value need no entry.
 VALUE_OPTIONS: dict[str, frozenset[str]] = {
-    name: frozenset(opts.split()) for name, opts in {
+    name: frozenset(opts.split())
+    for name, opts in {
         "git": "-C -c --git-dir --work-tree --namespace --config-env --super-prefix",
-        "cp": "-t -S --target-directory --suffix", "mv": "-t -S --target-directory --suffix",
+        "cp": "-t -S --target-directory --suffix",
+        "mv": "-t -S --target-directory --suffix",
         "install": "-t -m -o -g -S --mode --owner --group --target-directory",
         "ln": "-t -S --target-directory --suffix",
         "sed": "-e -f -l --expression --file --line-length",
         "grep": "-e -f -m -A -B -C --regexp --file --max-count --after-context "
-                "--before-context --context --label --include --exclude --exclude-dir",
+        "--before-context --context --label --include --exclude --exclude-dir",
         "rg": "-e -f -g -m -A -B -C -t -T -E -j -M --regexp --file --glob --iglob --type "
-              "--type-not --max-count --context --pre --pre-glob --encoding --threads",
-        "head": "-n -c --lines --bytes", "tail": "-n -c -s --lines --bytes --pid",
+        "--type-not --max-count --context --pre --pre-glob --encoding --threads",
+        "head": "-n -c --lines --bytes",
+        "tail": "-n -c -s --lines --bytes --pid",
         "sort": "-o -k -t -S -T --output --key --field-separator --buffer-size",
         "tar": "-f -C -T -X -b --file --directory --files-from --exclude-from --exclude",
-        "cut": "-d -f -b -c", "awk": "-f -v -F", "gawk": "-f -v -F",
-        "chmod": "--reference", "chown": "--reference", "truncate": "-s -r --size",
+        "cut": "-d -f -b -c",
+        "awk": "-f -v -F",
+        "gawk": "-f -v -F",
+        "chmod": "--reference",
+        "chown": "--reference",
+        "truncate": "-s -r --size",
         "curl": "-o -d -H -X -u -A -e -T -F -x -w -K --output --data --header --request "
-                "--user --user-agent --config --upload-file --form --proxy --write-out",
+        "--user --user-agent --config --upload-file --form --proxy --write-out",
         "wget": "-O -P -o -a -e -U -t -T --output-document --directory-prefix --output-file",
-        "xz": "-T", "zstd": "-o -T", "gzip": "-S", "split": "-b -l -n -a",
+        "xz": "-T",
+        "zstd": "-o -T",
+        "gzip": "-S",
+        "split": "-b -l -n -a",
         "journalctl": "-u -n -p -S -U -b -t --unit --lines --priority --since --until",
-        "du": "-d --max-depth --exclude -B", "df": "-t -x -B --type --output",
-        "ps": "-o -p -u -C -O --sort --pid --user", "ls": "-I -w -T --ignore --hide",
-        "diff": "-U -C -x -X -I -L --label", "date": "-d -r --date --reference",
-        "stat": "-c --format --printf", "file": "-m -e -F", "uniq": "-f -s -w",
-        "wc": "--files0-from", "tee": "", "jq": "--arg --argjson --slurpfile --rawfile",
-        "find": "", "ssh": "-i -p -l -o -F -J -L -R -D -W -b -c -e -m -O -Q -S",
-        "scp": "-i -P -l -o -F -J -c -S", "rsync": "-e --exclude --include --rsh",
+        "du": "-d --max-depth --exclude -B",
+        "df": "-t -x -B --type --output",
+        "ps": "-o -p -u -C -O --sort --pid --user",
+        "ls": "-I -w -T --ignore --hide",
+        "diff": "-U -C -x -X -I -L --label",
+        "date": "-d -r --date --reference",
+        "stat": "-c --format --printf",
+        "file": "-m -e -F",
+        "uniq": "-f -s -w",
+        "wc": "--files0-from",
+        "tee": "",
+        "jq": "--arg --argjson --slurpfile --rawfile",
+        "find": "",
+        "ssh": "-i -p -l -o -F -J -L -R -D -W -b -c -e -m -O -Q -S",
+        "scp": "-i -P -l -o -F -J -c -S",
+        "rsync": "-e --exclude --include --rsh",
     }.items()
 }
 
 # mv removes its sources and writes its target: every operand counts as written.
 WRITES_ALL = frozenset(
-    "rm rmdir touch mkdir truncate shred unlink tee mkfifo mknod srm wipe mv".split()
+    [
+        "rm",
+        "rmdir",
+        "touch",
+        "mkdir",
+        "truncate",
+        "shred",
+        "unlink",
+        "tee",
+        "mkfifo",
+        "mknod",
+        "srm",
+        "wipe",
+        "mv",
+    ]
 )
-WRITES_AFTER_FIRST = frozenset("chmod chown chgrp chattr setfacl".split())
-WRITES_LAST = frozenset("cp install ln rsync scp".split())
-INTERPRETERS = frozenset(
-    "python python2 python3 perl ruby node nodejs php lua luajit tclsh Rscript deno bun "
-    "osascript pwsh".split()
-) | SHELLS
-FETCHERS = frozenset("curl wget nc ncat netcat socat aria2c http https httpie fetch lwp-request"
-                     .split())
-NETWORK = FETCHERS | frozenset("ssh scp sftp rsync telnet ftp mosh sshpass".split())
+WRITES_AFTER_FIRST = frozenset(["chmod", "chown", "chgrp", "chattr", "setfacl"])
+WRITES_LAST = frozenset(["cp", "install", "ln", "rsync", "scp"])
+INTERPRETERS = (
+    frozenset(
+        [
+            "python",
+            "python2",
+            "python3",
+            "perl",
+            "ruby",
+            "node",
+            "nodejs",
+            "php",
+            "lua",
+            "luajit",
+            "tclsh",
+            "Rscript",
+            "deno",
+            "bun",
+            "osascript",
+            "pwsh",
+        ]
+    )
+    | SHELLS
+)
+FETCHERS = frozenset(
+    [
+        "curl",
+        "wget",
+        "nc",
+        "ncat",
+        "netcat",
+        "socat",
+        "aria2c",
+        "http",
+        "https",
+        "httpie",
+        "fetch",
+        "lwp-request",
+    ]
+)
+NETWORK = FETCHERS | frozenset(["ssh", "scp", "sftp", "rsync", "telnet", "ftp", "mosh", "sshpass"])
 NETWORK_SUBCOMMANDS = {
-    "git": frozenset("clone fetch pull push ls-remote submodule".split()),
-    "pip": frozenset(["install", "download"]), "pip3": frozenset(["install", "download"]),
+    "git": frozenset(["clone", "fetch", "pull", "push", "ls-remote", "submodule"]),
+    "pip": frozenset(["install", "download"]),
+    "pip3": frozenset(["install", "download"]),
     "npm": frozenset(["install", "i", "add", "publish", "ci"]),
     "docker": frozenset(["pull", "push", "login", "run"]),
 }
@@ -123,7 +190,7 @@ def read_args(program: str, argv: tuple[Word, ...]) -> Args:
                 opt = "-" + ch
                 found.append(opt)
                 if opt in takes_value:
-                    rest = t[j + 1:]
+                    rest = t[j + 1 :]
                     if rest:
                         values[opt] = rest
                     elif i < len(argv):
@@ -134,9 +201,12 @@ def read_args(program: str, argv: tuple[Word, ...]) -> Args:
         if not subcommand:
             global_flags.update(found)
     return Args(
-        flags=frozenset(flags), global_flags=frozenset(global_flags),
-        positionals=tuple(positionals), words=tuple(w.text for w in argv[1:]),
-        values=values, subcommand=subcommand,
+        flags=frozenset(flags),
+        global_flags=frozenset(global_flags),
+        positionals=tuple(positionals),
+        words=tuple(w.text for w in argv[1:]),
+        values=values,
+        subcommand=subcommand,
     )
 
 
@@ -227,10 +297,8 @@ def _tar(args: Args) -> list[str]:
 def _sed(args: Args) -> tuple[list[str], set[str]]:
     scripts = [v for k, v in args.values.items() if k in ("-e", "--expression")]
     files = [w.text for w in args.positionals]
-    if "-f" in args.values or "--file" in args.values:
-        traits = {"sed-script-file"}
-    else:
-        traits = set()
+    from_file = "-f" in args.values or "--file" in args.values
+    traits: set[str] = {"sed-script-file"} if from_file else set()
     if not scripts and not traits and files:
         scripts, files = [files[0]], files[1:]
     for script in scripts:

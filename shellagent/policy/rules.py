@@ -23,9 +23,20 @@ from shellagent.policy.programs import Args
 
 Verdict = Literal["allow", "ask", "deny"]
 SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
-TRAITS = ("network", "fetch", "privilege", "code-from-stdin", "download-to-shell",
-          "sed-exec", "sed-write", "sed-script-file", "awk-side-effects", "fork-bomb",
-          "wrapped", "stdin-args")
+TRAITS = (
+    "network",
+    "fetch",
+    "privilege",
+    "code-from-stdin",
+    "download-to-shell",
+    "sed-exec",
+    "sed-write",
+    "sed-script-file",
+    "awk-side-effects",
+    "fork-bomb",
+    "wrapped",
+    "stdin-args",
+)
 _PATH_OR_ANY = (*PATH_CLASSES, "any")
 
 
@@ -178,8 +189,9 @@ def load_policy(paths: list[Path]) -> Policy:
             safe = model.variables.safe_prefix
         if model.variables.dangerous is not None:
             dangerous = model.variables.dangerous
-    return Policy(tuple(rules.values()), frozenset(safe), tuple(dangerous),
-                  tuple(str(p) for p in paths))
+    return Policy(
+        tuple(rules.values()), frozenset(safe), tuple(dangerous), tuple(str(p) for p in paths)
+    )
 
 
 def read_policy_file(path: Path) -> PolicyFileModel:
@@ -194,7 +206,8 @@ def read_policy_file(path: Path) -> PolicyFileModel:
     except tomllib.TOMLDecodeError as exc:
         line = re.search(r"line (\d+)", str(exc))
         raise ConfigError(
-            f"invalid TOML: {str(exc).split(' (at line')[0]}", path=str(path),
+            f"invalid TOML: {str(exc).split(' (at line')[0]}",
+            path=str(path),
             line=int(line.group(1)) if line else None,
         ) from None
     try:
@@ -204,14 +217,19 @@ def read_policy_file(path: Path) -> PolicyFileModel:
         loc = err["loc"]
         where = ".".join(str(p) for p in loc)
         raise ConfigError(
-            f"{where}: {err['msg']}", path=str(path), line=_line_of(text, loc),
+            f"{where}: {err['msg']}",
+            path=str(path),
+            line=_line_of(text, loc),
             hint="see docs/policy.md for the rule format",
         ) from None
     seen: set[str] = set()
     for index, rule in enumerate(model.rule):
         if rule.id in seen:
-            raise ConfigError(f"rule id {rule.id!r} is used twice", path=str(path),
-                              line=_line_of(text, ("rule", index)))
+            raise ConfigError(
+                f"rule id {rule.id!r} is used twice",
+                path=str(path),
+                line=_line_of(text, ("rule", index)),
+            )
         seen.add(rule.id)
     return model
 

@@ -18,8 +18,9 @@ def preset_path(name: str) -> Path:
     packaged = resources.files("shellagent").joinpath("policies", f"{name}.toml")
     if packaged.is_file():
         return Path(str(packaged))
-    raise ConfigError(f"the {name} policy preset is missing from this installation",
-                      hint="reinstall shellagent")
+    raise ConfigError(
+        f"the {name} policy preset is missing from this installation", hint="reinstall shellagent"
+    )
 
 
 def default_policy_path() -> Path:

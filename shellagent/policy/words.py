@@ -15,8 +15,19 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 _ANSI_SIMPLE = {
-    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
-    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
 }
 _ANSI_ESCAPE = re.compile(
     r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S
@@ -98,7 +109,9 @@ class WordReader:
         raw = _text(node)
         if kind in ("word", "number", "variable_name", "file_descriptor"):
             if first and (raw == "~" or raw.startswith("~/")):
-                out.append(Word(self.home + _unescape_unquoted(raw[1:]), glob=_has_unquoted_glob(raw)))
+                out.append(
+                    Word(self.home + _unescape_unquoted(raw[1:]), glob=_has_unquoted_glob(raw))
+                )
             elif first and raw.startswith("~"):
                 out.append(Word(raw, static=False))  # ~user: another account's home
             elif "{" in raw and _has_brace_expansion(raw):

@@ -19,39 +19,171 @@ PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "su", "run0", "sudoedit", "runu
 
 # wrapper -> (options taking a value, options without one). "*" accepts any flag.
 _OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "sudo": (frozenset("-u -g -h -p -C -D -r -t -U -T -R --user --group --host --prompt "
-                       "--close-from --chdir --role --type --other-user --command-timeout "
-                       "--chroot".split()),
-             frozenset("-E -H -n -k -K -S -b -A -P -i -s -B -N --preserve-env --set-home "
-                       "--non-interactive --reset-timestamp --stdin --background --askpass "
-                       "--login --shell --preserve-groups --bell --no-update".split())),
-    "doas": (frozenset("-u -C".split()), frozenset("-n -s -L".split())),
+    "sudo": (
+        frozenset(
+            [
+                "-u",
+                "-g",
+                "-h",
+                "-p",
+                "-C",
+                "-D",
+                "-r",
+                "-t",
+                "-U",
+                "-T",
+                "-R",
+                "--user",
+                "--group",
+                "--host",
+                "--prompt",
+                "--close-from",
+                "--chdir",
+                "--role",
+                "--type",
+                "--other-user",
+                "--command-timeout",
+                "--chroot",
+            ]
+        ),
+        frozenset(
+            [
+                "-E",
+                "-H",
+                "-n",
+                "-k",
+                "-K",
+                "-S",
+                "-b",
+                "-A",
+                "-P",
+                "-i",
+                "-s",
+                "-B",
+                "-N",
+                "--preserve-env",
+                "--set-home",
+                "--non-interactive",
+                "--reset-timestamp",
+                "--stdin",
+                "--background",
+                "--askpass",
+                "--login",
+                "--shell",
+                "--preserve-groups",
+                "--bell",
+                "--no-update",
+            ]
+        ),
+    ),
+    "doas": (frozenset(["-u", "-C"]), frozenset(["-n", "-s", "-L"])),
     "pkexec": (frozenset(["--user"]), frozenset(["--disable-internal-agent", "--keep-cwd"])),
-    "run0": (frozenset("-u -g -D --user --group --chdir --unit --property --description "
-                       "--setenv --nice --slice".split()), frozenset(["--no-ask-password"])),
-    "runuser": (frozenset("-u -g -G --user --group --supp-group".split()), frozenset()),
-    "timeout": (frozenset("-s -k --signal --kill-after".split()),
-                frozenset("--foreground --preserve-status -v --verbose".split())),
-    "nice": (frozenset("-n --adjustment".split()), frozenset()),
-    "ionice": (frozenset("-c -n --class --classdata".split()), frozenset("-t --ignore".split())),
+    "run0": (
+        frozenset(
+            [
+                "-u",
+                "-g",
+                "-D",
+                "--user",
+                "--group",
+                "--chdir",
+                "--unit",
+                "--property",
+                "--description",
+                "--setenv",
+                "--nice",
+                "--slice",
+            ]
+        ),
+        frozenset(["--no-ask-password"]),
+    ),
+    "runuser": (frozenset(["-u", "-g", "-G", "--user", "--group", "--supp-group"]), frozenset()),
+    "timeout": (
+        frozenset(["-s", "-k", "--signal", "--kill-after"]),
+        frozenset(["--foreground", "--preserve-status", "-v", "--verbose"]),
+    ),
+    "nice": (frozenset(["-n", "--adjustment"]), frozenset()),
+    "ionice": (frozenset(["-c", "-n", "--class", "--classdata"]), frozenset(["-t", "--ignore"])),
     "nohup": (frozenset(), frozenset()),
-    "setsid": (frozenset(), frozenset("-c -f -w --ctty --fork --wait".split())),
-    "stdbuf": (frozenset("-i -o -e --input --output --error".split()), frozenset()),
-    "time": (frozenset("-f -o --format --output".split()),
-             frozenset("-p -a -v -q --portability --append --verbose --quiet".split())),
+    "setsid": (frozenset(), frozenset(["-c", "-f", "-w", "--ctty", "--fork", "--wait"])),
+    "stdbuf": (frozenset(["-i", "-o", "-e", "--input", "--output", "--error"]), frozenset()),
+    "time": (
+        frozenset(["-f", "-o", "--format", "--output"]),
+        frozenset(["-p", "-a", "-v", "-q", "--portability", "--append", "--verbose", "--quiet"]),
+    ),
     "command": (frozenset(), frozenset(["-p"])),
     "builtin": (frozenset(), frozenset()),
-    "exec": (frozenset(["-a"]), frozenset("-c -l".split())),
-    "xargs": (frozenset("-a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace "
-                        "--max-lines --max-args --max-procs --max-chars --process-slot-var"
-                        .split()),
-              frozenset("-0 -r -t -p -x -e -i -l --null --no-run-if-empty --verbose "
-                        "--interactive --exit --open-tty".split())),
-    "env": (frozenset("-u -C -S --unset --chdir --split-string".split()),
-            frozenset("-i -0 -v - --ignore-environment --null --debug".split())),
-    "watch": (frozenset("-n -d -q --interval --differences --equexit".split()),
-              frozenset("-t -b -e -g -c -x -p -w -r --no-title --beep --errexit --chgexit "
-                        "--color --exec --precise --no-wrap --no-rerun".split())),
+    "exec": (frozenset(["-a"]), frozenset(["-c", "-l"])),
+    "xargs": (
+        frozenset(
+            [
+                "-a",
+                "-d",
+                "-E",
+                "-I",
+                "-L",
+                "-n",
+                "-P",
+                "-s",
+                "--arg-file",
+                "--delimiter",
+                "--eof",
+                "--replace",
+                "--max-lines",
+                "--max-args",
+                "--max-procs",
+                "--max-chars",
+                "--process-slot-var",
+            ]
+        ),
+        frozenset(
+            [
+                "-0",
+                "-r",
+                "-t",
+                "-p",
+                "-x",
+                "-e",
+                "-i",
+                "-l",
+                "--null",
+                "--no-run-if-empty",
+                "--verbose",
+                "--interactive",
+                "--exit",
+                "--open-tty",
+            ]
+        ),
+    ),
+    "env": (
+        frozenset(["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]),
+        frozenset(["-i", "-0", "-v", "-", "--ignore-environment", "--null", "--debug"]),
+    ),
+    "watch": (
+        frozenset(["-n", "-d", "-q", "--interval", "--differences", "--equexit"]),
+        frozenset(
+            [
+                "-t",
+                "-b",
+                "-e",
+                "-g",
+                "-c",
+                "-x",
+                "-p",
+                "-w",
+                "-r",
+                "--no-title",
+                "--beep",
+                "--errexit",
+                "--chgexit",
+                "--color",
+                "--exec",
+                "--precise",
+                "--no-wrap",
+                "--no-rerun",
+            ]
+        ),
+    ),
 }
 
 
@@ -109,7 +241,7 @@ def _options(name: str, argv: list[Word], start: int) -> tuple[int, dict[str, Wo
             for j, ch in enumerate(t[1:], start=1):
                 opt = "-" + ch
                 if opt in with_value:
-                    rest = t[j + 1:]
+                    rest = t[j + 1 :]
                     if rest:
                         seen[opt] = Word(rest)
                         i += 1
@@ -138,7 +270,12 @@ def unwrap(argv: list[Word]) -> Unwrapped:
         if not argv:
             return result
         name = program_name(argv[0])
-        if name == "busybox" and len(argv) > 1 and argv[1].static and not argv[1].text.startswith("-"):
+        if (
+            name == "busybox"
+            and len(argv) > 1
+            and argv[1].static
+            and not argv[1].text.startswith("-")
+        ):
             result.wrappers.append(name)
             result.argv = argv[1:]
             continue
@@ -214,8 +351,10 @@ def _scripts(name: str, argv: list[Word], result: Unwrapped) -> None:
         t = w.text
         if t == "--" or not t.startswith(("-", "+")):
             return
-        if name == "su" and t in ("-c", "--command") or (
-            name != "su" and not t.startswith("--") and "c" in t[1:]
+        if (
+            name == "su"
+            and t in ("-c", "--command")
+            or (name != "su" and not t.startswith("--") and "c" in t[1:])
         ):
             if i + 1 < len(argv):
                 result.scripts.append((f"{name} -c", argv[i + 1]))
@@ -235,7 +374,7 @@ def _find_exec(argv: list[Word], result: Unwrapped) -> None:
             j = i + 1
             while j < len(argv) and argv[j].text not in (";", "+"):
                 j += 1
-            inner = argv[i + 1:j]
+            inner = argv[i + 1 : j]
             if inner:
                 result.inner.append((f"find {action}", inner))
             else:

@@ -50,7 +50,8 @@ def test_policy_test_fails_on_a_wrong_example(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "p.toml"
-    path.write_text('[[rule]]\nid = "x"\ndecision = "allow"\nreason = "r"\nprogram = ["ls"]\n'
-                    'match = ["pwd"]\n')
+    path.write_text(
+        '[[rule]]\nid = "x"\ndecision = "allow"\nreason = "r"\nprogram = ["ls"]\nmatch = ["pwd"]\n'
+    )
     assert main(["policy", "test", str(path)]) == 1
     assert "rule x should match `pwd`" in capsys.readouterr().out

@@ -9,8 +9,9 @@ from shellagent.policy.parse import BashParser
 from tests.policy.conftest import STATE
 
 
-@pytest.mark.parametrize("command", ["\\rm x", "'r'm x", '"r"m x', "$'\\x72m' x", "$'\\162m' x",
-                                     "r\\\nm x"])
+@pytest.mark.parametrize(
+    "command", ["\\rm x", "'r'm x", '"r"m x', "$'\\x72m' x", "$'\\162m' x", "r\\\nm x"]
+)
 def test_quoting_is_removed_the_way_bash_does(command: str) -> None:
     parsed = BashParser("/home/user").parse(command)
     assert [w.text for w in parsed.commands[0].words] == ["rm", "x"]
@@ -19,7 +20,11 @@ def test_quoting_is_removed_the_way_bash_does(command: str) -> None:
 def test_tilde_and_home_expand_to_the_home_directory() -> None:
     parsed = BashParser("/home/user").parse('ls ~ ~/x "$HOME/y" ${HOME}')
     assert [w.text for w in parsed.commands[0].words[1:]] == [
-        "/home/user", "/home/user/x", "/home/user/y", "/home/user"]
+        "/home/user",
+        "/home/user/x",
+        "/home/user/y",
+        "/home/user",
+    ]
 
 
 def test_commands_inside_substitutions_loops_and_heredocs_are_found() -> None:

@@ -17,13 +17,13 @@ from shellagent.policy import (
 )
 from tests.policy.conftest import HOME, STATE, WORKSPACE
 
-RULE = '''
+RULE = """
 [[rule]]
 id = "ls"
 decision = "allow"
 reason = "lists"
 program = ["ls"]
-'''
+"""
 
 
 def write(tmp_path: Path, text: str, name: str = "p.toml") -> Path:
@@ -40,7 +40,7 @@ def test_every_shipped_preset_passes_its_own_examples(name: str) -> None:
 
 
 def test_a_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
-    path = write(tmp_path, "version = 1\n\n[[rule]]\nid = \"x\nreason = 1\n")
+    path = write(tmp_path, 'version = 1\n\n[[rule]]\nid = "x\nreason = 1\n')
     with pytest.raises(ConfigError) as info:
         load_policy([path])
     assert info.value.path == str(path)
@@ -49,7 +49,11 @@ def test_a_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_a_schema_error_points_at_the_offending_key(tmp_path: Path) -> None:
-    text = "version = 1\n" + RULE + '\n[[rule]]\nid = "y"\ndecision = "maybe"\nreason = "r"\nprogram = ["x"]\n'
+    text = (
+        "version = 1\n"
+        + RULE
+        + '\n[[rule]]\nid = "y"\ndecision = "maybe"\nreason = "r"\nprogram = ["x"]\n'
+    )
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as info:
         load_policy([path])
@@ -70,13 +74,16 @@ def test_an_unknown_path_class_is_rejected_with_the_known_ones(tmp_path: Path) -
 
 
 def test_a_user_override_replaces_a_rule_by_id(tmp_path: Path) -> None:
-    override = write(tmp_path, '''
+    override = write(
+        tmp_path,
+        """
 [[rule]]
 id = "processes"
 decision = "allow"
 reason = "I stop my own processes often"
 program = ["kill"]
-''')
+""",
+    )
     engine = PolicyEngine.load([default_policy_path(), override], home=HOME, workspace=WORKSPACE)
     assert engine.check("kill 1234", STATE).decision == "allow"
     assert engine.check("pkill x", STATE).decision == "ask"  # pkill was in the replaced rule
@@ -91,7 +98,9 @@ def test_a_user_override_can_remove_a_rule(tmp_path: Path) -> None:
 def test_load_without_paths_merges_the_users_policy_file() -> None:
     user = config_dir() / "policy.toml"
     user.parent.mkdir(parents=True, exist_ok=True)
-    user.write_text('[[rule]]\nid = "deny-ls"\ndecision = "deny"\nreason = "no"\nprogram = ["ls"]\n')
+    user.write_text(
+        '[[rule]]\nid = "deny-ls"\ndecision = "deny"\nreason = "no"\nprogram = ["ls"]\n'
+    )
     engine = PolicyEngine.load(home=HOME, workspace=WORKSPACE)
     assert engine.check("ls", STATE).decision == "deny"
     assert engine.check("pwd", STATE).decision == "allow"
