@@ -456,6 +456,8 @@ def _key(d: _Draft) -> str:
     text = " ".join(
         [*map(shlex.quote, parts), *(shlex.quote(w.text) if w.static else w.text for w in words)]
     )
+    if d.raw.kind == "redirect":
+        text = "(group)"  # a compound command whose redirections are judged here
     for r in d.raw.redirects:
         text += f" {r.fd}{r.op}{shlex.quote(r.target.text)}"
     return text
