@@ -82,6 +82,7 @@ class _Sandbox:
         self.driver_pid = 0
         self.last_pid = 0
         self.cwd = ""
+        self.lost_cwd = ""  # the cwd of a driver that died, to restore in its successor
         self.functions: frozenset[str] = frozenset()
         self.alive = True
         self.pidns: int | None = None
@@ -276,6 +277,12 @@ class Session:
     ) -> CommandResult:
         box = self._box
         assert box is not None
+        lost = ""
+        if box.proc.poll() is not None:  # died since the last command (e.g. `kill $PPID`)
+            self._recreate()
+            box = self._box
+            assert box is not None
+            lost = "the sandbox had exited; it was recreated and all shell state was lost"
         box.drain(lambda _: None)  # output of earlier background jobs is not this command's
         buf = CappedBuffer(self.head, self.tail)
         feed = _streamer(buf, on_output)
@@ -317,7 +324,8 @@ class Session:
             for record in records:
                 if record[0] == "S" and record[1] == nonce:
                     box.drain(feed)
-                    return self._result(command, buf, start, int(record[2]), timed_out)
+                    return self._result(command, buf, start, int(record[2]), timed_out,
+                                        bool(lost), lost)
                 if record[0] == "D":
                     return self._driver_died(command, buf, start, int(record[1]), timed_out)
 
@@ -342,6 +350,8 @@ class Session:
                 elif kind == "S":
                     box.cwd, box.last_pid = record[3], int(record[4])
                     box.functions = frozenset(record[5].split())
+                elif kind == "D":  # in order: a replacement's R may follow in this batch
+                    box.driver_pid, box.lost_cwd = 0, box.cwd
                 records.append(record)
         if not records and box.proc.poll() is not None:
             box.drain(feed)
@@ -350,9 +360,10 @@ class Session:
 
     def _result(self, command: str, buf: CappedBuffer, start: float, code: int,
                 timed_out: bool, restarted: bool = False, note: str = "") -> CommandResult:
-        if timed_out and not note:
+        if timed_out:
             why = "interrupted" if self._interrupt.is_set() else "timed out"
-            note = f"the command {why}; every process it started was killed"
+            note = "; ".join(filter(None, [
+                f"the command {why}; every process it started was killed", note]))
         output = buf.text()
         if timed_out:
             output += ("" if output.endswith("\n") or not output else "\n") + "[timed out]"
@@ -367,8 +378,7 @@ class Session:
         """The shell exited (``exit``, ``exec``, a kill): wait for its replacement, keep cwd."""
         box = self._box
         assert box is not None
-        old_cwd = box.cwd
-        box.driver_pid = 0
+        old_cwd = box.lost_cwd
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while not box.driver_pid:
             records = self._pump(box, buf.feed, 0.2)
@@ -385,21 +395,27 @@ class Session:
     def _lost(self, command: str, buf: CappedBuffer, start: float, why: str,
               timed_out: bool = False) -> CommandResult:
         """The whole sandbox is gone: make a new one (unless the session has ended)."""
+        if self._expired:
+            if self._box:
+                self._box.kill()
+                self._box = None
+            why = "the session reached its time limit; the sandbox was destroyed"
+        else:
+            self._recreate()
+        code = 124 if timed_out else 137
+        return self._result(command, buf, start, code, timed_out, True, why)
+
+    def _recreate(self) -> None:
+        """A fresh sandbox in place of a dead one, in the same directory where possible."""
         box = self._box
         old_cwd = box.cwd if box else ""
         if box:
             box.kill()
             self._box = None
-        if self._expired:
-            why = "the session reached its time limit; the sandbox was destroyed"
-        else:
-            self._start()
-            self.restarts += 1
-            if old_cwd and not self.profile.ephemeral:
-                self._run(f"cd -- {shlex.quote(old_cwd)} 2>/dev/null", 5.0, None)
-        code = 124 if timed_out else 137
-        result = self._result(command, buf, start, code, timed_out, True, why)
-        return result
+        self._start()
+        self.restarts += 1
+        if old_cwd and not self.profile.ephemeral:
+            self._run(f"cd -- {shlex.quote(old_cwd)} 2>/dev/null", 5.0, None)
 
 
 def _streamer(buf: CappedBuffer, on_output: Callable[[str], None] | None
