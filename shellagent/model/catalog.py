@@ -72,7 +72,7 @@ def catalog_path() -> Path:
     override = os.environ.get("SHELLAGENT_MODEL_CATALOG")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "models" / "catalog.toml"
+    return Path(__file__).resolve().parents[1] / "models" / "catalog.toml"
 
 
 def _read(path: Path) -> dict[str, CatalogEntry]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from shellagent.errors import ConfigError
@@ -11,13 +10,10 @@ PRESETS = ("default", "strict", "permissive")
 
 
 def preset_path(name: str) -> Path:
-    """The file of a shipped preset, from a source checkout or an installed package."""
-    checkout = Path(__file__).resolve().parents[2] / "policies" / f"{name}.toml"
-    if checkout.is_file():
-        return checkout
-    packaged = resources.files("shellagent").joinpath("policies", f"{name}.toml")
+    """The file of a shipped preset (``policies/`` at the top of a checkout links here)."""
+    packaged = Path(__file__).resolve().parents[1] / "policies" / f"{name}.toml"
     if packaged.is_file():
-        return Path(str(packaged))
+        return packaged
     raise ConfigError(
         f"the {name} policy preset is missing from this installation", hint="reinstall shellagent"
     )
