@@ -13,13 +13,28 @@ from shellagent.sandbox.profiles import PROFILES
 
 def add_profile_options(parser: argparse.ArgumentParser) -> None:
     """--profile, --write, --network and --timeout, shared by ``sandbox run`` and ``shell``."""
-    parser.add_argument("--profile", default="default", metavar="NAME",
-                        help=f"sandbox profile: {', '.join(PROFILES)} (default: default)")
-    parser.add_argument("--write", action="append", type=Path, default=[], metavar="PATH",
-                        help="also make PATH writable (repeatable)")
+    parser.add_argument(
+        "--profile",
+        default="default",
+        metavar="NAME",
+        help=f"sandbox profile: {', '.join(PROFILES)} (default: default)",
+    )
+    parser.add_argument(
+        "--write",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="also make PATH writable (repeatable)",
+    )
     parser.add_argument("--network", action="store_true", help="allow network access")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                        help="per-command timeout (default: 30)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per-command timeout (default: 30)",
+    )
 
 
 def open_session(args: argparse.Namespace) -> Any:
@@ -49,8 +64,11 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_profile_options(run)
-    run.add_argument("--json", action="store_true",
-                     help="print a JSON list of {command, output, exit_code, duration_s, ...}")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON list of {command, output, exit_code, duration_s, ...}",
+    )
     run.add_argument("commands", nargs="+", metavar="CMD")
     run.set_defaults(func=cmd_run)
 

@@ -58,4 +58,3 @@ def cmd_shell(args: argparse.Namespace) -> int:
             if result.note:
                 print(f"[{result.note}]", file=sys.stderr)
             last = result.exit_code
-
