@@ -21,7 +21,8 @@ INSTALL_HINT = "install bubblewrap: sudo apt-get install bubblewrap (or pip inst
 USERNS_HINT = (
     "user namespaces are blocked; on Ubuntu 24.04 run: "
     "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 "
-    "(or add an AppArmor profile for bwrap), elsewhere: sudo sysctl -w user.max_user_namespaces=15000"
+    "(or add an AppArmor profile for bwrap), elsewhere: "
+    "sudo sysctl -w user.max_user_namespaces=15000"
 )
 
 

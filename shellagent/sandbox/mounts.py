@@ -81,10 +81,14 @@ class MountPlan:
         if path.exists():
             self.args += ["--ro-bind", str(path), str(path)]
             return
-        parent = path.parent
-        if not parent.is_dir() or parent.is_symlink():
+        missing = [path]
+        while not os.path.lexists(missing[-1].parent):
+            missing.append(missing[-1].parent)
+        if not missing[-1].parent.is_dir() or missing[-1].parent.is_symlink():
             return
-        self.created.append(path)
+        # bwrap creates the mount point and any missing parents on the host; all of them
+        # are removed again (if still empty) when the sandbox ends.
+        self.created += reversed(missing)
         if is_dir:
             self.args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:

@@ -55,7 +55,7 @@ while builtin read -r -d '' -u 3 __sa_frame; do
   C*)
     builtin set -o pipefail
     builtin shopt -u expand_aliases
-    builtin eval "${__sa_frame#C}" 0</dev/null 3<&- 4>&-
+    builtin eval -- "${__sa_frame#C}" 0</dev/null 3<&- 4>&-
     __sa_rc=$?
     ;;
   N*)

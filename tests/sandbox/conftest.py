@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,27 @@ print(json.dumps(out))
 """
 
 
+REAL_HOME = Path.home()
+
+
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def outside_tmp() -> Iterator[Path]:
+    """A scratch directory that is *not* under /tmp.
+
+    The sandbox gives every command a private /tmp, so a fake home under pytest's tmp_path
+    would simply be invisible inside and every probe of it would pass for the wrong reason.
+    """
+    base = Path(os.environ.get("SHELLAGENT_TEST_ROOT", REAL_HOME / ".cache/shellagent-tests"))
+    base.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(dir=base))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def home(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home directory full of secrets and one ordinary file, set as $HOME."""
-    home = tmp_path / "home"
+    home = outside_tmp / "home"
     for rel, text in {
         ".ssh/id_rsa": "PRIVATE-KEY-SECRET",
         ".aws/credentials": "aws_secret_access_key=AWSSECRET",
