@@ -1,0 +1,80 @@
+"""Asking the user about a command the policy flagged ``ask``, and the ready-made answers.
+
+The loop calls an ``Approver`` with an ``ApprovalRequest`` (the exact command, the model's
+reason, the policy's decision and reasons) and gets an ``Approval`` back:
+
+    approve   run it once                       edit     run ``command`` instead (re-checked)
+    refuse    do not run it; ``reason`` goes    always   remember it for ``scope``, then run
+              back to the model                 quit     stop the whole task
+
+``AutoApprover`` is ``--yes``: it approves every ``ask`` (the loop never asks about a
+``deny``), and the transcript records its answers as ``auto``. ``RefuseApprover`` is what an
+unattended run without ``--yes`` gets: every ``ask`` is refused, and the reason says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from shellagent.policy import Decision
+
+__all__ = [
+    "Approval",
+    "ApprovalKind",
+    "ApprovalRequest",
+    "Approver",
+    "AutoApprover",
+    "RefuseApprover",
+    "Scope",
+]
+
+ApprovalKind = Literal["approve", "refuse", "edit", "always", "quit"]
+Scope = Literal["session", "directory", "everywhere"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the user is asked about: the command exactly as it would run, and why."""
+
+    command: str
+    why: str
+    decision: Decision
+    turn: int
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The user's answer. ``command`` is the edited command (``edit`` only); ``scope`` is
+    required for ``always``; ``reason`` is told to the model on ``refuse``."""
+
+    decision: ApprovalKind
+    command: str | None = None
+    reason: str = ""
+    scope: Scope | None = None
+
+
+class Approver(Protocol):
+    """Anything that answers an approval request (a terminal prompt, the daemon's client)."""
+
+    def __call__(self, request: ApprovalRequest) -> Approval: ...
+
+
+class AutoApprover:
+    """Approve every ``ask`` without asking (``ask -y``); the transcript says ``auto``."""
+
+    automatic = True
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        return Approval("approve", reason="approved automatically (--yes)")
+
+
+class RefuseApprover:
+    """Refuse every ``ask`` with one fixed reason (nobody is there to answer)."""
+
+    def __init__(self, reason: str = "nobody is at the terminal to approve it") -> None:
+        self.reason = reason
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        return Approval("refuse", reason=self.reason)

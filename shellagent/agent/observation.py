@@ -1,0 +1,78 @@
+"""What the model is told after each reply: the observation texts, in one place.
+
+An executed command becomes ``exit N`` and its output, cut to a budget (head and tail kept,
+the cut said in the middle) because a small context cannot hold a long listing and the first
+and last lines carry most of the signal (headers, errors, totals). Everything else the loop
+tells the model (a denial and its reasons, a refusal, a reply that was not an action) is one
+short sentence that says what to do next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "cut",
+    "denied",
+    "dry_run",
+    "executed",
+    "invalid_reply",
+    "refused",
+    "repeated",
+]
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters: head and tail kept, the cut said in between."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    note_room = 40
+    keep = max(limit - note_room, 2)
+    head = keep * 2 // 3
+    tail = keep - head
+    dropped = len(text) - head - tail
+    return f"{text[:head]}\n[... {dropped} characters cut ...]\n{text[len(text) - tail :]}"
+
+
+def executed(result: Any, limit: int, *, edited_from: str | None = None) -> str:
+    """The observation for a command that ran (a ``CommandResult`` or anything shaped so)."""
+    lines: list[str] = []
+    if edited_from is not None:
+        lines.append(f"The user changed your command to: {result.command}")
+    if result.timed_out:
+        lines.append(f"timed out after {result.duration_s:.0f}s; the command was stopped")
+    lines.append(f"exit {result.exit_code}")
+    output = result.output.rstrip("\n")
+    if output:
+        lines.append(cut(output, limit))
+    if getattr(result, "note", ""):
+        lines.append(f"({result.note})")
+    return "\n".join(lines)
+
+
+def denied(reasons: Sequence[str], *, edited: bool = False) -> str:
+    who = "The user's edit of your command" if edited else "This command"
+    why = "; ".join(reasons) or "the policy forbids it"
+    return f"{who} was not run: the policy denies it ({why}). Try another way."
+
+
+def refused(reason: str) -> str:
+    if reason:
+        return f"The user refused this command: {reason}. Try another way, or finish."
+    return "The user refused this command. Try another way, or finish."
+
+
+def dry_run(decision: str) -> str:
+    return f"Dry run: not run (the policy would {decision} it). Continue as if it had worked."
+
+
+def invalid_reply(problem: str) -> str:
+    return (
+        f"That reply was not an action ({problem}). Reply with one JSON object, for example "
+        '{"cmd": "ls", "why": "list files"} or {"done": "finished"}.'
+    )
+
+
+def repeated(command: str, times: int) -> str:
+    return f"You have run `{command}` {times} times with the same result. Try something else."
