@@ -130,3 +130,67 @@ class ScriptedBackend:
             token_ids=tuple(range(len(pieces))) if capture_logprobs else None,
             logprobs=tuple(0.0 for _ in pieces) if capture_logprobs else None,
         )
+
+
+# --- agent: FakeShell -------------------------------------------------------------------
+
+if typing.TYPE_CHECKING:
+    from shellagent.sandbox.shell import CommandResult as _CommandResult
+
+    _Answer = tuple[str, int] | _Callable[[str], tuple[str, int]]
+
+
+class FakeShell:
+    """A stand-in for a sandbox ``Session`` that answers commands from a table.
+
+    ``answers`` maps a command to ``(output, exit_code)`` or to a callable that returns one;
+    anything else gets ``default``. Commands in ``hang`` block until ``interrupt()`` or
+    their timeout, like a ``sleep`` would. ``ran`` lists every command in order.
+    """
+
+    def __init__(
+        self,
+        answers: _Mapping[str, _Answer] | None = None,
+        *,
+        default: tuple[str, int] = ("", 0),
+        hang: _Iterable[str] = (),
+        cwd: str = "/work",
+        functions: frozenset[str] = frozenset(),
+    ) -> None:
+        import threading
+
+        self.answers = dict(answers or {})
+        self.default = default
+        self.hang = set(hang)
+        self.cwd = cwd
+        self.functions = functions
+        self.ran: list[str] = []
+        self.interrupted = threading.Event()
+
+    def run(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        on_output: _Callable[[str], None] | None = None,
+    ) -> _CommandResult:
+        import time
+
+        from shellagent.sandbox.shell import CommandResult
+
+        self.ran.append(command)
+        start = time.monotonic()
+        if command in self.hang:
+            self.interrupted.clear()
+            stopped = self.interrupted.wait(30.0 if timeout is None else timeout)
+            return CommandResult(
+                command, "", 130 if stopped else 124, time.monotonic() - start, timed_out=True
+            )
+        answer = self.answers.get(command, self.default)
+        output, code = answer(command) if callable(answer) else answer
+        if on_output is not None and output:
+            on_output(output)
+        return CommandResult(command, output, code, time.monotonic() - start)
+
+    def interrupt(self) -> None:
+        self.interrupted.set()
