@@ -423,7 +423,7 @@ def _give_up_if_repeated(state: _Session, command: str) -> None:
     key = command.strip()
     count = state.failures[key] = state.failures.get(key, 0) + 1
     if count >= state.config.repeat_limit:
-        raise _Stop("repeated_failure", f"gave up: `{key}` failed {count} times")
+        raise _Stop("repeated_failure", f"`{key}` failed {count} times")
 
 
 class _CancelWatcher:
