@@ -58,6 +58,20 @@ def _userns() -> str:
     return "bwrap can create user, pid, net, ipc, uts and mount namespaces"
 
 
+def _seccomp() -> str:
+    import platform
+
+    from shellagent.errors import SandboxUnavailable
+    from shellagent.sandbox.seccomp import ARCHES, program
+
+    if program() is None:
+        raise SandboxUnavailable(
+            f"no seccomp filter for {platform.machine()}: namespaces and dropped capabilities "
+            "still apply", hint=f"filters exist for {', '.join(ARCHES)}",
+        )
+    return f"filter active for {platform.machine()} (TIOCSTI, io_uring, ptrace, bpf, …)"
+
+
 def _profile(name: str) -> Callable[[], str]:
     def probe() -> str:
         from shellagent.errors import SandboxUnavailable
@@ -81,7 +95,8 @@ def _model() -> str:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    checks = [_attempt("bwrap", _bwrap), _attempt("user namespaces", _userns)]
+    checks = [_attempt("bwrap", _bwrap), _attempt("user namespaces", _userns),
+              _attempt("seccomp", _seccomp)]
     if all(c.ok for c in checks):
         from shellagent.sandbox.profiles import PROFILES
 

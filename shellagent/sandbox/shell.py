@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from shellagent.errors import InputError, SandboxUnavailable, SessionClosed
-from shellagent.sandbox import mounts, procs
+from shellagent.sandbox import mounts, procs, seccomp
 from shellagent.sandbox.bwrap import USERNS_HINT, find_bwrap
 from shellagent.sandbox.output import CappedBuffer, clean
 from shellagent.sandbox.profiles import Profile, bwrap_argv, check_writable, get_profile
@@ -62,15 +62,20 @@ class _Sandbox:
         ctl_r, self.ctl_w = _pipe()
         self.status_r, st_w = _pipe()
         self.out_r, out_w = _pipe()
+        child_fds = [ctl_r, st_w]
+        filter_fd = seccomp.program_fd()
+        if filter_fd is not None:
+            argv = [*argv, "--seccomp", str(filter_fd)]
+            child_fds.append(filter_fd)
         cmd = argv + ["--", "/bin/bash", "--noprofile", "--norc", "-c", SUPERVISOR,
                       "shellagent-supervisor", str(ctl_r), str(st_w), DRIVER]
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                pass_fds=(ctl_r, st_w), start_new_session=True, close_fds=True,
+                pass_fds=tuple(child_fds), start_new_session=True, close_fds=True,
             )
         finally:
-            for fd in (ctl_r, st_w, out_w):
+            for fd in (*child_fds, out_w):
                 os.close(fd)
         for fd in (self.status_r, self.out_r):
             os.set_blocking(fd, False)

@@ -1,0 +1,106 @@
+"""A seccomp filter for the sandbox, assembled as classic BPF and handed to ``bwrap --seccomp``.
+
+Namespaces and dropped capabilities already stop most of this; the filter is the second
+wall, in the spirit of Flatpak's: terminal injection (``TIOCSTI``/``TIOCLINUX``, also with
+garbage in the upper 32 bits of the request, CVE-2019-10063), io_uring (which bypasses
+other syscall checks), ptrace, kernel keyrings, BPF, perf, userfaultfd, module and kexec
+loading, and the mount/namespace calls. ``clone3`` answers ENOSYS so libc falls back to
+``clone``, whose namespace flags ``--disable-userns`` and the dropped capabilities cover.
+Everything else is allowed. Unknown architectures get no filter (``doctor`` says so).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import platform
+import struct
+
+# struct seccomp_data: int nr; u32 arch; u64 ip; u64 args[6]
+NR_OFFSET, ARCH_OFFSET, ARG1_LOW_OFFSET = 0, 4, 24
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+X32_SYSCALL_BIT = 0x40000000
+
+ARCHES = {
+    "x86_64": 0xC000003E,
+    "aarch64": 0xC00000B7,
+}
+# Syscall numbers per architecture for the calls the filter names.
+SYSCALLS: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "ioctl": 16, "ptrace": 101, "syslog": 103, "acct": 163, "mount": 165, "umount2": 166,
+        "swapon": 167, "swapoff": 168, "reboot": 169, "pivot_root": 155, "init_module": 175,
+        "delete_module": 176, "add_key": 248, "request_key": 249, "keyctl": 250,
+        "kexec_load": 246, "unshare": 272, "perf_event_open": 298, "open_by_handle_at": 304,
+        "setns": 308, "finit_module": 313, "kexec_file_load": 320, "bpf": 321,
+        "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
+        "fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
+    },
+    "aarch64": {
+        "ioctl": 29, "ptrace": 117, "syslog": 116, "acct": 89, "mount": 40, "umount2": 39,
+        "swapon": 224, "swapoff": 225, "reboot": 142, "pivot_root": 41, "init_module": 105,
+        "delete_module": 106, "add_key": 217, "request_key": 218, "keyctl": 219,
+        "kexec_load": 104, "unshare": 97, "perf_event_open": 241, "open_by_handle_at": 265,
+        "setns": 268, "finit_module": 273, "kexec_file_load": 294, "bpf": 280,
+        "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
+        "fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
+    },
+}
+DENIED = ("ptrace", "syslog", "acct", "mount", "umount2", "swapon", "swapoff", "reboot",
+          "pivot_root", "init_module", "delete_module", "add_key", "request_key", "keyctl",
+          "kexec_load", "unshare", "perf_event_open", "open_by_handle_at", "setns",
+          "finit_module", "kexec_file_load", "bpf", "userfaultfd", "io_uring_setup",
+          "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
+          "fsconfig", "fsmount", "fspick", "mount_setattr")
+ENOSYS = ("clone3",)
+
+
+def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+def program(machine: str | None = None) -> bytes | None:
+    """The compiled filter for this machine's architecture, or None if unsupported."""
+    machine = machine or platform.machine()
+    if machine not in ARCHES:
+        return None
+    numbers = SYSCALLS[machine]
+    errno_for = {numbers[name]: errno.EPERM for name in DENIED}
+    errno_for.update({numbers[name]: errno.ENOSYS for name in ENOSYS})
+    out = [
+        _insn(BPF_LD_W_ABS, ARCH_OFFSET),
+        _insn(BPF_JEQ_K, ARCHES[machine], jt=1),
+        _insn(BPF_RET_K, RET_ERRNO | errno.EPERM),  # a foreign ABI: refuse
+        _insn(BPF_LD_W_ABS, NR_OFFSET),
+    ]
+    if machine == "x86_64":  # x32 syscalls are a second numbering of the same calls
+        out += [_insn(BPF_JGE_K, X32_SYSCALL_BIT, jf=1),
+                _insn(BPF_RET_K, RET_ERRNO | errno.EPERM)]
+    for nr, err in sorted(errno_for.items()):
+        out += [_insn(BPF_JEQ_K, nr, jf=1), _insn(BPF_RET_K, RET_ERRNO | err)]
+    # ioctl: only the low 32 bits of the request count, as the kernel compares them.
+    out += [
+        _insn(BPF_JEQ_K, numbers["ioctl"], jf=4),
+        _insn(BPF_LD_W_ABS, ARG1_LOW_OFFSET),
+        _insn(BPF_JEQ_K, TIOCSTI, jt=1),
+        _insn(BPF_JEQ_K, TIOCLINUX, jf=1),
+        _insn(BPF_RET_K, RET_ERRNO | errno.EPERM),
+        _insn(BPF_RET_K, RET_ALLOW),
+    ]
+    return b"".join(out)
+
+
+def program_fd() -> int | None:
+    """A readable fd holding the filter, positioned at the start (bwrap reads it once)."""
+    code = program()
+    if code is None:
+        return None
+    fd = os.memfd_create("shellagent-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, code)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
