@@ -1,0 +1,59 @@
+"""What ``shellagent daemon status`` shows: model, uptime, sessions, memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def memory_kb(path: str = "/proc/self/status") -> tuple[int | None, int | None]:
+    """(VmRSS, VmHWM) of this process in kB, from ``/proc``; None where unknown."""
+    found: dict[str, int] = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    found[key] = int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return found.get("VmRSS"), found.get("VmHWM")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def _mb(kb: int | None) -> str:
+    return "?" if kb is None else f"{kb / 1024:.0f} MB"
+
+
+def render(status: dict[str, Any]) -> str:
+    """The status reply as a few readable lines."""
+    model = status.get("model") or {}
+    if model.get("loaded"):
+        state = f"{model.get('name')} (warm, idle {_duration(model.get('idle_s', 0))})"
+    else:
+        state = f"{model.get('spec')} (not loaded)"
+    lines = [
+        f"daemon    pid {status.get('pid')}, up {_duration(status.get('uptime_s', 0))}, "
+        f"shellagent {status.get('version')}",
+        f"socket    {status.get('socket')}",
+        f"model     {state}; unloads after {_duration(model.get('idle_unload_s', 0))} idle",
+        f"memory    {_mb(status.get('rss_kb'))} resident (peak {_mb(status.get('peak_rss_kb'))})",
+    ]
+    sessions = status.get("sessions") or []
+    lines.append(f"sessions  {len(sessions)} running, {model.get('waiting', 0)} waiting for "
+                 "the model")
+    for s in sessions:
+        lines.append(
+            f"  {s.get('session')}  {s.get('state'):<20} {_duration(s.get('running_s', 0)):>6}"
+            f"  pid {s.get('client_pid')}  {s.get('task')}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""The messages between ``ask`` and the daemon: one JSON object per line, versioned.
+
+Standard library only: ``ask`` imports this module on its start-up path. The daemon
+validates what it receives with the pydantic models in ``shellagent.daemon.messages``;
+the client trusts the daemon (same user, checked by ``SO_PEERCRED``) and reads events
+with ``decode`` alone.
+
+Every message carries ``v`` (``VERSION``) and ``type``. A line is at most
+``MAX_LINE_BYTES`` bytes, newline included; JSON is written with ``ensure_ascii`` so a
+line never holds a raw control character, a bidi override or a lone surrogate.
+
+Client -> daemon
+    ask        {task, cwd, model?, dry_run, yes, interactive, max_turns?}   one task
+    approval   {id, decision, command, edited?, reason?, scope?}   answer an approval_request
+    cancel     {}                                             stop the task (Ctrl-C)
+    status     {}                                             daemon status, then close
+    stop       {}                                             shut the daemon down
+
+Daemon -> client
+    accepted          {session, model}                 the task has a session and sandbox
+    queued            {position}                       waiting for the model
+    thinking          {turn}                           the model is generating
+    proposed          {turn, command, why, decision, reasons}   a command and its verdict
+    approval_request  {id, turn, command, why, decision, reasons}  answer with approval
+    output            {data}                           live output of the running command
+    approval          {turn, command, decision, ...}   what was decided (by whom)
+    result            {turn, command, exit_code, duration_s, timed_out, truncated}
+    summary           {reason, summary, turns, session, commands, error, transcript}
+    status            {pid, version, uptime_s, model, sessions, rss_kb, ...}
+    stopping          {}
+    error             {code, message, fatal}           fatal: the connection ends
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+VERSION = 1
+MAX_LINE_BYTES = 1024 * 1024
+SOCKET_NAME = "daemon.sock"
+
+CLIENT_TYPES = ("ask", "approval", "cancel", "status", "stop")
+EVENT_TYPES = (
+    "accepted",
+    "queued",
+    "thinking",
+    "proposed",
+    "approval_request",
+    "approval",
+    "output",
+    "result",
+    "summary",
+    "status",
+    "stopping",
+    "error",
+)
+DECISIONS = ("approve", "refuse", "edit", "always", "quit")
+SCOPES = ("session", "directory", "everywhere")
+
+# error codes
+MALFORMED = "malformed"
+TOO_LONG = "too_long"
+OUT_OF_ORDER = "out_of_order"
+UNSUPPORTED_VERSION = "unsupported_version"
+REFUSED = "refused"
+FAILED = "failed"
+
+
+class ProtocolError(ValueError):
+    """A line that is not one valid message; ``code`` is one of the error codes above."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def encode(kind: str, **fields: Any) -> bytes:
+    """One message as a line of bytes, newline included."""
+    message = {"v": VERSION, "type": kind, **fields}
+    line = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(TOO_LONG, f"{kind} message is {len(line)} bytes")
+    return line
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """A line back into a message dict: a JSON object with a known ``v`` and a ``type``."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(TOO_LONG, f"line longer than {MAX_LINE_BYTES} bytes")
+    try:
+        message = json.loads(line)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(MALFORMED, f"not JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(MALFORMED, "a message must be a JSON object")
+    if message.get("v") != VERSION:
+        raise ProtocolError(
+            UNSUPPORTED_VERSION, f"protocol version {message.get('v')!r}, expected {VERSION}"
+        )
+    if not isinstance(message.get("type"), str):
+        raise ProtocolError(MALFORMED, "a message needs a string 'type'")
+    return message
+
+
+def error(code: str, message: str, *, fatal: bool = False) -> bytes:
+    return encode("error", code=code, message=message, fatal=fatal)
