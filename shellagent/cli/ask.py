@@ -61,8 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not task:
             raise UsageError("the task is empty", hint='ask "what to do"')
         args.task = task
-        # Until the daemon runs agent sessions, every task runs in this process.
-        return _run_local(args)
+        if args.no_daemon:
+            return _run_local(args)
+        from shellagent.cli.ask_client import run_via_daemon
+
+        return run_via_daemon(args)
     except ShellagentError as exc:
         print(exc.show(), file=sys.stderr)
         return exc.exit_code
