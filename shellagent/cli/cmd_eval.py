@@ -108,6 +108,7 @@ def _make_agent(args: argparse.Namespace) -> Any:
         max_turns=args.max_turns,
         command_timeout=args.command_timeout,
         model_name=args.model or backend.name,
+        jobs=args.jobs,
     )
 
 

@@ -78,6 +78,12 @@ class FairLock:
         self._next_ticket = 0
         self._serving = 0
 
+    @property
+    def waiting(self) -> int:
+        """Threads holding or waiting for the lock."""
+        with self._cond:
+            return self._next_ticket - self._serving
+
     def __enter__(self) -> None:
         with self._cond:
             ticket = self._next_ticket
@@ -120,7 +126,8 @@ class ModelAgent:
     """The real agent loop with a model, the policy in force and every ``ask`` approved.
 
     ``deny`` still denies (the model is told why); ``ask`` is approved automatically since
-    the sandbox is thrown away after the task. Each job thread gets its own policy engine
+    the sandbox is thrown away after the task. With ``jobs`` > 1 the model is shared
+    through ``SharedBackend``. Each job thread gets its own policy engine
     (the bash parser behind it is not shared between threads).
     """
 
@@ -131,8 +138,10 @@ class ModelAgent:
         max_turns: int = 15,
         command_timeout: float = 30.0,
         model_name: str | None = None,
+        jobs: int = 1,
     ) -> None:
-        self.backend = SharedBackend(backend)
+        # One job needs no lock, and its transcripts then name the real backend class.
+        self.backend: Backend = SharedBackend(backend) if jobs > 1 else backend
         self.max_turns = max_turns
         self.command_timeout = command_timeout
         self.name = model_name or backend.name

@@ -39,7 +39,9 @@ def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float
     denom = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)  # exact at the ends
+    return (low, high)
 
 
 @dataclass(frozen=True)

@@ -140,11 +140,17 @@ def pristine_environment(shell: Any) -> tuple[dict[str, str], str]:
 
 
 def fresh_shell_command(command: str, env: Mapping[str, str], cwd: str) -> str:
-    """``command`` run by a new bash with only ``env``, from ``cwd``, in a subshell."""
+    """``command`` run by a new bash with only ``env``, from ``cwd``, in a subshell.
+
+    Absolute paths and ``builtin``, after dropping functions of the same names: the agent
+    may have unset PATH or defined a ``cd`` function in the persistent shell.
+    """
     assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
     return (
-        f"(cd {shlex.quote(cwd)} 2>/dev/null || cd /; exec env -i {assignments} "
-        f"bash --noprofile --norc -c {shlex.quote(command)})"
+        f"(\\unset -f builtin cd exec 2>/dev/null; "
+        f"builtin cd {shlex.quote(cwd)} 2>/dev/null || builtin cd /; "
+        f"builtin exec /usr/bin/env -i {assignments} "
+        f"/bin/bash --noprofile --norc -c {shlex.quote(command)})"
     )
 
 
@@ -321,7 +327,20 @@ def run_eval(
         if cancel.is_set():
             shell.interrupt()
 
+    workers_left = max(1, jobs)
+    all_done = threading.Event()
+
     def worker() -> None:
+        nonlocal workers_left
+        try:
+            work()
+        finally:
+            with lock:
+                workers_left -= 1
+                if workers_left == 0:
+                    all_done.set()
+
+    def work() -> None:
         while not cancel.is_set():
             try:
                 task = pending.get_nowait()
@@ -341,16 +360,22 @@ def run_eval(
     for thread in threads:
         thread.start()
     interrupted = False
-    while any(t.is_alive() for t in threads):
+    stopped = False
+    # Wait on an Event, not Thread.join: on Python 3.11 a Ctrl-C inside join() can mark a
+    # still-running thread as finished, and the run would return without its result.
+    while not all_done.is_set():
         try:
-            for thread in threads:
-                thread.join(timeout=0.2)
+            all_done.wait(timeout=0.1)
         except KeyboardInterrupt:
             interrupted = True
             cancel.set()
+        if cancel.is_set() and not stopped:
+            stopped = True  # shells that start later see ``cancel`` in ``track``
             with lock:
                 for shell in live.values():
                     shell.interrupt()
+    for thread in threads:
+        thread.join()
     interrupted = interrupted or cancel.is_set()
     results.sort(key=lambda r: order[r.id])
     return EvalRun(

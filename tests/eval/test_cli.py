@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import shellagent.eval as eval_pkg
+from shellagent.cli.main import main
+
+SOLVABLE = {
+    "id": "ok",
+    "task": "t",
+    "setup_commands": ["mkdir -p /data"],
+    "success_condition": "[ -f /data/x ]",
+}
+
+
+def test_eval_with_the_do_nothing_agent_prints_a_json_summary_and_writes_the_report(
+    write_tasks: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_tasks(
+        SOLVABLE,
+        {**SOLVABLE, "id": "broken", "setup_commands": ["false"]},
+        '{"id": "half"',
+        {**SOLVABLE, "id": "done", "success_condition": "true"},
+        {**SOLVABLE, "id": "two"},
+    )
+    out = tmp_path / "run"
+    code = main(
+        ["eval", str(path), "--agent", "nothing", "--json", "--jobs", "2", "--out", str(out)]
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    summary = json.loads(captured.out)
+    assert (summary["valid"], summary["solved"], summary["invalid"]) == (2, 0, 2)
+    assert summary["invalid_by_reason"] == {"already satisfied": 1, "setup failed": 1}
+    assert summary["solve_rate"] == 0.0 and summary["out"] == str(out)
+    assert summary["skipped_lines"] == [
+        f"{path}:3: not valid JSON: " + summary["skipped_lines"][0].split("not valid JSON: ")[1]
+    ]
+    assert f"skipped {path}:3: not valid JSON" in captured.err
+    assert "[4/4]" in captured.err
+    for name in ("summary.json", "summary.txt", "results.csv", "results.jsonl"):
+        assert (out / name).is_file()
+    assert len(list((out / "transcripts").glob("*.jsonl"))) == 2
+
+
+def test_eval_selects_tasks_by_ids_offset_and_limit(
+    write_tasks: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_tasks(*({**SOLVABLE, "id": f"t{i}"} for i in range(5)))
+    out = tmp_path / "run"
+    assert (
+        main(
+            [
+                "eval",
+                str(path),
+                "--agent",
+                "nothing",
+                "--ids",
+                "t1,t3,t4",
+                "--offset",
+                "1",
+                "--limit",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    rows = (out / "results.jsonl").read_text().splitlines()
+    assert [json.loads(r)["id"] for r in rows] == ["t3"]
+    assert "solve rate" in capsys.readouterr().out
+
+
+def test_eval_refuses_a_model_for_the_do_nothing_agent_and_unknown_ids(
+    write_tasks: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_tasks(SOLVABLE)
+    assert main(["eval", str(path), "--agent", "nothing", "--model", "x.gguf"]) == 2
+    assert main(["eval", str(path), "--agent", "nothing", "--ids", "zz"]) == 2
+    assert main(["eval", str(path.parent / "missing.jsonl"), "--agent", "nothing"]) == 2
+    err = capsys.readouterr().err
+    assert "--model has no effect" in err and "no task with id zz" in err
+    assert "no task file" in err
+
+
+def test_ctrl_c_stops_the_run_and_still_writes_the_partial_report(
+    write_tasks: Callable[..., Path], tmp_path: Path
+) -> None:
+    path = write_tasks(
+        {**SOLVABLE, "id": "quick"},
+        {**SOLVABLE, "id": "slow", "setup_commands": ["sleep 60"]},
+        {**SOLVABLE, "id": "never"},
+    )
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "shellagent",
+            "eval",
+            str(path),
+            "--agent",
+            "nothing",
+            "--json",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
+    deadline = time.monotonic() + 30
+    while not list((out / "transcripts").glob("*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # into the slow setup
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    summary = json.loads(stdout)
+    assert summary["interrupted"] is True and summary["not_run"] == 1
+    assert (summary["valid"], summary["cancelled"]) == (1, 1)
+    assert json.loads((out / "summary.json").read_text())["interrupted"] is True
+    assert "interrupted" in stderr
+
+
+def test_the_eval_package_exports_a_sorted_complete_public_surface() -> None:
+    assert eval_pkg.__all__ == sorted(eval_pkg.__all__)
+    public = {
+        n
+        for n in vars(eval_pkg)
+        if not n.startswith("_") and n[0].isupper() or n in eval_pkg.__all__
+    }
+    modules = {"agents", "progress", "report", "runner", "tasks", "annotations"}
+    assert set(eval_pkg.__all__) == {n for n in public if n not in modules}
