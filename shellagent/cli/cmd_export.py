@@ -42,6 +42,13 @@ def add_parser(subparsers: Any) -> None:
         help="also sessions that failed (the default for dpo and rl)",
     )
     parser.add_argument("--min-turns", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--from",
+        dest="from_dir",
+        type=Path,
+        metavar="DIR",
+        help="read transcripts from DIR (e.g. an eval run's transcripts/) instead of the store",
+    )
     parser.set_defaults(func=run, only_successful=None)
 
 
@@ -67,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     from shellagent.transcript.reader import iter_transcripts
 
     since = parse_since(args.since) if args.since else None
+    if args.from_dir is not None and not args.from_dir.is_dir():
+        raise InputError(f"--from {args.from_dir}: no such directory")
     if args.min_turns < 0:
         raise InputError("--min-turns must be 0 or more")
     options = {
@@ -75,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         "min_turns": args.min_turns,
     }
     if args.output is None:
-        report = export(args.format, iter_transcripts(), sys.stdout, **options)
+        report = export(args.format, iter_transcripts(args.from_dir), sys.stdout, **options)
     else:
         target = Path(args.output)
         # Exports hold the user's sessions: 0600, and never a half-written file at the target.
@@ -87,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                report = export(args.format, iter_transcripts(), out, **options)
+                report = export(args.format, iter_transcripts(args.from_dir), out, **options)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
