@@ -192,12 +192,12 @@ def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
         classes.add("tmp")
     elif path.startswith(_HARMLESS_DEVICES) or path in _HARMLESS_DEVICES:
         classes.add("harmless-device")
+    elif _under(path, home):  # before system prefixes: root's home is /root
+        classes.add("user")
     elif any(_under(path, s) for s in _SYSTEM):
         classes.add("system")
         if _DEVICE.match(path):
             classes.add("device")
-    elif _under(path, home):
-        classes.add("user")
     else:
         classes.add("other")
     return classes

@@ -125,3 +125,16 @@ def test_failing_examples_are_reported(tmp_path: Path) -> None:
     count, failures = check_examples(load_policy([path]))
     assert count == 2
     assert {f.command for f in failures} == {"pwd", "ls -l"}
+
+
+def test_files_in_a_home_under_a_system_prefix_are_the_users_own() -> None:
+    from shellagent.policy import PolicyEngine, ShellState, default_policy_path
+
+    root_home = Path("/root")
+    engine = PolicyEngine.load([default_policy_path()], home=root_home,
+                               workspace=root_home / "project")
+    state = ShellState(cwd=root_home / "project")
+    assert engine.check("tar czf ../backup.tgz -C ../Documents .", state).decision == "ask"
+    assert engine.check("touch /root/notes.txt", state).decision == "ask"
+    assert engine.check("touch /etc/motd", state).decision == "deny"
+    assert engine.check("rm -rf /root", state).decision == "deny"  # the home itself, in bulk

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,23 +30,6 @@ with Session(profile, timeout=spec["timeout"]) as session:
     out = [session.run(c).to_json() for c in spec["commands"]]
 print(json.dumps(out))
 """
-
-
-REAL_HOME = Path.home()
-
-
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """A scratch directory that is *not* under /tmp.
-
-    The sandbox gives every command a private /tmp, so a fake home under pytest's tmp_path
-    would simply be invisible inside and every probe of it would pass for the wrong reason.
-    """
-    base = Path(os.environ.get("SHELLAGENT_TEST_ROOT", REAL_HOME / ".cache/shellagent-tests"))
-    base.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(dir=base))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,0 +1,104 @@
+"""``shellagent jobs run``: replay exactly the approved commands, deciding nothing new.
+
+No model is called. The job must still match what the user approved (its digest), every
+command is checked against the current policy before anything runs (a command the policy
+now denies fails the whole run, loudly), and the commands run in order in a sandbox with
+the job's own grants, stopping at the first failure. Each run writes a transcript and a
+line of run history; a failure also raises a desktop notification where ``notify-send``
+exists.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shellagent import __version__
+from shellagent.jobs import store
+from shellagent.jobs.store import Job
+from shellagent.transcript import Redactor, TranscriptWriter
+
+
+@dataclass
+class RunResult:
+    job_id: str
+    success: bool
+    reason: str
+    transcript: str
+    exit_codes: list[int] = field(default_factory=list)
+    duration_s: float = 0.0
+
+
+def _refusal(job: Job) -> str | None:
+    """Why this job may not run at all, or None."""
+    from shellagent.policy import PolicyEngine, ShellState
+
+    if not job.approved:
+        return ("the job's commands or grants changed since they were approved; "
+                f"review them with `shellagent jobs approve {job.id}`")
+    workdir = Path(job.workdir)
+    engine = PolicyEngine.load(workspace=workdir, writable=[Path(w) for w in job.writable])
+    for command in job.commands:
+        decision = engine.check(command, ShellState(cwd=workdir))
+        if decision.decision == "deny":
+            return f"the policy now denies `{command}`: {'; '.join(decision.reasons)}"
+    return None
+
+
+def run_job(job: Job) -> RunResult:
+    from shellagent.sandbox import Session, get_profile
+
+    start = time.monotonic()
+    writer = TranscriptWriter(redactor=Redactor.from_environment())
+    writer.write({"type": "session_start", "session": writer.session_id,
+                  "task": f"job {job.name}: {job.schedule.schedule().words()}",
+                  "source": "job", "task_id": job.id, "profile": job.profile,
+                  "cwd": job.workdir, "versions": {"shellagent": __version__}})
+    result = RunResult(job.id, False, "", writer.session_id)
+    try:
+        refusal = _refusal(job)
+        if refusal:
+            result.reason = refusal
+            return result
+        profile = get_profile("default", cwd=Path(job.workdir)).with_options(
+            writable=[Path(w) for w in job.writable], network=job.network)
+        with Session(profile, timeout=3600) as session:
+            for turn, command in enumerate(job.commands, 1):
+                writer.write({"type": "approval", "turn": turn, "command": command,
+                              "decision": "auto", "reason": "approved with the job"})
+                ran = session.run(command)
+                result.exit_codes.append(ran.exit_code)
+                writer.write({"type": "execution", "turn": turn, **ran.to_json()})
+                if ran.exit_code != 0:
+                    result.reason = f"`{command}` exited with {ran.exit_code}: " + (
+                        ran.output.strip().splitlines() or [""])[-1][:200]
+                    return result
+        result.success, result.reason = True, f"{len(job.commands)} commands succeeded"
+        return result
+    finally:
+        result.duration_s = round(time.monotonic() - start, 3)
+        writer.write({"type": "end", "reason": "finished" if result.success else "error",
+                      "summary": result.reason, "turns": len(result.exit_codes),
+                      "success": result.success})
+        writer.close()
+        store.record_run(job.id, {"success": result.success, "reason": result.reason,
+                                  "transcript": result.transcript,
+                                  "exit_codes": result.exit_codes,
+                                  "duration_s": result.duration_s})
+        if not result.success:
+            notify(f"shellagent job {job.name} failed", result.reason)
+
+
+def notify(title: str, body: str) -> bool:
+    """A desktop notification, where there is a desktop to show it on."""
+    tool = shutil.which("notify-send")
+    if not tool:
+        return False
+    try:
+        return subprocess.run([tool, "--app-name=shellagent", title, body], timeout=10,
+                              capture_output=True, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False

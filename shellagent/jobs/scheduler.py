@@ -1,0 +1,169 @@
+"""Handing jobs to the operating system's scheduler: systemd user timers, else cron.
+
+shellagent never runs its own clock. A systemd user timer (``Persistent=true``, so a run
+missed while the machine was off happens at the next boot) or a crontab line calls
+``shellagent jobs run ID``. Installing and removing are idempotent and done by shellagent
+itself, outside any sandbox. ``SHELLAGENT_SCHEDULER`` (systemd | cron | none),
+``SHELLAGENT_SYSTEMD_UNIT_DIR``, ``SHELLAGENT_SYSTEMCTL`` and ``SHELLAGENT_CRONTAB``
+point it elsewhere (tests use them; so can a user with an unusual setup).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from shellagent.errors import EnvironmentProblem
+from shellagent.jobs.store import Job
+
+UNIT_PREFIX = "shellagent-job-"
+CRON_MARK = "# shellagent-job:"
+
+
+def run_argv(job_id: str) -> list[str]:
+    """How the scheduler starts a run: this Python, this package, no PATH lookup."""
+    return [sys.executable, "-m", "shellagent", "jobs", "run", job_id]
+
+
+def _env_overrides() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith("SHELLAGENT_")}
+
+
+class Scheduler(Protocol):
+    name: str
+
+    def install(self, job: Job) -> list[Path | str]: ...
+    def remove(self, job_id: str) -> None: ...
+    def describe(self) -> str: ...
+
+
+class SystemdScheduler:
+    name = "systemd"
+
+    def __init__(self, unit_dir: Path | None = None, systemctl: str | None = None) -> None:
+        default = Path.home() / ".config/systemd/user"
+        self.unit_dir = unit_dir or Path(os.environ.get("SHELLAGENT_SYSTEMD_UNIT_DIR", default))
+        self.systemctl = systemctl or os.environ.get("SHELLAGENT_SYSTEMCTL", "systemctl")
+
+    def _ctl(self, *args: str) -> None:
+        proc = subprocess.run([self.systemctl, "--user", *args], capture_output=True, text=True,
+                              check=False, timeout=60)
+        if proc.returncode != 0:
+            raise EnvironmentProblem(
+                f"systemctl --user {' '.join(args)} failed: {proc.stderr.strip()}",
+                hint="check `systemctl --user status`",
+            )
+
+    def unit_texts(self, job: Job) -> dict[str, str]:
+        spec = job.schedule.schedule()
+        env = "".join(f"Environment={shlex.quote(f'{k}={v}')}\n"
+                      for k, v in sorted(_env_overrides().items()))
+        service = (
+            "[Unit]\n"
+            f"Description=shellagent job {job.name} ({job.id})\n\n"
+            "[Service]\n"
+            "Type=oneshot\n"
+            f"{env}"
+            f"ExecStart={shlex.join(run_argv(job.id))}\n"
+        )
+        timer = (
+            "[Unit]\n"
+            f"Description=shellagent job {job.name}: {spec.words()}\n\n"
+            "[Timer]\n"
+            f"OnCalendar={spec.on_calendar()}\n"
+            "Persistent=true\n\n"
+            "[Install]\n"
+            "WantedBy=timers.target\n"
+        )
+        return {f"{UNIT_PREFIX}{job.id}.service": service, f"{UNIT_PREFIX}{job.id}.timer": timer}
+
+    def install(self, job: Job) -> list[Path | str]:
+        self.unit_dir.mkdir(parents=True, exist_ok=True)
+        written: list[Path | str] = []
+        for name, text in self.unit_texts(job).items():
+            path = self.unit_dir / name
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+            written.append(path)
+        self._ctl("daemon-reload")
+        self._ctl("enable", "--now", f"{UNIT_PREFIX}{job.id}.timer")
+        return written
+
+    def remove(self, job_id: str) -> None:
+        timer = self.unit_dir / f"{UNIT_PREFIX}{job_id}.timer"
+        if timer.exists():
+            self._ctl("disable", "--now", timer.name)
+        for suffix in (".timer", ".service"):
+            (self.unit_dir / f"{UNIT_PREFIX}{job_id}{suffix}").unlink(missing_ok=True)
+        self._ctl("daemon-reload")
+
+    def describe(self) -> str:
+        return f"systemd user timers in {self.unit_dir}"
+
+
+class CronScheduler:
+    name = "cron"
+
+    def __init__(self, crontab: str | None = None) -> None:
+        self.crontab = crontab or os.environ.get("SHELLAGENT_CRONTAB", "crontab")
+
+    def _read(self) -> list[str]:
+        proc = subprocess.run([self.crontab, "-l"], capture_output=True, text=True, check=False,
+                              timeout=30)
+        return proc.stdout.splitlines() if proc.returncode == 0 else []
+
+    def _write(self, lines: list[str]) -> None:
+        text = "\n".join(lines) + "\n" if lines else ""
+        proc = subprocess.run([self.crontab, "-"], input=text, capture_output=True, text=True,
+                              check=False, timeout=30)
+        if proc.returncode != 0:
+            raise EnvironmentProblem(f"crontab could not be written: {proc.stderr.strip()}")
+
+    def line(self, job: Job) -> str:
+        env = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(_env_overrides().items()))
+        command = shlex.join(run_argv(job.id))
+        prefix = f"{env} " if env else ""
+        return (f"{job.schedule.schedule().cron()} {prefix}{command} >/dev/null 2>&1 "
+                f"{CRON_MARK}{job.id}")
+
+    def install(self, job: Job) -> list[Path | str]:
+        mark = f"{CRON_MARK}{job.id}"
+        lines = [ln for ln in self._read() if not ln.endswith(mark)]
+        new = self.line(job)
+        self._write([*lines, new])
+        return [f"crontab: {new}"]
+
+    def remove(self, job_id: str) -> None:
+        lines = self._read()
+        kept = [ln for ln in lines if not ln.endswith(f"{CRON_MARK}{job_id}")]
+        if kept != lines:
+            self._write(kept)
+
+    def describe(self) -> str:
+        return "cron (crontab lines marked with the job id)"
+
+
+def _systemd_user_session() -> bool:
+    if not shutil.which("systemctl"):
+        return False
+    proc = subprocess.run(["systemctl", "--user", "is-system-running"], capture_output=True,
+                          text=True, check=False, timeout=10)
+    return proc.stdout.strip() in {"running", "degraded", "starting"}
+
+
+def detect() -> Scheduler:
+    """The scheduler in use here, or EnvironmentProblem with what to install."""
+    choice = os.environ.get("SHELLAGENT_SCHEDULER", "")
+    if choice == "systemd" or (not choice and _systemd_user_session()):
+        return SystemdScheduler()
+    if choice == "cron" or (not choice and shutil.which("crontab")):
+        return CronScheduler()
+    raise EnvironmentProblem(
+        "no scheduler: there is no systemd user session and no crontab command",
+        hint="install cron (sudo apt-get install cron) or log in with a systemd user session",
+    )

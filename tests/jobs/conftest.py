@@ -1,0 +1,36 @@
+"""Jobs tests: the OS scheduler's programs replaced by recording stand-ins in a temp dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def fake_systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A unit dir and a `systemctl` that records its arguments; returns the log file."""
+    log = tmp_path / "systemctl.log"
+    tool = tmp_path / "systemctl"
+    tool.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("SHELLAGENT_SCHEDULER", "systemd")
+    monkeypatch.setenv("SHELLAGENT_SYSTEMD_UNIT_DIR", str(tmp_path / "units"))
+    monkeypatch.setenv("SHELLAGENT_SYSTEMCTL", str(tool))
+    return log
+
+
+@pytest.fixture
+def fake_crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `crontab` that keeps the table in a file, as `crontab -l` / `crontab -` do."""
+    table = tmp_path / "crontab.txt"
+    tool = tmp_path / "crontab"
+    tool.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in -l) [ -f {table} ] && cat {table} || {{ echo "no crontab" >&2; exit 1; }} ;;'
+        f" -) cat > {table} ;; esac\n"
+    )
+    tool.chmod(0o755)
+    monkeypatch.setenv("SHELLAGENT_SCHEDULER", "cron")
+    monkeypatch.setenv("SHELLAGENT_CRONTAB", str(tool))
+    return table
