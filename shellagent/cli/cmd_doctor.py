@@ -87,6 +87,17 @@ def _profile(name: str) -> Callable[[], str]:
     return probe
 
 
+def _scheduler() -> Check:
+    """Which OS scheduler runs recurring jobs; missing one only matters for jobs."""
+    from shellagent.jobs.scheduler import detect
+
+    try:
+        return Check("scheduler", True, detect().describe())
+    except ShellagentError as exc:
+        return Check("scheduler", True, f"none: recurring jobs cannot be installed ({exc.message})",
+                     exc.hint or "")
+
+
 def _model() -> str:
     from shellagent.model.embedded import embedded_model_path
 
@@ -102,6 +113,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
         checks += [_attempt(f"profile {name}", _profile(name)) for name in PROFILES]
     checks.append(_attempt("model", _model))
+    checks.append(_scheduler())
     ok = all(c.ok for c in checks)
     if args.json:
         print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks]}, indent=2))
