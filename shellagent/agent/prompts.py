@@ -55,22 +55,28 @@ def describe_environment(shell: Any, *, max_turns: int) -> Environment:
 
 # Each example: a task, then the replies and the observations the loop would feed back, in
 # the exact formats the loop uses. Multi-turn on purpose: look, act, check, finish.
-EXAMPLES = """Task: Save the number of lines of /var/log/app.log to /tmp/count.txt.
-{"cmd": "wc -l < /var/log/app.log > /tmp/count.txt", "why": "count the lines into the file"}
-exit 0
-{"cmd": "cat /tmp/count.txt", "why": "check the result"}
-exit 0
-42
-{"done": "Saved the line count of /var/log/app.log (42) to /tmp/count.txt."}
-
-Task: Delete the .tmp files in /data/cache.
-{"cmd": "ls /data/cache", "why": "see what is there"}
-exit 0
-a.tmp
-b.log
-{"cmd": "rm /data/cache/*.tmp", "why": "delete the .tmp files"}
-exit 0
-{"done": "Deleted a.tmp from /data/cache; b.log is kept."}"""
+EXAMPLES = "\n".join(
+    [
+        "Task: The 'web' service logs to '/var/log/web/app.log'. "
+        "Save the number of lines of the log to '/tmp/count.txt'.",
+        '{"cmd": "wc -l < /var/log/web/app.log > /tmp/count.txt", '
+        '"why": "count the lines into /tmp/count.txt"}',
+        "exit 0",
+        '{"cmd": "cat /tmp/count.txt", "why": "check the result"}',
+        "exit 0",
+        "42",
+        '{"done": "Saved the line count of /var/log/web/app.log (42) to /tmp/count.txt."}',
+        "",
+        "Task: Remove the files ending in '.tmp' from '/srv/cache'.",
+        '{"cmd": "ls /srv/cache", "why": "see the files in /srv/cache"}',
+        "exit 0",
+        "a.tmp",
+        "b.log",
+        '{"cmd": "rm /srv/cache/*.tmp", "why": "remove the .tmp files"}',
+        "exit 0",
+        '{"done": "Removed a.tmp from /srv/cache; b.log is kept."}',
+    ]
+)
 
 
 def system_prompt(env: Environment) -> str:
@@ -86,10 +92,12 @@ def system_prompt(env: Environment) -> str:
         f"{env.shell} commands, one per reply.\n"
         f"Current directory: {env.cwd}. You can write: {writable}. {network.capitalize()}. "
         f"At most {env.max_turns} replies.\n"
-        'Reply with one JSON object: {"cmd": ..., "why": ...} runs a command and shows you '
-        'its exit code and output; {"done": ...} ends the task with a summary for the user.\n'
-        "Use absolute paths. Never ask the user questions. When the task is done, reply done.\n"
+        'Reply with one JSON object, as in the examples: "cmd" runs a command and shows you '
+        'its exit code and output; "done" ends the task with a summary for the user.\n'
+        "Use the exact paths and names the task gives. Never ask the user questions. "
+        "When the task is done, reply done.\n"
         "\n"
+        "Two examples:\n"
         f"{EXAMPLES}"
     )
 

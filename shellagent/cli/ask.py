@@ -85,11 +85,13 @@ def _run_local(args: argparse.Namespace) -> int:
     from shellagent.transcript import Redactor, TranscriptWriter
 
     config = AgentConfig(max_turns=args.max_turns, dry_run=args.dry_run)
-    interactive = sys.stdin.isatty()
+    cwd = Path.cwd()
+    backend = load_backend(args.model)
+    policy = PolicyEngine.load(workspace=cwd)
     approver: Any
     if args.yes:
         approver = AutoApprover()
-    elif interactive:
+    elif sys.stdin.isatty():
         approver = TerminalApprover()
     else:
         approver = RefuseApprover("stdin is not a terminal, so nobody could approve it")
@@ -98,9 +100,6 @@ def _run_local(args: argparse.Namespace) -> int:
             "(use -y to approve them)",
             file=sys.stderr,
         )
-    cwd = Path.cwd()
-    backend = load_backend(args.model)
-    policy = PolicyEngine.load(workspace=cwd)
     view = Renderer(json_lines=args.json)
     cancel = threading.Event()
     with (

@@ -1,0 +1,54 @@
+"""The system prompt: environment, limits, and examples a small model can copy verbatim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shellagent.agent import Environment, parse_action, system_prompt
+from shellagent.agent.observation import cut
+from shellagent.agent.prompts import EXAMPLES, describe_environment
+from shellagent.sandbox import Session, get_profile
+
+
+def test_the_prompt_states_cwd_writable_paths_network_and_turn_limit() -> None:
+    env = Environment(cwd="/home/u/proj", writable=("/home/u/proj",), max_turns=7)
+    prompt = system_prompt(env)
+    assert "Current directory: /home/u/proj." in prompt
+    assert "You can write: /home/u/proj and /tmp." in prompt
+    assert "No network." in prompt
+    assert "At most 7 replies." in prompt
+
+
+def test_an_ephemeral_sandbox_is_described_as_writable_everywhere() -> None:
+    with Session("ephemeral") as session:
+        env = describe_environment(session, max_turns=5)
+    assert env.anywhere_writable
+    assert "You can write: everywhere" in system_prompt(env)
+
+
+def test_the_default_profile_grants_its_workspace(tmp_path: Path) -> None:
+    with Session(get_profile("default", cwd=tmp_path).with_options(network=True)) as session:
+        env = describe_environment(session, max_turns=5)
+    assert str(tmp_path) in env.writable
+    assert "Network is on." in system_prompt(env)
+
+
+def test_every_example_reply_is_a_canonical_action() -> None:
+    replies = [line for line in EXAMPLES.splitlines() if line.startswith("{")]
+    assert len(replies) >= 5
+    for reply in replies:
+        assert parse_action(reply).to_json() == reply
+
+
+def test_the_prompt_has_no_placeholder_a_small_model_could_copy() -> None:
+    prompt = system_prompt(Environment(cwd="/w"))
+    for placeholder in ("COMMAND", "<command>", "...", "SUMMARY"):
+        assert placeholder not in prompt
+
+
+def test_cut_keeps_head_and_tail_within_the_limit() -> None:
+    text = "".join(f"{i}\n" for i in range(1000))
+    shown = cut(text, 200)
+    assert len(shown) <= 200
+    assert shown.startswith("0\n1\n") and shown.endswith("998\n999\n")
+    assert cut("short", 200) == "short"

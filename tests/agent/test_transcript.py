@@ -1,0 +1,101 @@
+"""What the loop writes: the documented event order, on_event, and exports of its sessions."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from shellagent.agent import Approval, AutoApprover, run_task
+from shellagent.policy import PolicyEngine
+from shellagent.testing import FakeShell, ScriptedBackend
+from shellagent.transcript import (
+    TranscriptWriter,
+    conversation,
+    export,
+    iter_transcripts,
+    read_transcript,
+)
+
+from .conftest import Approvals, cmd, done
+
+
+def _session(
+    policy: PolicyEngine, shell: Any, replies: list[str], approver: Any, task_id: str | None = None
+) -> Path:
+    with TranscriptWriter() as sink:
+        outcome = run_task(
+            "tidy up",
+            backend=ScriptedBackend(replies),
+            shell=shell,
+            policy=policy,
+            approver=approver,
+            sink=sink,
+            source="eval" if task_id else "ask",
+            task_id=task_id,
+        )
+        assert outcome.session_id == sink.session_id
+        path: Path = sink.path
+    return path
+
+
+def test_events_come_in_the_documented_order_and_on_event_sees_each_as_written(
+    run_agent: Any, fake: FakeShell
+) -> None:
+    run = run_agent([cmd("touch a"), cmd("echo hello"), done("ok")], fake, approver=AutoApprover())
+    kinds = [(e["type"], e.get("role")) for e in run.sink.events]
+    turn = [("model_turn", None), ("message", "assistant"), ("policy", None)]
+    observed = [("execution", None), ("message", "user")]
+    assert kinds == [
+        ("session_start", None),
+        ("message", "system"),
+        ("message", "user"),
+        *turn, ("approval", None), *observed,
+        *turn, *observed,
+        ("model_turn", None), ("message", "assistant"),
+        ("end", None),
+    ]  # fmt: skip
+    assert [e["type"] for e in run.events] == [e["type"] for e in run.sink.events]
+    assert [e["seq"] for e in run.sink.events] == list(range(len(run.sink.events)))
+    assert all(e["turn"] in (1, 2, 3) for e in run.sink.events[3:-1])
+
+
+def test_a_written_transcript_reads_back_with_its_turns_and_outcome(
+    policy: PolicyEngine, fake: FakeShell
+) -> None:
+    path = _session(policy, fake, [cmd("echo hello"), done("said it")], AutoApprover(), "t-1")
+    transcript = read_transcript(path)
+    assert transcript.problems == []
+    assert transcript.outcome == "finished"
+    assert transcript.success is True
+    assert transcript.start is not None and transcript.start["task_id"] == "t-1"
+    steps = conversation(transcript).steps
+    assert [s.status for s in steps] == ["executed", "answer"]
+    assert steps[0].observations == ["exit 0\nhello"]
+
+
+def test_sessions_export_as_sft_dpo_and_rl(policy: PolicyEngine, fake: FakeShell) -> None:
+    edited = Approvals(Approval("edit", command="touch b"))
+    _session(policy, fake, [cmd("touch a"), done("made b")], edited)
+    refused = Approvals(Approval("refuse", reason="no"), Approval("approve"))
+    _session(policy, fake, [cmd("touch x"), cmd("touch y"), done("made y")], refused)
+
+    records: dict[str, list[dict[str, Any]]] = {}
+    for fmt in ("sft", "dpo", "rl"):
+        out = io.StringIO()
+        export(fmt, iter_transcripts(), out)
+        records[fmt] = [json.loads(line) for line in out.getvalue().splitlines()]
+
+    sft = records["sft"]
+    assert len(sft) == 2
+    replies = [m["content"] for r in sft for m in r["messages"] if m["role"] == "assistant"]
+    assert cmd("touch b") in replies and cmd("touch a") not in replies
+    assert cmd("touch x") not in replies
+    dpo = records["dpo"]
+    pairs = {(p["chosen"][0]["content"], p["rejected"][0]["content"]) for p in dpo}
+    assert (cmd("touch b"), cmd("touch a")) in pairs
+    assert (cmd("touch y"), cmd("touch x")) in pairs
+    rl = records["rl"]
+    assert sorted(r["n_turns"] for r in rl) == [2, 3]
+    assert all(r["success"] is True and r["reward"] > 0 for r in rl)
