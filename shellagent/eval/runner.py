@@ -44,8 +44,10 @@ class RunConfig:
     check_timeout: float = 30.0
     transcripts_dir: Path | None = None
     """Where each episode's transcript goes; None: the user's transcripts directory."""
-    max_session_s: float | None = 900.0
-    """A sandbox still alive after this long is killed (a runaway agent cannot stall a run)."""
+    max_session_s: float | None = None
+    """Kill a sandbox still alive after this long. Off by default: an episode is already
+    bounded by the turn limit and the command timeout, and a slow model must not lose its
+    check to a wall-clock limit."""
 
 
 @dataclass(frozen=True)
