@@ -110,6 +110,11 @@ class EpisodeSink:
     def close(self) -> None:
         """The agent is done with the sink; the runner closes the real one."""
 
+    def abandon(self) -> None:
+        """Close without an ``end``: the episode was cut short, and readers (RL export
+        included) treat a transcript without one as interrupted, not as a failure."""
+        self.target.close()
+
     def finish(self, check: Mapping[str, Any] | None, reason: str) -> None:
         if check is not None:
             self.target.write(check)
@@ -248,7 +253,7 @@ def _run_agent(
         )
     agent_s = time.monotonic() - agent_started
     if cancel.is_set():
-        sink.finish(None, "cancelled")
+        sink.abandon()
         return done(
             "cancelled",
             session=sink.session_id,

@@ -122,6 +122,7 @@ def test_parallel_jobs_run_every_task_once_and_report_in_task_order(config: RunC
 def test_cancelling_keeps_finished_results_and_marks_the_cut_task_cancelled(
     config: RunConfig,
 ) -> None:
+    assert config.transcripts_dir is not None
     cancel = threading.Event()
 
     def cancel_on_second(task: object) -> None:
@@ -133,6 +134,9 @@ def test_cancelling_keeps_finished_results_and_marks_the_cut_task_cancelled(
     run = run_eval(tasks, agent, config, cancel=cancel)
     assert [(r.id, r.status) for r in run.results] == [("t0", "solved"), ("t1", "cancelled")]
     assert run.interrupted and run.not_run == 2
+    # The cut episode's transcript has no end: RL export skips it rather than count a failure.
+    cut = read_transcript(config.transcripts_dir / f"{run.results[1].session}.jsonl")
+    assert cut.end is None and cut.success is None
 
 
 def test_cancelling_interrupts_a_long_setup_command(config: RunConfig) -> None:
