@@ -1,0 +1,219 @@
+"""A real daemon in a subprocess, on a socket in a short private temp dir, with scripted
+models chosen per task (``--model scripted:FILE``), and helpers to talk to it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellagent.cli.ask_client import Connection, connect, follow, socket_path
+from shellagent.cli.ask_ui import AskUI
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cmd(command: str, why: str = "") -> str:
+    return json.dumps({"cmd": command, "why": why})
+
+
+def done(summary: str = "done") -> str:
+    return json.dumps({"done": summary})
+
+
+@dataclass
+class DaemonProc:
+    proc: subprocess.Popen[bytes]
+    runtime: Path
+    log: Path
+
+    @property
+    def socket(self) -> Path:
+        return self.runtime / "daemon.sock"
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+def wait_for_socket(timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            connect().close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise AssertionError("the daemon did not come up")
+
+
+def start_daemon(*extra: str) -> DaemonProc:
+    runtime = Path(os.environ["SHELLAGENT_RUNTIME_DIR"])
+    log = Path(os.environ["SHELLAGENT_STATE_DIR"]) / "daemon.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shellagent", "daemon", "run", "--quiet", *extra],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_socket()
+    except AssertionError:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"daemon did not start: {err.decode()[-2000:]}") from None
+    return DaemonProc(proc, runtime, log)
+
+
+def stop(daemon: DaemonProc) -> None:
+    if daemon.alive():
+        daemon.proc.send_signal(signal.SIGTERM)
+        try:
+            daemon.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            daemon.proc.kill()
+            daemon.proc.wait()
+    if daemon.proc.stderr:
+        daemon.proc.stderr.close()
+
+
+@pytest.fixture(autouse=True)
+def short_runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Socket paths are limited to 108 bytes: keep the runtime dir short."""
+    base = Path(tempfile.mkdtemp(prefix="sa-", dir="/tmp"))
+    runtime = base / "run"
+    monkeypatch.setenv("SHELLAGENT_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("SHELLAGENT_BACKEND", raising=False)
+    yield runtime
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def daemon() -> Iterator[DaemonProc]:
+    d = start_daemon()
+    yield d
+    stop(d)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    w = tmp_path / "work"
+    w.mkdir()
+    return w
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[..., str]:
+    """Write a model script; returns the ``scripted:PATH`` spec to pass as the model."""
+    counter = iter(range(1000))
+
+    def write(*replies: Any) -> str:
+        path = tmp_path / f"script{next(counter)}.json"
+        path.write_text(json.dumps(list(replies)))
+        return f"scripted:{path}"
+
+    return write
+
+
+@dataclass
+class Run:
+    """What an in-process client saw: exit code, stdout text, every event."""
+
+    code: int
+    out: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == kind]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.of("summary")[0]
+
+
+class RecordingUI(AskUI):
+    """Records events; types the next chunk of ``keys`` into the pipe as each prompt opens."""
+
+    def __init__(self, keys: list[str], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.events: list[dict[str, Any]] = []
+        self.keys = keys
+
+    def _type_next(self) -> None:
+        if not self.keys:
+            raise AssertionError("a prompt opened that the test has no keys for")
+        self.pt_input.send_text(self.keys.pop(0))
+
+    def _key(self, message: str, keys: str) -> str:
+        self._type_next()
+        return super()._key(message, keys)
+
+    def _line(self, message: str, default: str = "") -> str:
+        self._type_next()
+        return super()._line(message, default)
+
+    def event(self, message: dict[str, Any]) -> None:
+        self.events.append(message)
+        super().event(message)
+
+    def approve(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.events.append(message)
+        return super().approve(message)
+
+
+def ask_inprocess(
+    task: str, model: str, cwd: Path, *, keys: list[str] | None = None, yes: bool = False,
+    dry_run: bool = False,
+) -> Run:
+    """Run one task through the daemon; each prompt is answered by the next of ``keys``,
+    typed through prompt-toolkit pipe input. ``keys=None``: nobody at a terminal."""
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        ui = RecordingUI(list(keys or []), out=out, err=io.StringIO(), can_prompt=keys is not None,
+                         dry_run=dry_run, pt_input=pipe, pt_output=DummyOutput())
+        conn = Connection(connect(socket_path()))
+        try:
+            conn.send("ask", task=task, cwd=str(cwd), model=model, dry_run=dry_run, yes=yes,
+                      interactive=keys is not None)
+            code = follow(conn, ui)
+        finally:
+            conn.close()
+    return Run(code, out.getvalue(), ui.events)
+
+
+def ask_cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shellagent.cli.ask", *args], cwd=cwd, text=True,
+        capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+
+
+def transcript_events(session: str) -> list[dict[str, Any]]:
+    path = Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts" / f"{session}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def processes_matching(needle: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if needle in cmdline:
+            found.append(int(entry.name))
+    return found
