@@ -339,6 +339,8 @@ def _run_action(state: _Session, action: RunAction, turn: int) -> None:
     if decision.decision == "ask":
         approval = _ask(state, ApprovalRequest(command, action.why, decision, turn))
         if approval.decision == "quit":
+            if state.cancel.is_set():  # an approver that gave up because the task was cancelled
+                raise _Stop("cancelled", "cancelled while waiting for approval")
             raise _Stop("user_quit", "stopped by the user")
         if approval.decision == "refuse":
             _observe(state, observation.refused(approval.reason))

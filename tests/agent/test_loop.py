@@ -127,6 +127,20 @@ def test_quit_ends_the_session_without_running_anything(run_agent: Runner, shell
     assert run.sink.events[-1]["reason"] == "user_quit"
 
 
+def test_a_quit_because_the_task_was_cancelled_ends_as_cancelled(
+    run_agent: Runner, fake: FakeShell
+) -> None:
+    cancel = threading.Event()
+
+    def cancelled_while_asking(request: Any) -> Approval:
+        cancel.set()
+        return Approval("quit", reason="cancelled")
+
+    run = run_agent([cmd("touch a")], fake, approver=cancelled_while_asking, cancel=cancel)
+    assert run.outcome.reason == "cancelled"
+    assert fake.ran == []
+
+
 def test_unattended_refusal_tells_the_model_nobody_could_approve(
     run_agent: Runner, fake: FakeShell
 ) -> None:

@@ -30,7 +30,7 @@ TASKS = [
 def backend() -> Iterator[Any]:
     from shellagent.model import load_backend
 
-    model = load_backend(None)
+    model: Any = load_backend(None)
     yield model
     model.close()
 
