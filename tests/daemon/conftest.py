@@ -202,7 +202,7 @@ def ask_cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedP
 
 def transcript_events(session: str) -> list[dict[str, Any]]:
     path = Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts" / f"{session}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json.loads(line) for line in path.read_text().split("\n") if line]
 
 
 def processes_matching(needle: str) -> list[int]:
