@@ -1,0 +1,169 @@
+"""Faults: clients killed mid-command, a daemon killed mid-task, floods of bad lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from shellagent.cli.ask_client import Connection, connect, request
+from tests.daemon.conftest import (
+    DaemonProc,
+    ask_cli,
+    ask_inprocess,
+    cmd,
+    done,
+    processes_matching,
+    stop,
+    transcript_events,
+)
+
+CLIENT = r"""
+import os, sys
+from shellagent.cli.ask_client import Connection, connect
+conn = Connection(connect())
+conn.send("ask", task="sleepy", cwd=sys.argv[1], model=sys.argv[2], yes=True)
+for message in conn.messages():
+    print(message["type"], flush=True)
+"""
+
+
+def _wait(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def _client_until_output(workdir: Path, model: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", CLIENT, str(workdir), model],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip() == "output":
+            return proc
+    raise AssertionError("the command never started")
+
+
+def test_killing_the_client_mid_command_kills_the_command_and_the_sandbox(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    model = script(cmd("echo started; sleep 4242", "wait"), done())
+    client = _client_until_output(workdir, model)
+    assert _wait(lambda: bool(processes_matching("sleep 4242")))
+    client.kill()
+    client.communicate()
+    assert _wait(lambda: not processes_matching("sleep 4242"))
+    assert _wait(lambda: not request("status")["sessions"])
+    ended = [json.loads(line) for f in (Path(os.environ["SHELLAGENT_DATA_DIR"])
+             / "transcripts").iterdir() for line in f.read_text().split("\n") if line]
+    assert ended[-1]["type"] == "end" and ended[-1]["reason"] == "cancelled"
+    assert daemon.alive()
+    run = ask_inprocess("after", script(cmd("echo still here"), done()), workdir, yes=True)
+    assert "still here" in run.out
+
+
+def test_cancel_stops_the_running_command_and_the_transcript_says_cancelled(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    conn = Connection(connect())
+    conn.send("ask", task="t", cwd=str(workdir), yes=True,
+              model=script(cmd("echo go; sleep 4243"), done()))
+    seen = []
+    for message in conn.messages():
+        seen.append(message)
+        if message["type"] == "output":
+            conn.send("cancel")
+        if message["type"] == "summary":
+            break
+    conn.close()
+    assert seen[-1]["reason"] == "cancelled"
+    assert transcript_events(seen[-1]["session"])[-1]["reason"] == "cancelled"
+    assert _wait(lambda: not processes_matching("sleep 4243"))
+
+
+def test_after_kill_9_of_the_daemon_the_next_ask_restarts_it_and_the_transcript_reads(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    from shellagent.transcript import read_transcript
+
+    client = _client_until_output(workdir, script(cmd("echo started; sleep 4244"), done()))
+    daemon.proc.send_signal(signal.SIGKILL)
+    daemon.proc.wait()
+    client.communicate(timeout=10)
+    files = list((Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir())
+    transcript = read_transcript(files[0])
+    assert transcript.events[0]["task"] == "sleepy"
+    model = script(cmd("echo back again"), done("ok"))
+    out = ask_cli("-y", "--model", model, "again", cwd=workdir)
+    assert out.returncode == 0, out.stderr
+    assert "starting it" in out.stderr and "back again" in out.stdout
+    request("stop")
+    for pid in processes_matching("sleep 4244"):  # the killed daemon's orphaned command
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_thousand_malformed_messages_then_a_valid_ask_is_still_answered(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    flood = [b"not json\n", b"[1,2]\n", b'{"v":9,"type":"ask"}\n', b'{"v":1}\n',
+             b'{"v":1,"type":"ask","task":"x","cwd":"/","evil":1}\n',
+             b'{"v":1,"type":"approval","id":1,"decision":"approve","command":"x"}\n',
+             b"\xff\xfe\n", b'{"v":1,"type":"cancel"}\n']
+    sock = connect()
+    conn = Connection(sock)
+    for i in range(1000):
+        sock.sendall(flood[i % len(flood)])
+    errors = [conn.read() for _ in range(1000)]
+    assert all(e is not None and e["type"] == "error" and not e["fatal"] for e in errors)
+    assert {e["code"] for e in errors if e} >= {"malformed", "unsupported_version",
+                                                "out_of_order"}
+    conn.send("ask", task="t", cwd=str(workdir), yes=True,
+              model=script(cmd("echo answered"), done("ok")))
+    kinds = [m["type"] for m in conn.messages()]
+    assert kinds[-1] == "summary"
+    conn.close()
+
+
+def test_an_oversized_line_gets_an_error_and_the_connection_goes_on(
+    daemon: DaemonProc,
+) -> None:
+    sock = connect()
+    conn = Connection(sock)
+    sock.sendall(b"x" * (1024 * 1024 + 10) + b"\n" + b'{"v":1,"type":"status"}\n')
+    first, second = conn.read(), conn.read()
+    assert first is not None and first["code"] == "too_long"
+    assert second is not None and second["type"] == "status"
+    conn.close()
+
+
+def test_daemon_status_shows_model_uptime_sessions_and_memory(daemon: DaemonProc) -> None:
+    out = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "status", "--json"],
+                         capture_output=True, text=True, timeout=30)
+    status = json.loads(out.stdout)
+    assert status["running"] and status["pid"] == daemon.proc.pid
+    assert status["rss_kb"] > 1000 and status["uptime_s"] >= 0
+    assert status["sessions"] == [] and "spec" in status["model"]
+    text = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "status"],
+                          capture_output=True, text=True, timeout=30).stdout
+    assert "memory" in text and "sessions" in text and "model" in text
+
+
+def test_daemon_stop_stops_it(daemon: DaemonProc) -> None:
+    out = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "stop"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "stopped" in out.stdout
+    assert daemon.proc.wait(10) == 0
+    assert not daemon.socket.exists()
+    sock = socket.socket(socket.AF_UNIX)
+    assert sock.connect_ex(str(daemon.socket)) != 0
+    sock.close()
+    stop(daemon)
