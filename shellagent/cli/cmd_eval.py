@@ -76,6 +76,12 @@ def add_parser(subparsers: Any) -> None:
         metavar="SECONDS",
         help="time limit of one agent command (default: 30)",
     )
+    parser.add_argument(
+        "--threads",
+        type=_positive,
+        metavar="N",
+        help="CPU threads of a local model (default: one per core, up to 8)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as one object")
     parser.add_argument(
         "--out",
@@ -102,7 +108,12 @@ def _make_agent(args: argparse.Namespace) -> Any:
         return NothingAgent()
     from shellagent.model import load_backend
 
-    backend = load_backend(args.model)
+    options: dict[str, Any] = {}
+    if args.threads is not None:
+        if (args.model or "").startswith("openai:"):
+            raise InputError("--threads applies to a local model, not an openai: endpoint")
+        options["n_threads"] = args.threads
+    backend = load_backend(args.model, **options)
     return ModelAgent(
         backend,
         max_turns=args.max_turns,

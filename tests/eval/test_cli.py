@@ -81,16 +81,20 @@ def test_eval_selects_tasks_by_ids_offset_and_limit(
     assert "solve rate" in capsys.readouterr().out
 
 
-def test_eval_refuses_a_model_for_the_do_nothing_agent_and_unknown_ids(
+def test_eval_refuses_contradictory_options_unknown_ids_and_missing_files(
     write_tasks: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write_tasks(SOLVABLE)
     assert main(["eval", str(path), "--agent", "nothing", "--model", "x.gguf"]) == 2
     assert main(["eval", str(path), "--agent", "nothing", "--ids", "zz"]) == 2
     assert main(["eval", str(path.parent / "missing.jsonl"), "--agent", "nothing"]) == 2
+    assert (
+        main(["eval", str(path), "--model", "openai:http://127.0.0.1:9/v1#m", "--threads", "1"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--model has no effect" in err and "no task with id zz" in err
-    assert "no task file" in err
+    assert "no task file" in err and "--threads applies to a local model" in err
 
 
 def test_ctrl_c_stops_the_run_and_still_writes_the_partial_report(
