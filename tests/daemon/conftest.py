@@ -172,7 +172,7 @@ class RecordingUI(AskUI):
 
 def ask_inprocess(
     task: str, model: str, cwd: Path, *, keys: list[str] | None = None, yes: bool = False,
-    dry_run: bool = False,
+    dry_run: bool = False, max_turns: int | None = None,
 ) -> Run:
     """Run one task through the daemon; each prompt is answered by the next of ``keys``,
     typed through prompt-toolkit pipe input. ``keys=None``: nobody at a terminal."""
@@ -186,7 +186,7 @@ def ask_inprocess(
         conn = Connection(connect(socket_path()))
         try:
             conn.send("ask", task=task, cwd=str(cwd), model=model, dry_run=dry_run, yes=yes,
-                      interactive=keys is not None)
+                      interactive=keys is not None, max_turns=max_turns)
             code = follow(conn, ui)
         finally:
             conn.close()
