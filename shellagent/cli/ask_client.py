@@ -62,8 +62,11 @@ def start_daemon(*, quiet: bool = False) -> float:
         print("shellagent: the daemon is not running; starting it", file=sys.stderr)
     subprocess.Popen(
         [sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
     )
     while time.monotonic() - started < START_TIMEOUT_S:
         try:
@@ -142,13 +145,19 @@ def run_via_daemon(args: argparse.Namespace, ui: Any = None) -> int:
     ui = ui or AskUI.for_terminal(json_lines=args.json, dry_run=args.dry_run)
     interactive = bool(ui.can_prompt)
     if not interactive and not args.yes:
-        ui.note("not a terminal: commands that need approval will be refused "
-                "(use -y to approve them)")
+        ui.note(
+            "not a terminal: commands that need approval will be refused (use -y to approve them)"
+        )
     conn = Connection(connect_or_start(quiet=args.json))
     try:
         conn.send(
-            "ask", task=args.task, cwd=os.getcwd(), model=args.model, dry_run=args.dry_run,
-            yes=args.yes, interactive=interactive,
+            "ask",
+            task=args.task,
+            cwd=os.getcwd(),
+            model=args.model,
+            dry_run=args.dry_run,
+            yes=args.yes,
+            interactive=interactive,
             max_turns=getattr(args, "max_turns", None),
         )
         return follow(conn, ui)

@@ -170,8 +170,9 @@ class Spinner:
         frame = 0
         while not self._stop.wait(0.1):
             elapsed = time.monotonic() - self._since
-            self.stream.write(f"\r{self.FRAMES[frame % len(self.FRAMES)]} {self.text} "
-                              f"{elapsed:.1f}s\x1b[K")
+            self.stream.write(
+                f"\r{self.FRAMES[frame % len(self.FRAMES)]} {self.text} {elapsed:.1f}s\x1b[K"
+            )
             self.stream.flush()
             frame += 1
 
@@ -225,8 +226,11 @@ class AskUI:
     def for_terminal(cls, *, json_lines: bool = False, dry_run: bool = False) -> AskUI:
         tty = sys.stdin.isatty() and sys.stdout.isatty()
         return cls(
-            json_lines=json_lines, can_prompt=tty and not json_lines,
-            color=color_enabled(sys.stdout), spinner=sys.stderr.isatty(), dry_run=dry_run,
+            json_lines=json_lines,
+            can_prompt=tty and not json_lines,
+            color=color_enabled(sys.stdout),
+            spinner=sys.stderr.isatty(),
+            dry_run=dry_run,
         )
 
     def _print(self, text: str = "") -> None:
@@ -275,8 +279,9 @@ class AskUI:
         decision = str(m.get("decision"))
         colour = {"allow": "32", "ask": "33", "deny": "31"}.get(decision, "0")
         reasons = "; ".join(str(r) for r in m.get("reasons") or [])
-        self._print(f"    policy: {self.style(colour, decision)}"
-                    + (f" ({reasons})" if reasons else ""))
+        self._print(
+            f"    policy: {self.style(colour, decision)}" + (f" ({reasons})" if reasons else "")
+        )
         for flag in flags:
             self._print(self.style("1;31", f"    ! warning: contains {flag}"))
         if self.dry_run and decision != "deny":
@@ -290,8 +295,7 @@ class AskUI:
         elif decision == "refuse":
             self._print(f"    refused{': ' + reason if reason else ''}")
         elif decision == "always":
-            self._print(f"    always allowed {SCOPE_WORDS.get(str(m.get('scope')), '')}: "
-                        f"{reason}")
+            self._print(f"    always allowed {SCOPE_WORDS.get(str(m.get('scope')), '')}: {reason}")
         elif decision == "edit":
             shown, _ = reveal(str(m.get("edited") or ""))
             self._print(f"    edited to: {self.style.marked(shown)}")
@@ -334,8 +338,13 @@ class AskUI:
         if m.get("error"):
             self._print(f"  error: {m['error']}")
         session = m.get("session")
-        self._print(self.style("2", f"  {m.get('turns')} replies, {len(commands)} commands; "
-                                    f"transcript {session} (shellagent logs show {session})"))
+        self._print(
+            self.style(
+                "2",
+                f"  {m.get('turns')} replies, {len(commands)} commands; "
+                f"transcript {session} (shellagent logs show {session})",
+            )
+        )
 
     def _on_error(self, m: dict[str, Any]) -> None:
         self.err.write(f"error: {m.get('message')}\n")
@@ -376,9 +385,10 @@ class AskUI:
             )
             scope = {"s": "session", "d": "directory", "e": "everywhere"}[scope_key]
             shown, _ = reveal(command)
-            self._print(f"    always allow {self.style.marked(shown)} "
-                        f"{SCOPE_WORDS[scope]}" + (f" ({os.getcwd()})" if scope == "directory"
-                                                  else ""))
+            self._print(
+                f"    always allow {self.style.marked(shown)} "
+                f"{SCOPE_WORDS[scope]}" + (f" ({os.getcwd()})" if scope == "directory" else "")
+            )
             return {"decision": "always", "scope": scope}
         return {"decision": "quit"}
 

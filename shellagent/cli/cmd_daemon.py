@@ -27,16 +27,29 @@ def add_parser(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="daemon_command", metavar="start|stop|status|run")
 
     def command(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = sub.add_parser(name, help=help_text, formatter_class=FORMATTER,
-                           description=inspect.cleandoc(func.__doc__ or ""))
+        p: argparse.ArgumentParser = sub.add_parser(
+            name,
+            help=help_text,
+            formatter_class=FORMATTER,
+            description=inspect.cleandoc(func.__doc__ or ""),
+        )
         p.set_defaults(func=func)
         return p
 
     run = command("run", run_foreground, "run the daemon in the foreground")
-    run.add_argument("--model", metavar="NAME|PATH", default=None,
-                     help="model to keep warm (default: $SHELLAGENT_BACKEND or the embedded one)")
-    run.add_argument("--idle-unload", type=float, metavar="SECONDS", default=None,
-                     help="release the model after this long unused (default 1800)")
+    run.add_argument(
+        "--model",
+        metavar="NAME|PATH",
+        default=None,
+        help="model to keep warm (default: $SHELLAGENT_BACKEND or the embedded one)",
+    )
+    run.add_argument(
+        "--idle-unload",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="release the model after this long unused (default 1800)",
+    )
     run.add_argument("--quiet", action="store_true", help="log to the log file only")
     command("start", run_start, "start the daemon in the background")
     command("stop", run_stop, "stop the daemon")
@@ -106,8 +119,7 @@ def run_stop(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + 10
     while read_pid(runtime_dir()) is not None:
         if time.monotonic() > deadline:
-            raise EnvironmentProblem(f"the daemon (pid {pid}) did not stop",
-                                     hint=f"kill {pid}")
+            raise EnvironmentProblem(f"the daemon (pid {pid}) did not stop", hint=f"kill {pid}")
         time.sleep(0.05)
     print("daemon stopped")
     return 0

@@ -174,9 +174,9 @@ class ModelPool:
         on_generate: Callable[[], None] | None = None,
     ) -> PooledBackend:
         spec = spec or self.default_spec
-        private = load_scripted(Path(spec[len(SCRIPTED):]), task) if spec.startswith(
-            SCRIPTED
-        ) else None
+        private = (
+            load_scripted(Path(spec[len(SCRIPTED) :]), task) if spec.startswith(SCRIPTED) else None
+        )
         return PooledBackend(self, spec, private, cancel, on_wait, on_generate)
 
     def _with_model(
@@ -278,7 +278,10 @@ class PooledBackend:
             if self._on_generate is not None:
                 self._on_generate()
             return backend.generate(
-                messages, grammar=grammar, max_tokens=max_tokens, on_token=on_token,
+                messages,
+                grammar=grammar,
+                max_tokens=max_tokens,
+                on_token=on_token,
                 capture_logprobs=capture_logprobs,
             )
 

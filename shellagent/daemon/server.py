@@ -90,8 +90,9 @@ class Daemon:
         if uid != os.getuid():
             self.refused += 1
             log.warning("refused a connection from uid %d (pid %d)", uid, pid)
-            writer.write(protocol.error(protocol.REFUSED, "this daemon serves its own user only",
-                                        fatal=True))
+            writer.write(
+                protocol.error(protocol.REFUSED, "this daemon serves its own user only", fatal=True)
+            )
             with contextlib.suppress(ConnectionError):
                 await writer.drain()
             writer.close()
@@ -127,15 +128,19 @@ class Daemon:
                     continue
                 if isinstance(message, Ask):
                     if worker is not None:
-                        await send(protocol.error(protocol.OUT_OF_ORDER,
-                                                  "this connection already has a task"))
+                        await send(
+                            protocol.error(
+                                protocol.OUT_OF_ORDER, "this connection already has a task"
+                            )
+                        )
                         continue
                     worker = TaskWorker(message, pool=self.pool, emit=emit, client_pid=pid)
                     self.workers.add(worker)
                     worker.start()
                 elif isinstance(message, ApprovalReply):
                     problem = (
-                        "no task is running on this connection" if worker is None
+                        "no task is running on this connection"
+                        if worker is None
                         else worker.answer(message)
                     )
                     if problem:

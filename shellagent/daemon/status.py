@@ -49,8 +49,9 @@ def render(status: dict[str, Any]) -> str:
         f"memory    {_mb(status.get('rss_kb'))} resident (peak {_mb(status.get('peak_rss_kb'))})",
     ]
     sessions = status.get("sessions") or []
-    lines.append(f"sessions  {len(sessions)} running, {model.get('waiting', 0)} waiting for "
-                 "the model")
+    lines.append(
+        f"sessions  {len(sessions)} running, {model.get('waiting', 0)} waiting for the model"
+    )
     for s in sessions:
         lines.append(
             f"  {s.get('session')}  {s.get('state'):<20} {_duration(s.get('running_s', 0)):>6}"

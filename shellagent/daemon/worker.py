@@ -140,8 +140,7 @@ class TaskWorker:
             self._send("error", code=protocol.FAILED, message=exc.show(), fatal=True)
         except Exception as exc:  # the daemon keeps serving; the client hears why
             log.exception("task %s crashed", self.session_id)
-            self._send("error", code=protocol.FAILED, message=f"internal error: {exc}",
-                       fatal=True)
+            self._send("error", code=protocol.FAILED, message=f"internal error: {exc}", fatal=True)
         finally:
             self.state = "done"
             shell, self._shell = self._shell, None
@@ -161,7 +160,9 @@ class TaskWorker:
         self.session_id = new_session_id()
         config = AgentConfig(dry_run=req.dry_run, max_turns=req.max_turns or 15)
         backend = self.pool.backend_for(
-            req.model, req.task, cancel=self.cancelled,
+            req.model,
+            req.task,
+            cancel=self.cancelled,
             on_wait=lambda n: self._send("queued", position=n),
             on_generate=self._thinking,
         )
@@ -181,21 +182,34 @@ class TaskWorker:
         self.state = "running"
         try:
             outcome = run_task(
-                req.task, backend=backend, shell=self._shell, policy=policy,
-                approver=approver, sink=sink, config=config, cancel=self.cancelled,
-                on_event=self._on_event, on_output=self._on_output, source="ask",
-                model_name=backend.name, task_id=None,
+                req.task,
+                backend=backend,
+                shell=self._shell,
+                policy=policy,
+                approver=approver,
+                sink=sink,
+                config=config,
+                cancel=self.cancelled,
+                on_event=self._on_event,
+                on_output=self._on_output,
+                source="ask",
+                model_name=backend.name,
+                task_id=None,
             )
         finally:
             self.ended = True
             sink.close()
         log.info("task %s ended: %s", self.session_id, outcome.reason)
         self._send(
-            "summary", reason=outcome.reason, summary=outcome.summary, turns=outcome.turns,
+            "summary",
+            reason=outcome.reason,
+            summary=outcome.summary,
+            turns=outcome.turns,
             session=outcome.session_id or self.session_id,
             commands=[c.command for c in outcome.commands],
             exit_codes=[c.exit_code for c in outcome.commands],
-            error=outcome.error, transcript=str(sink.path),
+            error=outcome.error,
+            transcript=str(sink.path),
         )
 
     def _thinking(self) -> None:
@@ -214,23 +228,34 @@ class TaskWorker:
         elif kind == "policy":
             self.state = "proposed"
             self._send(
-                "proposed", turn=turn, command=event.get("command", ""),
-                why=self._why.get(turn, ""), decision=event.get("decision", ""),
+                "proposed",
+                turn=turn,
+                command=event.get("command", ""),
+                why=self._why.get(turn, ""),
+                decision=event.get("decision", ""),
                 reasons=list(event.get("reasons") or []),
             )
         elif kind == "approval":
             self._send(
-                "approval", turn=turn, command=event.get("command", ""),
-                decision=event.get("decision", ""), edited=event.get("edited_command"),
-                reason=event.get("reason"), scope=event.get("scope"),
+                "approval",
+                turn=turn,
+                command=event.get("command", ""),
+                decision=event.get("decision", ""),
+                edited=event.get("edited_command"),
+                reason=event.get("reason"),
+                scope=event.get("scope"),
             )
         elif kind == "execution":
             self.state = "running"
             self._streamed = 0
             self._send(
-                "result", turn=turn, command=event.get("command", ""),
-                exit_code=event.get("exit_code"), duration_s=event.get("duration_s"),
-                timed_out=bool(event.get("timed_out")), truncated=bool(event.get("truncated")),
+                "result",
+                turn=turn,
+                command=event.get("command", ""),
+                exit_code=event.get("exit_code"),
+                duration_s=event.get("duration_s"),
+                timed_out=bool(event.get("timed_out")),
+                truncated=bool(event.get("truncated")),
             )
 
     def _on_output(self, text: str) -> None:
@@ -255,8 +280,12 @@ class TaskWorker:
             self._pending = pending
         self.state = "waiting for approval"
         self._send(
-            "approval_request", id=pending.id, turn=request.turn, command=request.command,
-            why=request.why, decision=request.decision.decision,
+            "approval_request",
+            id=pending.id,
+            turn=request.turn,
+            command=request.command,
+            why=request.why,
+            decision=request.decision.decision,
             reasons=list(request.decision.reasons),
         )
         while not pending.answered.wait(0.1):

@@ -63,7 +63,9 @@ def start_daemon(*extra: str) -> DaemonProc:
     log = Path(os.environ["SHELLAGENT_STATE_DIR"]) / "daemon.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "shellagent", "daemon", "run", "--quiet", *extra],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         wait_for_socket()
@@ -171,8 +173,14 @@ class RecordingUI(AskUI):
 
 
 def ask_inprocess(
-    task: str, model: str, cwd: Path, *, keys: list[str] | None = None, yes: bool = False,
-    dry_run: bool = False, max_turns: int | None = None,
+    task: str,
+    model: str,
+    cwd: Path,
+    *,
+    keys: list[str] | None = None,
+    yes: bool = False,
+    dry_run: bool = False,
+    max_turns: int | None = None,
 ) -> Run:
     """Run one task through the daemon; each prompt is answered by the next of ``keys``,
     typed through prompt-toolkit pipe input. ``keys=None``: nobody at a terminal."""
@@ -181,12 +189,27 @@ def ask_inprocess(
 
     out = io.StringIO()
     with create_pipe_input() as pipe:
-        ui = RecordingUI(list(keys or []), out=out, err=io.StringIO(), can_prompt=keys is not None,
-                         dry_run=dry_run, pt_input=pipe, pt_output=DummyOutput())
+        ui = RecordingUI(
+            list(keys or []),
+            out=out,
+            err=io.StringIO(),
+            can_prompt=keys is not None,
+            dry_run=dry_run,
+            pt_input=pipe,
+            pt_output=DummyOutput(),
+        )
         conn = Connection(connect(socket_path()))
         try:
-            conn.send("ask", task=task, cwd=str(cwd), model=model, dry_run=dry_run, yes=yes,
-                      interactive=keys is not None, max_turns=max_turns)
+            conn.send(
+                "ask",
+                task=task,
+                cwd=str(cwd),
+                model=model,
+                dry_run=dry_run,
+                yes=yes,
+                interactive=keys is not None,
+                max_turns=max_turns,
+            )
             code = follow(conn, ui)
         finally:
             conn.close()
@@ -195,8 +218,12 @@ def ask_inprocess(
 
 def ask_cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "shellagent.cli.ask", *args], cwd=cwd, text=True,
-        capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", "shellagent.cli.ask", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
 
 

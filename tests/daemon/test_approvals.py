@@ -32,8 +32,9 @@ def test_n_with_a_reason_refuses_and_tells_the_model(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
     _setup(workdir)
-    run = ask_inprocess("tidy", script(cmd(ASKS), done("left it")), workdir,
-                        keys=["n", "I still need it\r"])
+    run = ask_inprocess(
+        "tidy", script(cmd(ASKS), done("left it")), workdir, keys=["n", "I still need it\r"]
+    )
     assert (workdir / "notes.txt").exists()
     events = transcript_events(run.summary["session"])
     approval = next(e for e in events if e["type"] == "approval")
@@ -105,8 +106,9 @@ def test_dry_run_shows_commands_and_runs_none(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
     _setup(workdir)
-    run = ask_inprocess("tidy", script(cmd(ASKS), done("would tidy")), workdir, yes=True,
-                        dry_run=True)
+    run = ask_inprocess(
+        "tidy", script(cmd(ASKS), done("would tidy")), workdir, yes=True, dry_run=True
+    )
     assert (workdir / "notes.txt").exists()
     assert run.summary["commands"] == []
     assert "(dry run: not run)" in run.out

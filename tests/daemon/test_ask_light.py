@@ -15,8 +15,13 @@ from shellagent.cli import ask_client
 from tests.daemon.conftest import DaemonProc, cmd, done
 
 ALLOWED_OWN = {
-    "shellagent", "shellagent.cli", "shellagent.cli.ask", "shellagent.cli.ask_client",
-    "shellagent.cli.ask_ui", "shellagent.errors", "shellagent.protocol",
+    "shellagent",
+    "shellagent.cli",
+    "shellagent.cli.ask",
+    "shellagent.cli.ask_client",
+    "shellagent.cli.ask_ui",
+    "shellagent.errors",
+    "shellagent.protocol",
 }
 
 PROBE = r"""
@@ -40,7 +45,11 @@ def test_a_whole_ask_through_the_daemon_imports_nothing_outside_the_stdlib(
     model = script(cmd("echo light"), done("ok"))
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(report), "-y", "--model", model, "be light"],
-        cwd=workdir, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     result = json.loads(report.read_text())
     assert result["code"] == 0, out.stderr
@@ -76,7 +85,6 @@ def test_json_prints_the_event_stream_as_json_lines(
 ) -> None:
     from tests.daemon.conftest import ask_cli
 
-    out = ask_cli("--json", "-y", "--model", script(cmd("echo hi"), done("ok")), "t",
-                  cwd=workdir)
+    out = ask_cli("--json", "-y", "--model", script(cmd("echo hi"), done("ok")), "t", cwd=workdir)
     kinds = [json.loads(line)["type"] for line in out.stdout.splitlines()]
     assert kinds[0] == "accepted" and kinds[-1] == "summary" and "proposed" in kinds

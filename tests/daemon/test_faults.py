@@ -44,8 +44,9 @@ def _wait(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
 
 
 def _client_until_output(workdir: Path, model: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-c", CLIENT, str(workdir), model],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, str(workdir), model], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.strip() == "output":
@@ -63,8 +64,12 @@ def test_killing_the_client_mid_command_kills_the_command_and_the_sandbox(
     client.communicate()
     assert _wait(lambda: not processes_matching("sleep 4242"))
     assert _wait(lambda: not request("status")["sessions"])
-    ended = [json.loads(line) for f in (Path(os.environ["SHELLAGENT_DATA_DIR"])
-             / "transcripts").iterdir() for line in f.read_text().split("\n") if line]
+    ended = [
+        json.loads(line)
+        for f in (Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir()
+        for line in f.read_text().split("\n")
+        if line
+    ]
     assert ended[-1]["type"] == "end" and ended[-1]["reason"] == "cancelled"
     assert daemon.alive()
     run = ask_inprocess("after", script(cmd("echo still here"), done()), workdir, yes=True)
@@ -75,8 +80,13 @@ def test_cancel_stops_the_running_command_and_the_transcript_says_cancelled(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
     conn = Connection(connect())
-    conn.send("ask", task="t", cwd=str(workdir), yes=True,
-              model=script(cmd("echo go; sleep 4243"), done()))
+    conn.send(
+        "ask",
+        task="t",
+        cwd=str(workdir),
+        yes=True,
+        model=script(cmd("echo go; sleep 4243"), done()),
+    )
     seen = []
     for message in conn.messages():
         seen.append(message)
@@ -114,20 +124,26 @@ def test_after_kill_9_of_the_daemon_the_next_ask_restarts_it_and_the_transcript_
 def test_a_thousand_malformed_messages_then_a_valid_ask_is_still_answered(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
-    flood = [b"not json\n", b"[1,2]\n", b'{"v":9,"type":"ask"}\n', b'{"v":1}\n',
-             b'{"v":1,"type":"ask","task":"x","cwd":"/","evil":1}\n',
-             b'{"v":1,"type":"approval","id":1,"decision":"approve","command":"x"}\n',
-             b"\xff\xfe\n", b'{"v":1,"type":"cancel"}\n']
+    flood = [
+        b"not json\n",
+        b"[1,2]\n",
+        b'{"v":9,"type":"ask"}\n',
+        b'{"v":1}\n',
+        b'{"v":1,"type":"ask","task":"x","cwd":"/","evil":1}\n',
+        b'{"v":1,"type":"approval","id":1,"decision":"approve","command":"x"}\n',
+        b"\xff\xfe\n",
+        b'{"v":1,"type":"cancel"}\n',
+    ]
     sock = connect()
     conn = Connection(sock)
     for i in range(1000):
         sock.sendall(flood[i % len(flood)])
     errors = [conn.read() for _ in range(1000)]
     assert all(e is not None and e["type"] == "error" and not e["fatal"] for e in errors)
-    assert {e["code"] for e in errors if e} >= {"malformed", "unsupported_version",
-                                                "out_of_order"}
-    conn.send("ask", task="t", cwd=str(workdir), yes=True,
-              model=script(cmd("echo answered"), done("ok")))
+    assert {e["code"] for e in errors if e} >= {"malformed", "unsupported_version", "out_of_order"}
+    conn.send(
+        "ask", task="t", cwd=str(workdir), yes=True, model=script(cmd("echo answered"), done("ok"))
+    )
     kinds = [m["type"] for m in conn.messages()]
     assert kinds[-1] == "summary"
     conn.close()
@@ -146,20 +162,32 @@ def test_an_oversized_line_gets_an_error_and_the_connection_goes_on(
 
 
 def test_daemon_status_shows_model_uptime_sessions_and_memory(daemon: DaemonProc) -> None:
-    out = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "status", "--json"],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "shellagent", "daemon", "status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     status = json.loads(out.stdout)
     assert status["running"] and status["pid"] == daemon.proc.pid
     assert status["rss_kb"] > 1000 and status["uptime_s"] >= 0
     assert status["sessions"] == [] and "spec" in status["model"]
-    text = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "status"],
-                          capture_output=True, text=True, timeout=30).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "shellagent", "daemon", "status"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
     assert "memory" in text and "sessions" in text and "model" in text
 
 
 def test_daemon_stop_stops_it(daemon: DaemonProc) -> None:
-    out = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "stop"],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "shellagent", "daemon", "stop"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0 and "stopped" in out.stdout
     assert daemon.proc.wait(10) == 0
     assert not daemon.socket.exists()

@@ -73,8 +73,9 @@ def test_waiters_get_the_model_in_arrival_order_and_a_cancelled_one_leaves() -> 
 def test_the_embedded_model_proposes_through_a_warm_daemon(workdir: Path) -> None:
     d = start_daemon()
     try:
-        run = ask_inprocess("list the files here", "default", workdir, yes=True, dry_run=True,
-                            max_turns=2)
+        run = ask_inprocess(
+            "list the files here", "default", workdir, yes=True, dry_run=True, max_turns=2
+        )
         assert run.summary["reason"] in ("finished", "turn_limit", "repeated_failure")
         assert run.of("thinking")
         assert run.of("accepted")[0]["model"]

@@ -4,6 +4,7 @@ redacted 0600 logs and transcripts, concurrent clients kept apart."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import stat
@@ -33,8 +34,7 @@ TRICKY = "echo safe\x1b[2K\r\u202e\u200b\u2028" + " " * 500 + "; echo pwned > fl
 def test_hidden_characters_are_flagged_and_the_approved_bytes_are_the_ones_run(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
-    run = ask_inprocess("trick", script(cmd(TRICKY, "harmless"), done("x")), workdir,
-                        keys=["y"])
+    run = ask_inprocess("trick", script(cmd(TRICKY, "harmless"), done("x")), workdir, keys=["y"])
     for marker in ("⟨ESC⟩", "⟨\\r⟩", "⟨U+202E⟩", "⟨U+200B⟩", "⟨U+2028⟩", "⟨500 spaces⟩"):
         assert marker in run.out
     assert "; echo pwned > flag" in run.out  # nothing pushed out of sight
@@ -46,8 +46,12 @@ def test_hidden_characters_are_flagged_and_the_approved_bytes_are_the_ones_run(
 
 def test_reveal_flags_every_kind_of_hidden_character() -> None:
     for text, expected in [
-        ("a\x07b", "control"), ("a\u00a0b", "unusual space"), ("a\ufeffb", "zero-width"),
-        ("a\u2066b", "bidirectional"), ("ls  ", "trailing"), ("a\nb", "newline"),
+        ("a\x07b", "control"),
+        ("a\u00a0b", "unusual space"),
+        ("a\ufeffb", "zero-width"),
+        ("a\u2066b", "bidirectional"),
+        ("ls  ", "trailing"),
+        ("a\nb", "newline"),
     ]:
         shown, flags = reveal(text)
         assert any(expected in f for f in flags), (text, flags)
@@ -82,10 +86,8 @@ def test_socket_is_private_at_every_instant_even_under_umask_000() -> None:
                 dir_mode = stat.S_IMODE(os.lstat(runtime).st_mode)
                 seen.append((sock_mode, dir_mode))
                 s = socket.socket(socket.AF_UNIX)
-                try:
+                with contextlib.suppress(OSError):
                     s.connect(str(path))
-                except OSError:
-                    pass
                 s.close()
             except FileNotFoundError:
                 pass
@@ -125,12 +127,27 @@ def test_another_uid_is_refused_even_when_the_socket_mode_is_loosened(
     os.chmod(daemon.runtime, 0o755)
     os.chmod(daemon.socket, 0o777)
     out = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
-         "-c", PEER, str(daemon.socket)], capture_output=True, text=True, timeout=20,
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            PEER,
+            str(daemon.socket),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=20,
     )
     assert '"code":"refused"' in out.stdout, out.stderr
-    mine = subprocess.run(["/usr/bin/python3", "-c", PEER, str(daemon.socket)],
-                          capture_output=True, text=True, timeout=20)
+    mine = subprocess.run(
+        ["/usr/bin/python3", "-c", PEER, str(daemon.socket)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
     assert '"type":"status"' in mine.stdout
 
 
@@ -170,14 +187,22 @@ def test_a_stale_socket_is_replaced_and_a_runtime_dir_symlink_refused(tmp_path: 
     stop(d)
     os.rename(runtime, tmp_path / "real")
     runtime.symlink_to(tmp_path / "real")
-    out = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 3 and "symbolic link" in out.stderr
 
 
 def test_a_second_daemon_refuses_to_start(daemon: DaemonProc) -> None:
-    out = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 3 and "already running" in out.stderr
     assert daemon.alive()
 
