@@ -143,7 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--repeat-penalty", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=None, help="JSONL, one record per task")
+    parser.add_argument(
+        "--report", type=Path, default=None, help="only summarise the records of an earlier --out"
+    )
     args = parser.parse_args(argv)
+    if args.report:
+        done = [json.loads(line) for line in args.report.read_text().splitlines() if line]
+        print(report(done, 0.0))
+        return 0
 
     from shellagent.agent import AgentConfig
     from shellagent.model import load_backend

@@ -106,6 +106,7 @@ class _Session:
     conversation: list[dict[str, str]] = field(default_factory=list)
     commands: list[CommandResult] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
+    succeeded: dict[str, int] = field(default_factory=dict)
     turn: int = 0
     invalid_in_a_row: int = 0
     running: bool = False
@@ -415,9 +416,17 @@ def _execute(state: _Session, command: str, edited_from: str | None) -> None:
     if state.cancel.is_set():
         _observe(state, shown)
         raise _Stop("cancelled", "cancelled while a command was running")
-    _observe(state, shown)
     if result.exit_code != 0 or result.timed_out:
+        _observe(state, shown)
         _give_up_if_repeated(state, command)
+        return
+    # A small model under greedy decoding tends to loop on a command that worked; saying so
+    # changes its context enough to move it on.
+    key = command.strip()
+    times = state.succeeded[key] = state.succeeded.get(key, 0) + 1
+    if times > 1:
+        shown = f"{shown}\n{observation.repeated(key, times)}"
+    _observe(state, shown)
 
 
 def _give_up_if_repeated(state: _Session, command: str) -> None:

@@ -52,8 +52,14 @@ def executed(result: Any, limit: int, *, edited_from: str | None = None) -> str:
 
 
 def denied(reasons: Sequence[str], *, edited: bool = False) -> str:
+    """Why a command was not run: the distinct reasons, each without the command it quotes.
+
+    A small model copies what it reads into its next command, so the reasons are short and
+    do not repeat the denied command back at it.
+    """
     who = "The user's edit of your command" if edited else "This command"
-    why = "; ".join(reasons) or "the policy forbids it"
+    plain = [r.split(": ", 1)[1] if ": " in r else r for r in reasons]
+    why = "; ".join(dict.fromkeys(plain)) or "the policy forbids it"
     return f"{who} was not run: the policy denies it ({why}). Try another way."
 
 
@@ -75,4 +81,4 @@ def invalid_reply(problem: str) -> str:
 
 
 def repeated(command: str, times: int) -> str:
-    return f"You have run `{command}` {times} times with the same result. Try something else."
+    return f"You ran this command {times} times already. Do the next step, or finish."

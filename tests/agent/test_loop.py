@@ -189,11 +189,28 @@ def test_a_repeated_denied_command_also_counts_as_a_failure(
     assert run.outcome.turns == 2
 
 
-def test_repeating_a_command_that_succeeds_is_not_a_failure(
+def test_repeating_a_command_that_succeeds_is_not_a_failure_but_the_model_is_told(
     run_agent: Runner, fake: FakeShell
 ) -> None:
-    run = run_agent([cmd("echo hello")] * 4 + [done("ok")], fake, repeat_limit=2)
+    run = run_agent([cmd("echo hello")] * 3 + [done("ok")], fake, repeat_limit=2)
     assert run.outcome.reason == "finished"
+    assert fake.ran == ["echo hello"] * 3
+    seen = run.observations()
+    assert seen[0] == "exit 0\nhello"
+    assert (
+        seen[2]
+        == "exit 0\nhello\nYou ran this command 3 times already. Do the next step, or finish."
+    )
+
+
+def test_a_denial_gives_each_reason_once_without_quoting_the_command(
+    run_agent: Runner, fake: FakeShell
+) -> None:
+    run = run_agent([cmd("rm -rf /srv/data"), done("no")], fake)
+    seen = run.observations()[0]
+    assert "rm -rf /srv/data" not in seen
+    reasons = seen[seen.index("(") + 1 : seen.rindex(")")].split("; ")
+    assert len(reasons) == len(set(reasons)) >= 1
 
 
 def test_cancelling_from_another_thread_interrupts_a_running_command(
