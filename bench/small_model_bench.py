@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -97,6 +98,19 @@ def run_one(task: dict[str, Any], backend: Any, policy: Any, config: Any) -> dic
     return record
 
 
+_PATH = re.compile(r"(?<![\w.~])/[\w.*-]+(?:/[\w.*-]+)*")
+
+
+def grounded(command: str, task: str) -> bool:
+    """Whether every absolute path in ``command`` is under a directory the task names (or
+    /tmp): a path taken from the prompt's examples instead of the task is not."""
+    for path in _PATH.findall(command):
+        top = "/".join(path.split("/")[:3])
+        if path != "/" and not (path + "/").startswith("/tmp/") and top not in task:
+            return False
+    return True
+
+
 def report(records: list[dict[str, Any]], wall_s: float) -> str:
     valid = [r for r in records if r["valid"]]
     turns = sum(r["turns"] for r in valid)
@@ -108,6 +122,7 @@ def report(records: list[dict[str, Any]], wall_s: float) -> str:
     tokens = sum(r["generated_tokens"] for r in valid)
     model_s = sum(r["model_s"] for r in valid)
     distinct = sum(r["distinct_commands"] for r in valid)
+    on_task = sum(grounded(c, r["task"]) for r in valid for c in r["commands"])
     executed = sum(r["executed"] for r in valid)
     nonzero = sum(r["nonzero"] for r in valid)
 
@@ -124,6 +139,7 @@ def report(records: list[dict[str, Any]], wall_s: float) -> str:
         f"valid actions:           {share(valid_turns, turns)} of model turns",
         f"commands passing bash -n: {share(bash_ok, proposed)} of proposed commands",
         f"distinct commands:        {share(distinct, proposed)} of proposed commands",
+        f"paths from the task:      {share(on_task, proposed)} of proposed commands",
         f"commands exiting non-0:   {share(nonzero, executed)} of executed commands",
         f"solved:                   {share(solved, len(valid))} of valid tasks",
         f"endings: {dict(reasons.most_common())}",
