@@ -22,7 +22,6 @@ ExecStart={exe} -m shellagent daemon run
 Restart=on-failure
 RestartSec=2
 UMask=0077
-NoNewPrivileges=yes
 
 [Install]
 WantedBy=default.target
