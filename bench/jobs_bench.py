@@ -34,12 +34,22 @@ def main() -> None:
     args = parser.parse_args()
     cli = [sys.executable, "-m", "shellagent"]
     with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
-        env = {**os.environ, "SHELLAGENT_STATE_DIR": f"{tmp}/state",
-               "SHELLAGENT_DATA_DIR": f"{tmp}/data", "SHELLAGENT_CONFIG_DIR": f"{tmp}/config",
-               "SHELLAGENT_SCHEDULER": "cron", "SHELLAGENT_CRONTAB": "/bin/true"}
-        added = subprocess.run([*cli, "jobs", "add", "trivial", "--every", "day", "-y", "--",
-                                "true"], env=env, cwd=tmp, check=True, capture_output=True,
-                               text=True)
+        env = {
+            **os.environ,
+            "SHELLAGENT_STATE_DIR": f"{tmp}/state",
+            "SHELLAGENT_DATA_DIR": f"{tmp}/data",
+            "SHELLAGENT_CONFIG_DIR": f"{tmp}/config",
+            "SHELLAGENT_SCHEDULER": "cron",
+            "SHELLAGENT_CRONTAB": "/bin/true",
+        }
+        added = subprocess.run(
+            [*cli, "jobs", "add", "trivial", "--every", "day", "-y", "--", "true"],
+            env=env,
+            cwd=tmp,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         job_id = added.stdout.split()[1].rstrip(":")
         version = timed([*cli, "--version"], env, tmp, args.runs)
         sandbox = timed([*cli, "sandbox", "run", "true"], env, tmp, args.runs)
@@ -47,8 +57,10 @@ def main() -> None:
     print(f"shellagent --version           : {version:7.1f} ms (CLI start-up)")
     print(f"shellagent sandbox run true    : {sandbox:7.1f} ms")
     print(f"shellagent jobs run <trivial>  : {job:7.1f} ms")
-    print(f"jobs run overhead over sandbox run: {job - sandbox:7.1f} ms "
-          f"({job / sandbox:.2f}x); over CLI start-up: {job - version:7.1f} ms")
+    print(
+        f"jobs run overhead over sandbox run: {job - sandbox:7.1f} ms "
+        f"({job / sandbox:.2f}x); over CLI start-up: {job - version:7.1f} ms"
+    )
 
 
 if __name__ == "__main__":

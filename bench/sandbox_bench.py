@@ -47,8 +47,12 @@ def fresh(workdir: Path, runs: int) -> list[float]:
             # Same work the session does per sandbox: plan the mounts, build argv, start.
             plan = mounts.default_plan(profile.writable, profile.workdir, profile.network)
             argv = bwrap_argv(find_bwrap(), profile, plan)
-            subprocess.run([*argv, "--", "/bin/bash", "--noprofile", "--norc", "-c", command],
-                           stdin=subprocess.DEVNULL, capture_output=True, check=True)
+            subprocess.run(
+                [*argv, "--", "/bin/bash", "--noprofile", "--norc", "-c", command],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=True,
+            )
             samples.append(time.perf_counter() - start)
             plan.remove_created()
     return samples
@@ -78,8 +82,10 @@ def main() -> None:
     print(f"bwrap {find_bwrap().version_text}; {args.runs} runs x {len(COMMANDS)} commands")
     print(f"persistent session, median per command : {median_ms(warm):8.3f} ms")
     print(f"fresh bwrap per command, median        : {median_ms(cold):8.3f} ms")
-    print(f"ratio (fresh / persistent)             : {median_ms(cold) / median_ms(warm):8.1f}x"
-          "  (target >= 10x)")
+    print(
+        f"ratio (fresh / persistent)             : {median_ms(cold) / median_ms(warm):8.1f}x"
+        "  (target >= 10x)"
+    )
     print(f"start-up, default profile, median      : {median_ms(default):8.1f} ms")
     print(f"start-up, ephemeral profile, median    : {median_ms(ephemeral):8.1f} ms")
 
