@@ -9,37 +9,40 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-
 APP = "shellagent"
 
 
-def _dir(env: str, default: str) -> Path:
-    override = os.environ.get(env)
-    return Path(override) if override else Path(default)
+def _dir(kind: str) -> Path:
+    """``SHELLAGENT_<KIND>_DIR`` if set, else platformdirs' user dir of that kind."""
+    override = os.environ.get(f"SHELLAGENT_{kind.upper()}_DIR")
+    if override:
+        return Path(override)
+    import platformdirs  # on first use only: ``ask`` needs nothing but runtime_dir()
+
+    return Path(getattr(platformdirs, f"user_{kind}_dir")(APP))
 
 
 def config_dir() -> Path:
-    return _dir("SHELLAGENT_CONFIG_DIR", platformdirs.user_config_dir(APP))
+    return _dir("config")
 
 
 def data_dir() -> Path:
-    return _dir("SHELLAGENT_DATA_DIR", platformdirs.user_data_dir(APP))
+    return _dir("data")
 
 
 def state_dir() -> Path:
-    return _dir("SHELLAGENT_STATE_DIR", platformdirs.user_state_dir(APP))
+    return _dir("state")
 
 
 def cache_dir() -> Path:
-    return _dir("SHELLAGENT_CACHE_DIR", platformdirs.user_cache_dir(APP))
+    return _dir("cache")
 
 
 def runtime_dir() -> Path:
     """$XDG_RUNTIME_DIR/shellagent, else /run/user/UID/shellagent, else a private /tmp dir.
 
     Computed here rather than by platformdirs, which warns when XDG_RUNTIME_DIR is unset
-    (cron, CI, ssh without a login session) and would add an import to ``ask``'s path.
+    (cron, CI, ssh without a login session); stdlib only, so ``ask`` can use it.
     """
     override = os.environ.get("SHELLAGENT_RUNTIME_DIR")
     if override:

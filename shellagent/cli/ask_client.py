@@ -1,8 +1,8 @@
 """``ask`` through the daemon: connect (starting it if needed), send the task, follow it.
 
-Standard library only, like everything on ``ask``'s start-up path: the socket path is
-computed here rather than through ``shellagent.paths`` (which imports platformdirs), and a
-test keeps the two in agreement. Rendering and prompting live in ``ask_ui``.
+Standard library only, like everything on ``ask``'s start-up path (``shellagent.paths``
+imports platformdirs only when a non-runtime directory is asked for). Rendering and
+prompting live in ``ask_ui``.
 """
 
 from __future__ import annotations
@@ -17,29 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from shellagent import protocol
+from shellagent import paths, protocol
 from shellagent.errors import EnvironmentProblem, ShellagentError
 
 START_TIMEOUT_S = 30.0
 EXIT_CODES = {"finished": 0, "cancelled": 130}  # every other ending is 1
 
 
-def runtime_dir() -> Path:
-    """Same answer as ``shellagent.paths.runtime_dir`` without importing platformdirs."""
-    override = os.environ.get("SHELLAGENT_RUNTIME_DIR")
-    if override:
-        return Path(override)
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg and os.path.isdir(xdg):
-        return Path(xdg) / "shellagent"
-    run_user = Path(f"/run/user/{os.getuid()}")
-    if run_user.is_dir() and os.access(run_user, os.W_OK):
-        return run_user / "shellagent"
-    return Path(f"/tmp/shellagent-{os.getuid()}")
-
-
 def socket_path() -> Path:
-    return runtime_dir() / protocol.SOCKET_NAME
+    return paths.runtime_dir() / protocol.SOCKET_NAME
 
 
 def connect(path: Path | None = None) -> socket.socket:

@@ -21,6 +21,7 @@ ALLOWED_OWN = {
     "shellagent.cli.ask_client",
     "shellagent.cli.ask_ui",
     "shellagent.errors",
+    "shellagent.paths",
     "shellagent.protocol",
 }
 
@@ -67,7 +68,7 @@ def test_the_client_finds_the_socket_where_the_daemon_puts_it(
             monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
         else:
             monkeypatch.setenv("XDG_RUNTIME_DIR", xdg)
-        assert ask_client.runtime_dir() == paths.runtime_dir()
+        assert ask_client.socket_path().parent == paths.runtime_dir()
 
 
 def test_without_a_terminal_ask_says_approvals_will_be_refused(
