@@ -121,6 +121,20 @@ for tool in ask shellagent; do
     did+=("linked $bin/$tool")
   fi
 done
+# The daemon as a systemd user service where a user session exists; elsewhere the first
+# `ask` starts it.
+if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then
+  unit="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user/shellagent.service"
+  if [ "$("$venv/bin/shellagent" daemon install-unit --print)" != "$(cat "$unit" 2>/dev/null)" ]; then
+    "$venv/bin/shellagent" daemon install-unit >/dev/null
+    systemctl --user daemon-reload
+    systemctl --user enable --now shellagent.service >/dev/null 2>&1 \
+      && did+=("installed and started the systemd user service shellagent.service") \
+      || say "note: could not start shellagent.service; see: systemctl --user status shellagent"
+  fi
+else
+  say "note: no systemd user session here: the first \`ask\` starts the daemon"
+fi
 if [ ${#did[@]} -eq 0 ]; then
   say "already installed: nothing changed"
 else
