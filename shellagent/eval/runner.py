@@ -9,7 +9,9 @@ change the verdict, only what it did to the files can.
 
 ``run_eval`` runs tasks on ``jobs`` threads. Cancelling (Ctrl-C in the CLI) stops handing
 out tasks, interrupts the commands that are running, and returns what finished: tasks cut
-short are ``cancelled``, tasks never started are left out. Nothing here prints.
+short are ``cancelled``, tasks never started are left out. A second Ctrl-C stops waiting
+for the tasks still running (a model generation is only interrupted between tokens) and
+returns at once; those tasks are left out too. Nothing here prints.
 """
 
 from __future__ import annotations
@@ -368,12 +370,16 @@ def run_eval(
         thread.start()
     interrupted = False
     stopped = False
+    abandoned = False
     # Wait on an Event, not Thread.join: on Python 3.11 a Ctrl-C inside join() can mark a
     # still-running thread as finished, and the run would return without its result.
     while not all_done.is_set():
         try:
             all_done.wait(timeout=0.1)
         except KeyboardInterrupt:
+            if interrupted:  # a second Ctrl-C: stop waiting for the tasks still running
+                abandoned = True
+                break
             interrupted = True
             cancel.set()
         if cancel.is_set() and not stopped:
@@ -381,13 +387,16 @@ def run_eval(
             with lock:
                 for shell in live.values():
                     shell.interrupt()
-    for thread in threads:
-        thread.join()
+    if not abandoned:
+        for thread in threads:
+            thread.join()
+    with lock:
+        finished = list(results)  # a copy: abandoned workers may still append
     interrupted = interrupted or cancel.is_set()
-    results.sort(key=lambda r: order[r.id])
+    finished.sort(key=lambda r: order[r.id])
     return EvalRun(
         tasks=tasks,
-        results=results,
+        results=finished,
         interrupted=interrupted,
         wall_s=time.monotonic() - started,
         jobs=jobs,

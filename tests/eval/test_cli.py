@@ -147,3 +147,44 @@ def test_the_eval_package_exports_a_sorted_complete_public_surface() -> None:
     }
     modules = {"agents", "progress", "report", "runner", "tasks", "annotations"}
     assert set(eval_pkg.__all__) == {n for n in public if n not in modules}
+
+
+STUBBORN = """
+import sys, threading, time
+from pathlib import Path
+from shellagent.eval import AgentRun, RunConfig, load_tasks, run_eval
+
+class Stubborn:
+    name = "stubborn"
+    def run(self, task, *, shell, sink, cancel):
+        time.sleep(60)  # like a generation that cannot be interrupted
+        return AgentRun(reason="finished")
+
+tasks = load_tasks(sys.argv[1]).tasks
+print("started", flush=True)
+run = run_eval(tasks, Stubborn(), RunConfig(transcripts_dir=Path(sys.argv[2])))
+print(len(run.results), run.interrupted, run.not_run, flush=True)
+"""
+
+
+def test_a_second_ctrl_c_stops_waiting_for_a_task_that_does_not_stop(
+    write_tasks: Callable[..., Path], tmp_path: Path
+) -> None:
+    path = write_tasks(SOLVABLE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STUBBORN, str(path), str(tmp_path / "transcripts")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "started\n"
+    deadline = time.monotonic() + 30
+    while not list((tmp_path / "transcripts").glob("*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    assert proc.poll() is None  # the first Ctrl-C waits for the running task
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=20)
+    assert stdout == "0 True 1\n", stderr
