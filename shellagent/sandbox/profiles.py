@@ -115,21 +115,32 @@ def environment(profile: Profile) -> dict[str, str]:
     return env
 
 
-def bwrap_argv(bwrap: Bwrap, profile: Profile, plan: mounts.MountPlan) -> list[str]:
-    """The full bwrap argument list (everything before ``--`` and the command)."""
-    argv = [
-        bwrap.path,
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop", "ALL",
-        "--hostname", "sandbox",
-    ]
+# In a namespace that maps every id (ephemeral, run by root), root inside keeps what task
+# setups need to own and change files; these capabilities count only inside that namespace.
+FULL_MAP_CAPS = ("CAP_CHOWN", "CAP_FOWNER", "CAP_DAC_OVERRIDE", "CAP_FSETID")
+
+
+def bwrap_argv(
+    bwrap: Bwrap, profile: Profile, plan: mounts.MountPlan, userns_fd: int | None = None
+) -> list[str]:
+    """The full bwrap argument list (everything before ``--`` and the command).
+
+    ``userns_fd`` joins a prepared user namespace that maps every id (see ``userns.py``)
+    instead of letting bwrap make a single-id one.
+    """
+    argv = [bwrap.path]
+    if userns_fd is None:
+        argv += ["--unshare-all", "--unshare-user", "--disable-userns"]
+    else:
+        argv += ["--userns", str(userns_fd), "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                 "--unshare-uts", "--unshare-cgroup-try"]
+    argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    if userns_fd is not None:
+        for cap in FULL_MAP_CAPS:
+            argv += ["--cap-add", cap]
     if profile.network:
         argv.append("--share-net")
-    if profile.ephemeral:
+    if profile.ephemeral and userns_fd is None:
         argv += ["--uid", "0", "--gid", "0"]
     argv.append("--clearenv")
     for key, value in environment(profile).items():

@@ -5,7 +5,9 @@ wall, in the spirit of Flatpak's: terminal injection (``TIOCSTI``/``TIOCLINUX``,
 garbage in the upper 32 bits of the request, CVE-2019-10063), io_uring (which bypasses
 other syscall checks), ptrace, kernel keyrings, BPF, perf, userfaultfd, module and kexec
 loading, and the mount/namespace calls. ``clone3`` answers ENOSYS so libc falls back to
-``clone``, whose namespace flags ``--disable-userns`` and the dropped capabilities cover.
+``clone``, which is refused when it asks for a new user namespace (``CLONE_NEWUSER``): the
+ephemeral profile run by root joins a prepared namespace, where bwrap's
+``--disable-userns`` is not available, and this keeps nested namespaces out there too.
 Everything else is allowed. Unknown architectures get no filter (``doctor`` says so).
 """
 
@@ -22,6 +24,9 @@ BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+CLONE_NEWUSER = 0x10000000
+BPF_JSET_K = 0x45
+ARG0_LOW_OFFSET = 16
 X32_SYSCALL_BIT = 0x40000000
 
 ARCHES = {
@@ -31,7 +36,8 @@ ARCHES = {
 # Syscall numbers per architecture for the calls the filter names.
 SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
-        "ioctl": 16, "ptrace": 101, "syslog": 103, "acct": 163, "mount": 165, "umount2": 166,
+        "ioctl": 16, "clone": 56, "ptrace": 101, "syslog": 103, "acct": 163, "mount": 165,
+        "umount2": 166,
         "swapon": 167, "swapoff": 168, "reboot": 169, "pivot_root": 155, "init_module": 175,
         "delete_module": 176, "add_key": 248, "request_key": 249, "keyctl": 250,
         "kexec_load": 246, "unshare": 272, "perf_event_open": 298, "open_by_handle_at": 304,
@@ -41,7 +47,8 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
     },
     "aarch64": {
-        "ioctl": 29, "ptrace": 117, "syslog": 116, "acct": 89, "mount": 40, "umount2": 39,
+        "ioctl": 29, "clone": 220, "ptrace": 117, "syslog": 116, "acct": 89, "mount": 40,
+        "umount2": 39,
         "swapon": 224, "swapoff": 225, "reboot": 142, "pivot_root": 41, "init_module": 105,
         "delete_module": 106, "add_key": 217, "request_key": 218, "keyctl": 219,
         "kexec_load": 104, "unshare": 97, "perf_event_open": 241, "open_by_handle_at": 265,
@@ -83,6 +90,14 @@ def program(machine: str | None = None) -> bytes | None:
                 _insn(BPF_RET_K, RET_ERRNO | errno.EPERM)]
     for nr, err in sorted(errno_for.items()):
         out += [_insn(BPF_JEQ_K, nr, jf=1), _insn(BPF_RET_K, RET_ERRNO | err)]
+    # clone asking for a new user namespace (flags are the first argument).
+    out += [
+        _insn(BPF_JEQ_K, numbers["clone"], jf=4),
+        _insn(BPF_LD_W_ABS, ARG0_LOW_OFFSET),
+        _insn(BPF_JSET_K, CLONE_NEWUSER, jf=1),
+        _insn(BPF_RET_K, RET_ERRNO | errno.EPERM),
+        _insn(BPF_RET_K, RET_ALLOW),
+    ]
     # ioctl: only the low 32 bits of the request count, as the kernel compares them.
     out += [
         _insn(BPF_JEQ_K, numbers["ioctl"], jf=4),

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from shellagent.errors import InputError, SandboxUnavailable, SessionClosed
-from shellagent.sandbox import mounts, procs, seccomp
+from shellagent.sandbox import mounts, procs, seccomp, userns
 from shellagent.sandbox.bwrap import USERNS_HINT, find_bwrap
 from shellagent.sandbox.output import CappedBuffer, clean
 from shellagent.sandbox.profiles import Profile, bwrap_argv, check_writable, get_profile
@@ -57,12 +57,13 @@ class CommandResult:
 class _Sandbox:
     """One running bwrap process and the three pipes to the bash inside it."""
 
-    def __init__(self, argv: list[str], plan: mounts.MountPlan) -> None:
+    def __init__(self, argv: list[str], plan: mounts.MountPlan,
+                 inherited: tuple[int, ...] = ()) -> None:
         self.plan = plan
         ctl_r, self.ctl_w = _pipe()
         self.status_r, st_w = _pipe()
         self.out_r, out_w = _pipe()
-        child_fds = [ctl_r, st_w]
+        child_fds = [ctl_r, st_w, *inherited]
         filter_fd = seccomp.program_fd()
         if filter_fd is not None:
             argv = [*argv, "--seccomp", str(filter_fd)]
@@ -205,7 +206,9 @@ class Session:
                 self.profile.writable, self.profile.workdir, self.profile.network
             )
         )
-        box = _Sandbox(bwrap_argv(self.bwrap, self.profile, plan), plan)
+        userns_fd = userns.full_map_userns() if self.profile.ephemeral else None
+        inherited = () if userns_fd is None else (userns_fd,)
+        box = _Sandbox(bwrap_argv(self.bwrap, self.profile, plan, userns_fd), plan, inherited)
         early = CappedBuffer(4096, 0)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while not box.driver_pid:

@@ -433,3 +433,22 @@ def test_raw_packet_sockets_are_refused(session: Session) -> None:
     probe = ("python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'")
     assert run(session, probe)[0] != 0
     assert run(session, "python3 -c 'import socket; socket.socket()' && echo inet")[1] == "inet\n"
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root may map every id")
+def test_ephemeral_run_by_root_maps_every_id_for_task_setups(ephemeral: Session) -> None:
+    setup = ("touch /usr/local/bin/s && chown nobody:nogroup /usr/local/bin/s && "
+             "stat -c %U:%G /usr/local/bin/s && mkdir -p /etc/postgresql/14/main && "
+             "touch -d '100 days ago' /var/spool/mail/user1 && echo ok")
+    assert run(ephemeral, setup) == (0, "nobody:nogroup\nok\n")
+    assert not Path("/usr/local/bin/s").exists()
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="syscall numbers are x86_64 here")
+@pytest.mark.parametrize("profile", ["default", "ephemeral"])
+def test_no_profile_can_create_a_nested_user_namespace(workspace: Path, profile: str) -> None:
+    probe = SYSCALL_PROBE.format(name="clone-newuser", nr=56, args="0x10000000 | 17, 0, 0, 0, 0")
+    with Session(get_profile(profile, cwd=workspace)) as s:
+        output = run(s, probe)[1]
+        assert output == "clone-newuser Operation not permitted\n"
+        assert run(s, "unshare -U true")[0] != 0
