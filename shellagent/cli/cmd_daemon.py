@@ -105,8 +105,9 @@ def run_stop(args: argparse.Namespace) -> int:
 
     example: shellagent daemon stop
     """
-    from shellagent.cli.ask_client import request, runtime_dir
+    from shellagent.cli.ask_client import request
     from shellagent.daemon.lock import read_pid
+    from shellagent.paths import runtime_dir
 
     pid = read_pid(runtime_dir())
     try:
