@@ -4,6 +4,9 @@ One flat JSON object per reply, with short keys a 135M model can copy from an ex
 
     {"cmd": "ls -la", "why": "list files"}      run a shell command, with a one-line reason
     {"done": "summary for the user"}            finish, with a summary
+    {"every": "week", "on": "sun", "at": "03:00", "name": "backup documents"}
+                                                make the commands this session ran into a
+                                                recurring job (see ``shellagent.jobs``)
 
 ``ACTION_GBNF`` constrains a llama.cpp model so every reply parses: strings are bounded
 (a tiny model cannot ramble forever) and hold no raw control characters (a newline must be
@@ -11,9 +14,10 @@ written ``\\n``). ``ACTION_JSON_SCHEMA`` says the same thing to OpenAI-compatibl
 ``parse_action`` is lenient about wrapping (code fences, leading chatter from a server that
 ignores the schema) and strict about content: anything else is an ``InputError``.
 
-A new action kind (e.g. ``{"every": "1d", "cmd": ...}`` to schedule) is a frozen dataclass
-with a distinguishing first key, one alternative in the grammar and the schema, and one
-branch in ``_from_object``.
+A new action kind is a frozen dataclass with a distinguishing first key, one alternative in
+the grammar and the schema, and one branch in ``_from_object``. The schedule action names
+no commands: the job is made of the commands the session already ran and the user
+approved, so a small model never has to repeat them exactly.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ __all__ = [
     "DONE_MAX",
     "FinishAction",
     "RunAction",
+    "ScheduleAction",
     "WHY_MAX",
     "parse_action",
 ]
@@ -42,6 +47,9 @@ __all__ = [
 CMD_MAX = 400
 WHY_MAX = 160
 DONE_MAX = 400
+NAME_MAX = 60
+EVERY = ("hour", "day", "week", "month")
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,25 @@ class FinishAction:
         return _dumps(self.to_dict())
 
 
-Action = RunAction | FinishAction
+@dataclass(frozen=True)
+class ScheduleAction:
+    """Turn what this session ran into a job: ``every`` hour/day/week/month, ``on`` a
+    weekday (weekly), ``at`` HH:MM (the minute for hourly), named ``name``."""
+
+    kind: ClassVar[str] = "schedule"
+    every: str
+    on: str
+    at: str
+    name: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"every": self.every, "on": self.on, "at": self.at, "name": self.name}
+
+    def to_json(self) -> str:
+        return _dumps(self.to_dict())
+
+
+Action = RunAction | FinishAction | ScheduleAction
 
 
 def _dumps(obj: dict[str, str]) -> str:
@@ -88,9 +114,15 @@ def _dumps(obj: dict[str, str]) -> str:
 # never blank; after that any JSON string character (escapes included, raw controls not).
 ACTION_GBNF = (
     rf"""
-root    ::= run | done
+root    ::= run | done | sched
 run     ::= "{{\"cmd\": " cmd ", \"why\": " why "}}"
 done    ::= "{{\"done\": " text "}}"
+sched   ::= "{{\"every\": \"" every "\", \"on\": \"" day "\", " when
+when    ::= "\"at\": \"" hhmm "\", \"name\": " name "}}"
+every   ::= {" | ".join(f'"{e}"' for e in EVERY)}
+day     ::= {" | ".join(f'"{d}"' for d in DAYS)}
+hhmm    ::= ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]
+name    ::= "\"" lead char{{0,{NAME_MAX - 1}}} "\""
 cmd     ::= "\"" lead char{{0,{CMD_MAX - 1}}} "\""
 why     ::= "\"" char{{0,{WHY_MAX}}} "\""
 text    ::= "\"" lead char{{0,{DONE_MAX - 1}}} "\""
@@ -118,10 +150,21 @@ ACTION_JSON_SCHEMA: dict[str, Any] = {
             "required": ["done"],
             "additionalProperties": False,
         },
+        {
+            "type": "object",
+            "properties": {
+                "every": {"enum": list(EVERY)},
+                "on": {"enum": list(DAYS)},
+                "at": {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"},
+                "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX},
+            },
+            "required": ["every", "on", "at", "name"],
+            "additionalProperties": False,
+        },
     ],
 }
 
-_EXPECTED = 'expected {"cmd": "...", "why": "..."} or {"done": "..."}'
+_EXPECTED = 'expected {"cmd": "...", "why": "..."}, {"done": "..."} or {"every": ...}'
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
@@ -161,6 +204,13 @@ def _from_object(obj: dict[str, Any], text: str) -> Action:
         if not done:
             raise InputError("finish action has an empty summary", hint=_EXPECTED)
         return FinishAction(done=done)
+    if "every" in keys and keys <= {"every", "on", "at", "name"}:
+        every, on = obj["every"].strip().lower(), obj.get("on", "mon").strip().lower()[:3]
+        at, name = obj.get("at", "09:00").strip(), obj.get("name", "").strip()
+        if every not in EVERY or on not in DAYS or not re.fullmatch(r"\d{1,2}:\d{2}", at):
+            raise InputError(f"schedule action has a bad field: {_preview(text)}",
+                             hint='e.g. {"every": "week", "on": "sun", "at": "03:00", ...}')
+        return ScheduleAction(every=every, on=on, at=at, name=name or "job")
     found = ", ".join(sorted(keys)) or "no keys"
     raise InputError(f"unknown action ({found}): {_preview(text)}", hint=_EXPECTED)
 

@@ -15,7 +15,7 @@ unattended run without ``--yes`` gets: every ``ask`` is refused, and the reason 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from shellagent.policy import Decision
@@ -42,6 +42,9 @@ class ApprovalRequest:
     why: str
     decision: Decision
     turn: int
+    # Set when the request is a recurring job (``shellagent.jobs.Job``): ``command`` then
+    # holds its commands one per line, and an edit returns them the same way.
+    job: Any = None
 
 
 @dataclass(frozen=True)

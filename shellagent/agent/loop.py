@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from shellagent.agent import observation
-from shellagent.agent.actions import FinishAction, RunAction, parse_action
+from shellagent.agent.actions import FinishAction, RunAction, ScheduleAction, parse_action
 from shellagent.agent.approval import Approval, ApprovalRequest, Approver
 from shellagent.agent.context import ContextWindow
 from shellagent.agent.prompts import describe_environment, system_prompt, task_message
@@ -107,6 +107,10 @@ class _Session:
     commands: list[CommandResult] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
     succeeded: dict[str, int] = field(default_factory=dict)
+    # Commands that changed something (policy "ask"), were approved and exited 0: what a
+    # schedule action turns into a job.
+    job_commands: list[str] = field(default_factory=list)
+    session_id: str = ""
     turn: int = 0
     invalid_in_a_row: int = 0
     running: bool = False
@@ -156,6 +160,7 @@ def run_task(
         emit=emit,
         cancel=cancel if cancel is not None else threading.Event(),
         on_output=on_output,
+        session_id=session_id,
         on_token=on_token,
     )
     env = describe_environment(shell, max_turns=config.max_turns)
@@ -242,7 +247,9 @@ def _one_turn(state: _Session, window: ContextWindow) -> None:
     _record_reply(state, generation, action.to_dict())
     if isinstance(action, FinishAction):
         raise _Stop("finished", action.done)
-    assert isinstance(action, RunAction)
+    if isinstance(action, ScheduleAction):
+        schedule(state, action, turn)
+        return
     _run_action(state, action, turn)
 
 
@@ -353,7 +360,12 @@ def _run_action(state: _Session, action: RunAction, turn: int) -> None:
             if edited.decision == "deny":
                 _observe(state, observation.denied(edited.reasons, edited=True))
                 return
+    ran = len(state.commands)
     _execute(state, command, edited_from)
+    if decision.decision == "ask" and len(state.commands) > ran:
+        result = state.commands[-1]
+        if result.exit_code == 0 and not result.timed_out:
+            state.job_commands.append(command)
 
 
 def _ask(state: _Session, request: ApprovalRequest) -> Approval:
@@ -435,6 +447,13 @@ def _give_up_if_repeated(state: _Session, command: str) -> None:
     count = state.failures[key] = state.failures.get(key, 0) + 1
     if count >= state.config.repeat_limit:
         raise _Stop("repeated_failure", f"`{key}` failed {count} times")
+
+
+def schedule(state: _Session, action: ScheduleAction, turn: int) -> None:
+    """Propose the session's approved commands as a recurring job; install it if approved."""
+    from shellagent.agent.scheduling import propose_job
+
+    propose_job(state, action, turn)
 
 
 class _CancelWatcher:

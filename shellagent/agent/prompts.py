@@ -79,6 +79,14 @@ EXAMPLES = "\n".join(
 )
 
 
+# Only where jobs can be made (not in a throwaway sandbox), so task-set prompts are unchanged.
+SCHEDULE_RULE = (
+    "If the task must repeat (hourly, daily, weekly, monthly), first run its commands once, "
+    'then reply {"every": "week", "on": "sun", "at": "03:00", "name": "backup documents"} '
+    "with the schedule the task asks for.\n"
+)
+
+
 def system_prompt(env: Environment) -> str:
     if env.anywhere_writable:
         writable = "everywhere (a throwaway sandbox)"
@@ -96,6 +104,7 @@ def system_prompt(env: Environment) -> str:
         'its exit code and output; "done" ends the task with a summary for the user.\n'
         "Use the exact paths and names the task gives. Never ask the user questions. "
         "When the task is done, reply done.\n"
+        f"{'' if env.anywhere_writable else SCHEDULE_RULE}"
         "\n"
         "Two examples:\n"
         f"{EXAMPLES}"

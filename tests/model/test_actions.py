@@ -86,5 +86,23 @@ def test_grammar_bounds_every_string_and_forbids_raw_control_characters() -> Non
 
 def test_json_schema_matches_the_action_keys() -> None:
     shapes = [set(branch["properties"]) for branch in ACTION_JSON_SCHEMA["anyOf"]]
-    assert shapes == [{"cmd", "why"}, {"done"}]
+    assert shapes == [{"cmd", "why"}, {"done"}, {"every", "on", "at", "name"}]
     assert all(branch["additionalProperties"] is False for branch in ACTION_JSON_SCHEMA["anyOf"])
+
+
+def test_a_schedule_reply_parses_and_round_trips() -> None:
+    from shellagent.agent.actions import ScheduleAction
+
+    text = '{"every": "week", "on": "sun", "at": "03:00", "name": "backup documents"}'
+    action = parse_action(text)
+    assert action == ScheduleAction(every="week", on="sun", at="03:00", name="backup documents")
+    assert action.to_json() == text
+
+
+@pytest.mark.parametrize("text", [
+    '{"every": "fortnight", "on": "sun", "at": "03:00", "name": "x"}',
+    '{"every": "week", "on": "sun", "at": "noon", "name": "x"}',
+])
+def test_a_schedule_with_bad_fields_is_an_input_error(text: str) -> None:
+    with pytest.raises(InputError, match="schedule action"):
+        parse_action(text)
