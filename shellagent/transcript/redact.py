@@ -21,7 +21,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from shellagent.errors import ConfigError
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -141,6 +144,24 @@ def _keep_prefix(placeholder: str) -> Callable[[re.Match[str]], str]:
     return lambda m: m.group(1) + placeholder
 
 
+def configured_secrets(path: Path | None = None) -> list[str]:
+    """Values listed one per line in ``<config dir>/secrets`` (``#`` starts a comment).
+
+    For secrets that have no recognisable shape and live in no environment variable: a
+    database password, a house alarm code. The file should be mode 0600, like the config dir.
+    """
+    from shellagent import paths
+
+    path = path or paths.config_dir() / "secrets"
+    try:
+        lines = path.read_text().splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise ConfigError(f"cannot read the secrets file: {exc.strerror}", path=str(path)) from exc
+    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
 @dataclass(frozen=True)
 class Redactor:
     """Replaces secrets in text and in JSON-like values with ``[REDACTED:kind]``.
@@ -175,10 +196,12 @@ class Redactor:
         environ: Mapping[str, str] | None = None,
         secrets: Iterable[str] | Mapping[str, str] = (),
     ) -> Redactor:
-        """Redact token shapes, secret env values and ``secrets`` (values, or value -> name)."""
+        """Redact token shapes, secret env values, ``secrets`` (values, or value -> name) and
+        the secrets the user configured in ``<config>/secrets`` (see ``configured_secrets``)."""
         known = secret_env_values(environ)
+        known.update({v: "configured_secret" for v in configured_secrets()})
         if isinstance(secrets, Mapping):
-            known.update({v: f"secret:{name}" for v, name in secrets.items()})
+            known.update({v: f"secret_{name}" for v, name in secrets.items()})
         else:
             known.update({v: "secret" for v in secrets})
         return cls(known={v: n for v, n in known.items() if len(v) >= 4})

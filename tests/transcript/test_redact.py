@@ -103,7 +103,7 @@ def test_values_of_secret_environment_variables_are_redacted_by_name() -> None:
 
 def test_configured_secrets_are_redacted_whatever_their_shape() -> None:
     redactor = Redactor.from_environment({}, secrets={"my-wifi-passphrase": "wifi"})
-    assert redactor.redact("psk my-wifi-passphrase") == "psk [REDACTED:secret:wifi]"
+    assert redactor.redact("psk my-wifi-passphrase") == "psk [REDACTED:secret_wifi]"
 
 
 def test_same_secret_always_gets_the_same_placeholder() -> None:
@@ -214,3 +214,16 @@ def test_session_printing_tokens_env_secrets_and_env_file_leaves_no_secret_on_di
         assert f"[REDACTED:{placeholder}]" in text
     for directory in (paths.data_dir(), paths.transcripts_dir()):
         assert directory.stat().st_mode & 0o777 == 0o700
+
+
+def test_secrets_listed_in_the_config_dir_never_reach_the_disk(tmp_path: Path) -> None:
+    from shellagent import paths
+    from shellagent.transcript import Redactor, TranscriptWriter
+
+    config = paths.ensure_private_dir(paths.config_dir())
+    (config / "secrets").write_text("# house alarm\nalarm-code-8812\n")
+    writer = TranscriptWriter(redactor=Redactor.from_environment(environ={}))
+    writer.write({"type": "execution", "command": "cat codes", "output": "alarm-code-8812\n"})
+    writer.close()
+    text = writer.path.read_text()
+    assert "alarm-code-8812" not in text and "[REDACTED:configured_secret]" in text
