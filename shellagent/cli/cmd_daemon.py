@@ -72,7 +72,9 @@ def run_foreground(args: argparse.Namespace) -> int:
     from shellagent.daemon.model_pool import ModelPool
     from shellagent.daemon.server import Daemon
     from shellagent.paths import runtime_dir
+    from shellagent.policy import PolicyEngine
 
+    PolicyEngine.load()  # a policy that cannot be read fully stops the daemon here (exit 2)
     setup_logging(stderr=not args.quiet)
     spec = args.model or os.environ.get("SHELLAGENT_BACKEND") or None
     idle = args.idle_unload

@@ -195,3 +195,14 @@ def test_daemon_stop_stops_it(daemon: DaemonProc) -> None:
     assert sock.connect_ex(str(daemon.socket)) != 0
     sock.close()
     stop(daemon)
+
+
+def test_the_daemon_refuses_to_start_with_a_policy_it_cannot_read(tmp_path: Path) -> None:
+    from shellagent import paths
+
+    config = paths.ensure_private_dir(paths.config_dir())
+    (config / "policy.toml").write_text("[[rules]]\nid = 'x'\ndecision = 'sometimes'\n")
+    proc = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "policy.toml" in proc.stderr and "Traceback" not in proc.stderr
