@@ -16,8 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from shellagent.sandbox import Session, find_bwrap, get_profile
-from shellagent.sandbox import mounts
+from shellagent.sandbox import Session, find_bwrap, get_profile, mounts
 from shellagent.sandbox.profiles import bwrap_argv
 
 COMMANDS = ("true", "echo hello", "pwd")
