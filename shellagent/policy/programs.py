@@ -339,12 +339,7 @@ def sed_script_traits(script: str) -> set[str]:
         elif cmd in "s":
             if i >= n:
                 return {"sed-exec", "sed-write"}
-            delim = script[i]
-            i += 1
-            for _ in range(2):
-                while i < n and script[i] != delim:
-                    i += 2 if script[i] == "\\" else 1
-                i += 1
+            i = _skip_delimited(script, i)
             flags_start = i
             while i < n and script[i] not in ";\n}":
                 i += 1
@@ -356,17 +351,23 @@ def sed_script_traits(script: str) -> set[str]:
         elif cmd == "y":
             if i >= n:
                 return {"sed-exec", "sed-write"}
-            delim = script[i]
-            i += 1
-            for _ in range(2):
-                while i < n and script[i] != delim:
-                    i += 2 if script[i] == "\\" else 1
-                i += 1
+            i = _skip_delimited(script, i)
         elif cmd in "pPdDnNgGhHxz=lFq":
             continue
         else:
             return {"sed-exec", "sed-write"}
     return traits
+
+
+def _skip_delimited(script: str, i: int) -> int:
+    """Past the two delimited parts of ``s/a/b/`` or ``y/a/b/``; ``i`` is at the delimiter."""
+    delim, n = script[i], len(script)
+    i += 1
+    for _ in range(2):
+        while i < n and script[i] != delim:
+            i += 2 if script[i] == "\\" else 1
+        i += 1
+    return i
 
 
 def _line_end(script: str, i: int) -> int:
