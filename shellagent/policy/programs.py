@@ -343,10 +343,10 @@ def sed_script_traits(script: str) -> set[str]:
             flags_start = i
             while i < n and script[i] not in ";\n}":
                 i += 1
-            flags = script[flags_start:i]
+            flags = script[flags_start:i].split("w", 1)[0]  # after w comes a file name
             if "e" in flags:
                 traits.add("sed-exec")
-            if "w" in flags:
+            if "w" in script[flags_start:i]:
                 traits.add("sed-write")
         elif cmd == "y":
             if i >= n:

@@ -138,3 +138,13 @@ def test_files_in_a_home_under_a_system_prefix_are_the_users_own() -> None:
     assert engine.check("touch /root/notes.txt", state).decision == "ask"
     assert engine.check("touch /etc/motd", state).decision == "deny"
     assert engine.check("rm -rf /root", state).decision == "deny"  # the home itself, in bulk
+
+
+def test_a_sed_write_flag_is_not_mistaken_for_exec_by_its_file_name() -> None:
+    from shellagent.policy import PolicyEngine, default_policy_path
+
+    engine = PolicyEngine.load([default_policy_path()], home=Path("/home/user"))
+    writes = engine.check("sed -n 's/a/b/w /etc/x' f")
+    assert writes.decision != "allow"
+    assert not any("runs shell commands" in r for r in writes.reasons)
+    assert any("runs shell commands" in r for r in engine.check("sed 's/a/b/e' f").reasons)
