@@ -20,12 +20,14 @@ Daemon -> client
     accepted          {session, model}                 the task has a session and sandbox
     queued            {position}                       waiting for the model
     thinking          {turn}                           the model is generating
+    invalid           {turn, stop, raw}                the reply was not an action (stop:
+                                                       end, length or repeat); asking again
     proposed          {turn, command, why, decision, reasons}   a command and its verdict
     approval_request  {id, turn, command, why, decision, reasons}  answer with approval
     output            {data}                           live output of the running command
     approval          {turn, command, decision, ...}   what was decided (by whom)
     result            {turn, command, exit_code, duration_s, timed_out, truncated}
-    summary           {reason, summary, turns, session, commands, error, transcript}
+    summary           {reason, summary, turns, session, commands, error, exit_code, transcript}
     status            {pid, version, uptime_s, model, sessions, rss_kb, ...}
     stopping          {}
     error             {code, message, fatal}           fatal: the connection ends
@@ -45,6 +47,7 @@ EVENT_TYPES = (
     "accepted",
     "queued",
     "thinking",
+    "invalid",
     "proposed",
     "approval_request",
     "approval",

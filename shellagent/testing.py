@@ -5,6 +5,7 @@ Each part owns a section below; sections are self-contained (their own imports).
 
 from __future__ import annotations
 
+import re
 import typing
 
 # --- transcript: MemorySink ------------------------------------------------------------
@@ -100,7 +101,7 @@ class ScriptedBackend:
         on_token: _Callable[[str], None] | None = None,
         capture_logprobs: bool = False,
     ) -> _Generation:
-        from shellagent.model.backend import Generation
+        from shellagent.model.backend import Generation, Stop, is_looping
 
         conversation = [dict(m) for m in messages]
         previous = self.calls[-1] if self.calls else None
@@ -114,10 +115,22 @@ class ScriptedBackend:
         if isinstance(reply, BaseException):
             raise reply
         text = reply(conversation) if callable(reply) else reply
-        pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
-        if on_token is not None:
-            for piece in pieces:
+        # A "token" is a run of whitespace (BPE vocabularies merge those) or up to four other
+        # characters; the cuts of a real backend apply to them.
+        pieces: list[str] = []
+        stop: Stop = "end"
+        for piece in re.findall(r"\s+|\S{1,4}", text):
+            pieces.append(piece)
+            if on_token is not None:
                 on_token(piece)
+            if len(pieces) >= max_tokens:
+                stop = "length"
+            elif is_looping(pieces):
+                stop = "repeat"
+            else:
+                continue
+            break
+        text = "".join(pieces)
         prompt = self.count_tokens(conversation)
         evaluated = prompt
         if previous is not None and conversation[: len(previous)] == previous:
@@ -129,6 +142,7 @@ class ScriptedBackend:
             generated_tokens=len(pieces),
             token_ids=tuple(range(len(pieces))) if capture_logprobs else None,
             logprobs=tuple(0.0 for _ in pieces) if capture_logprobs else None,
+            stop=stop,
         )
 
 

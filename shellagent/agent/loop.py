@@ -30,7 +30,7 @@ from shellagent.agent.actions import FinishAction, RunAction, ScheduleAction, pa
 from shellagent.agent.approval import Approval, ApprovalRequest, Approver
 from shellagent.agent.context import ContextWindow
 from shellagent.agent.prompts import describe_environment, system_prompt, task_message
-from shellagent.errors import InputError, ShellagentError
+from shellagent.errors import EnvironmentProblem, InputError, ShellagentError
 
 if TYPE_CHECKING:
     from shellagent.model.backend import Backend, Generation
@@ -71,10 +71,18 @@ class Outcome:
     session_id: str
     commands: tuple[CommandResult, ...]
     error: str = ""
+    environment_problem: bool = False
 
     @property
     def finished(self) -> bool:
         return self.reason == "finished"
+
+    @property
+    def exit_code(self) -> int:
+        """0 finished, 130 cancelled, 3 the model or sandbox became unavailable, else 1."""
+        if self.environment_problem:
+            return 3
+        return {"finished": 0, "cancelled": 130}.get(self.reason, 1)
 
 
 class _Cancelled(Exception):
@@ -82,11 +90,14 @@ class _Cancelled(Exception):
 
 
 class _Stop(Exception):
-    def __init__(self, reason: EndReason, summary: str, error: str = "") -> None:
+    def __init__(
+        self, reason: EndReason, summary: str, error: str = "", *, cause: Exception | None = None
+    ) -> None:
         super().__init__(summary)
         self.reason: EndReason = reason
         self.summary = summary
         self.error = error
+        self.environment_problem = isinstance(cause, EnvironmentProblem)
 
 
 @dataclass
@@ -191,29 +202,30 @@ def run_task(
     watcher = _CancelWatcher(state)
     watcher.start()
     try:
-        reason, summary, error = _loop(state)
+        stop = _loop(state)
     finally:
         watcher.stop()
     emit(
         {
             "type": "end",
-            "reason": reason,
-            "summary": summary,
+            "reason": stop.reason,
+            "summary": stop.summary,
             "turns": state.turn,
-            **({"error": error} if error else {}),
+            **({"error": stop.error} if stop.error else {}),
         }
     )
     return Outcome(
-        reason=reason,
-        summary=summary,
+        reason=stop.reason,
+        summary=stop.summary,
         turns=state.turn,
         session_id=session_id,
         commands=tuple(state.commands),
-        error=error,
+        error=stop.error,
+        environment_problem=stop.environment_problem,
     )
 
 
-def _loop(state: _Session) -> tuple[EndReason, str, str]:
+def _loop(state: _Session) -> _Stop:
     window = ContextWindow(state.backend, reply_tokens=state.config.max_tokens)
     try:
         while True:
@@ -224,7 +236,7 @@ def _loop(state: _Session) -> tuple[EndReason, str, str]:
             state.turn += 1
             _one_turn(state, window)
     except _Stop as stop:
-        return stop.reason, stop.summary, stop.error
+        return stop
 
 
 def _one_turn(state: _Session, window: ContextWindow) -> None:
@@ -241,7 +253,10 @@ def _one_turn(state: _Session, window: ContextWindow) -> None:
                 "the model did not produce a valid action twice in a row",
                 f"the model's replies are not actions: {exc.message}",
             ) from None
-        _observe(state, observation.invalid_reply(exc.message))
+        if generation.stop == "end":
+            _observe(state, observation.invalid_reply(exc.message))
+        else:
+            _observe(state, observation.cut_reply(generation.stop, generation.generated_tokens))
         return
     state.invalid_in_a_row = 0
     _record_reply(state, generation, action.to_dict())
@@ -278,7 +293,7 @@ def _generate(state: _Session, window: ContextWindow) -> Generation:
     except _Cancelled:
         raise _Stop("cancelled", "cancelled while the model was thinking") from None
     except ShellagentError as exc:
-        raise _Stop("error", "the model failed", exc.show()) from None
+        raise _Stop("error", "the model failed", exc.show(), cause=exc) from None
     except (RuntimeError, OSError, ValueError) as exc:
         raise _Stop("error", "the model failed", f"{type(exc).__name__}: {exc}") from None
 
@@ -291,6 +306,7 @@ def _record_reply(state: _Session, generation: Generation, action: dict[str, str
             "raw": generation.text,
             "action": action,
             "valid": action is not None,
+            "stop": generation.stop,
             "prompt_tokens": generation.prompt_tokens,
             "evaluated_prompt_tokens": generation.evaluated_prompt_tokens,
             "generated_tokens": generation.generated_tokens,
@@ -407,7 +423,7 @@ def _execute(state: _Session, command: str, edited_from: str | None) -> None:
         _give_up_if_repeated(state, command)
         return
     except ShellagentError as exc:
-        raise _Stop("error", "the shell failed", exc.show()) from None
+        raise _Stop("error", "the shell failed", exc.show(), cause=exc) from None
     finally:
         state.running = False
     state.commands.append(result)

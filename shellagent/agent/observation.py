@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "cut",
+    "cut_reply",
     "denied",
     "dry_run",
     "executed",
@@ -73,11 +74,20 @@ def dry_run(decision: str) -> str:
     return f"Dry run: not run (the policy would {decision} it). Continue as if it had worked."
 
 
+_EXAMPLE = (
+    'Reply with one JSON object, for example {"cmd": "ls", "why": "list files"} or '
+    '{"done": "finished"}.'
+)
+
+
 def invalid_reply(problem: str) -> str:
-    return (
-        f"That reply was not an action ({problem}). Reply with one JSON object, for example "
-        '{"cmd": "ls", "why": "list files"} or {"done": "finished"}.'
-    )
+    return f"That reply was not an action ({problem}). {_EXAMPLE}"
+
+
+def cut_reply(stop: str, tokens: int) -> str:
+    """The observation for a reply that did not end: it looped, or hit the token limit."""
+    why = "it kept repeating itself" if stop == "repeat" else "it reached the reply limit"
+    return f"That reply was cut after {tokens} tokens: {why}. Use one short command. {_EXAMPLE}"
 
 
 def repeated(command: str, times: int) -> str:

@@ -24,8 +24,6 @@ from typing import Any
 
 from shellagent.errors import ShellagentError, UsageError
 
-EXIT_CODES = {"finished": 0, "cancelled": 130}  # every other ending is 1
-
 
 def build_parser() -> argparse.ArgumentParser:
     doc = (__doc__ or "").split("\n\nThis module")[0]
@@ -122,7 +120,7 @@ def _run_local(args: argparse.Namespace) -> int:
             model_name=str(getattr(backend, "name", "")),
         )
     view.summary(outcome)
-    return EXIT_CODES.get(outcome.reason, 1)
+    return int(outcome.exit_code)
 
 
 class TerminalApprover:
@@ -233,7 +231,9 @@ class Renderer:
                 why = f"  # {action['why']}" if action.get("why") else ""
                 print(f"[{event['turn']}] $ {action['cmd']}{why}", flush=True)
             elif not event.get("valid", True):
-                print(f"[{event['turn']}] (not an action: {event['raw']!r:.80})", flush=True)
+                from shellagent.cli.ask_ui import not_an_action
+
+                print(f"[{event['turn']}] ({not_an_action(event)})", flush=True)
         elif kind == "policy" and event["decision"] == "deny":
             print(f"    denied: {'; '.join(event.get('reasons') or [])}", flush=True)
         elif kind == "approval" and event["decision"] in ("refuse", "quit"):

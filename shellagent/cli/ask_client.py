@@ -169,6 +169,9 @@ def follow(conn: Connection, ui: Any) -> int:
                 conn.send("approval", id=message["id"], command=message["command"], **answer)
             elif kind == "summary":
                 ui.event(message)
+                code = message.get("exit_code")
+                if isinstance(code, int):
+                    return code
                 return EXIT_CODES.get(str(message.get("reason")), 1)
             elif kind == "error" and message.get("fatal"):
                 ui.event(message)

@@ -209,6 +209,7 @@ class TaskWorker:
             commands=[c.command for c in outcome.commands],
             exit_codes=[c.exit_code for c in outcome.commands],
             error=outcome.error,
+            exit_code=outcome.exit_code,
             transcript=str(sink.path),
         )
 
@@ -225,6 +226,9 @@ class TaskWorker:
                 self._why[turn] = str(action.get("why", ""))
             else:
                 self._why.setdefault(turn, "")
+            if event.get("valid") is False:
+                raw = str(event.get("raw", ""))
+                self._send("invalid", turn=turn, stop=event.get("stop", "end"), raw=raw[:200])
         elif kind == "policy":
             self.state = "proposed"
             self._send(

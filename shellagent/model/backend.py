@@ -9,12 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["Backend", "Generation", "Message", "TokenCallback"]
+__all__ = ["Backend", "Generation", "Message", "Stop", "TokenCallback", "is_looping"]
 
 Message = dict[str, str]
 TokenCallback = Callable[[str], None]
+
+# Why a reply ended: the model ended it, it reached ``max_tokens``, or it was cut because it
+# kept repeating the same few tokens. Only an ``"end"`` reply is complete; a grammar-
+# constrained reply that ended any other way may stop mid-string.
+Stop = Literal["end", "length", "repeat"]
+
+# A reply whose last LOOP_SPAN tokens are one cycle of at most LOOP_MAX_PERIOD tokens repeated
+# is a small model stuck in a loop ("-rw-rw-rw -rw-rw-rw ..."): waiting for the token limit
+# only costs time. 64 tokens of one short cycle is far beyond any real command's repetition
+# (a 60-character ruler of "=" is a handful of tokens).
+LOOP_SPAN = 64
+LOOP_MAX_PERIOD = 16
 
 
 @dataclass(frozen=True)
@@ -24,7 +36,7 @@ class Generation:
     ``prompt_tokens`` is the length of the whole rendered prompt; ``evaluated_prompt_tokens``
     the part the model actually had to evaluate this turn (the rest was reused from the
     previous turn's cache). ``token_ids`` and ``logprobs`` cover the generated reply only and
-    are ``None`` unless requested and available.
+    are ``None`` unless requested and available. ``stop`` says why the reply ended.
     """
 
     text: str
@@ -35,6 +47,7 @@ class Generation:
     logprobs: tuple[float, ...] | None = None
     duration_s: float = 0.0
     first_token_s: float = 0.0
+    stop: Stop = "end"
 
     @property
     def reused_prompt_tokens(self) -> int:
@@ -47,6 +60,18 @@ class Generation:
         if self.generated_tokens <= 1 or decode_s <= 0:
             return 0.0
         return (self.generated_tokens - 1) / decode_s
+
+
+def is_looping(ids: Sequence[object]) -> bool:
+    """Whether ``ids`` (token ids, or any pieces) ends with LOOP_SPAN of them made of one
+    cycle of at most LOOP_MAX_PERIOD repeated."""
+    if len(ids) < LOOP_SPAN:
+        return False
+    tail = ids[-LOOP_SPAN:]
+    return any(
+        all(tail[i] == tail[i - period] for i in range(period, LOOP_SPAN))
+        for period in range(1, LOOP_MAX_PERIOD + 1)
+    )
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ from typing import Any
 
 from shellagent.agent.actions import ACTION_GBNF
 from shellagent.errors import InputError, ModelUnavailable
-from shellagent.model.backend import Generation, Message, TokenCallback
+from shellagent.model.backend import Generation, Message, Stop, TokenCallback, is_looping
 from shellagent.model.chat_template import CHATML_TEMPLATE, ChatTemplate
 from shellagent.model.gguf import check_model_file
 from shellagent.model.grammar_gate import GrammarGate
@@ -173,6 +173,7 @@ class LlamaBackend:
         first_token_s = 0.0
         start = time.perf_counter()
         llm = self._llm
+        stop: Stop = "end"
         if self._sampling["temp"] == 0.0:
             stream = self._greedy(tokens, grammar)
         else:
@@ -193,6 +194,10 @@ class LlamaBackend:
                 if on_token is not None:
                     on_token(piece)
             if len(ids) >= max_tokens:
+                stop = "length"
+                break
+            if is_looping(ids):
+                stop = "repeat"
                 break
         tail = decoder.decode(b"", final=True)
         if tail:
@@ -213,6 +218,7 @@ class LlamaBackend:
             logprobs=tuple(logprobs) if capture_logprobs else None,
             duration_s=duration,
             first_token_s=first_token_s,
+            stop=stop,
         )
 
     def _greedy(self, tokens: list[int], grammar: bool) -> Iterator[int]:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from shellagent.agent.actions import ACTION_GBNF, ACTION_JSON_SCHEMA
 from shellagent.errors import InputError, ModelUnavailable
-from shellagent.model.backend import Generation, Message, TokenCallback
+from shellagent.model.backend import Generation, Message, Stop, TokenCallback
 
 __all__ = ["OpenAIBackend", "parse_openai_spec"]
 
@@ -112,6 +112,7 @@ class OpenAIBackend:
         logprobs: list[float] = []
         usage: dict[str, Any] = {}
         timings: dict[str, Any] = {}
+        stop: Stop = "end"
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 for chunk in _chunks(response, url):
@@ -121,6 +122,8 @@ class OpenAIBackend:
                         delta = choice.get("delta") or choice.get("message") or {}
                         piece = delta.get("content") or ""
                         logprobs.extend(_logprobs_of(choice))
+                        if choice.get("finish_reason") == "length":
+                            stop = "length"
                         if piece:
                             if not pieces:
                                 first_token_s = time.perf_counter() - start
@@ -155,6 +158,7 @@ class OpenAIBackend:
             logprobs=tuple(logprobs) if capture_logprobs and logprobs else None,
             duration_s=time.perf_counter() - start,
             first_token_s=first_token_s,
+            stop=stop,
         )
 
 

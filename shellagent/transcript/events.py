@@ -82,6 +82,7 @@ class ModelTurn(TypedDict):
     raw: str
     action: NotRequired[dict[str, Any] | None]
     valid: NotRequired[bool]
+    stop: NotRequired[Literal["end", "length", "repeat"]]
     prompt_tokens: NotRequired[int | None]
     evaluated_prompt_tokens: NotRequired[int | None]
     generated_tokens: NotRequired[int | None]

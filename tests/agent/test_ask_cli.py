@@ -89,7 +89,9 @@ def test_ask_no_daemon_yes_runs_a_task_end_to_end_and_streams_json_events(
     kinds = [e["type"] for e in events]
     assert kinds[0] == "session_start" and kinds[-1] == "end"
     assert "model_turn" in kinds
-    assert all(e["valid"] for e in events if e["type"] == "model_turn")
+    # The grammar makes every reply that ends an action; a reply can only be invalid when it
+    # was cut (the token limit, or a 135M model looping).
+    assert all(e["valid"] or e["stop"] != "end" for e in events if e["type"] == "model_turn")
     session = events[0]["session"]
     transcripts = list(Path(tmp_path).glob(f"sa-data/transcripts/{session}.jsonl"))
     assert transcripts, "the transcript is written to the data dir"

@@ -296,6 +296,19 @@ def test_a_garbage_reply_is_answered_with_a_hint_and_retried(
     assert fake.ran == ["echo hello"]
 
 
+def test_a_looping_reply_is_cut_and_the_model_is_told_why(
+    run_agent: Runner, fake: FakeShell
+) -> None:
+    looping = '{"cmd": "ls ' + "-rw-" * 200
+    run = run_agent([looping, cmd("echo hello"), done("ok")], fake)
+    assert run.outcome.reason == "finished"
+    first = run.sink.of_type("model_turn")[0]
+    assert (first["valid"], first["stop"]) == (False, "repeat")
+    assert first["generated_tokens"] < 100
+    assert run.observations()[0].startswith("That reply was cut after 69 tokens: it kept repeating")
+    assert fake.ran == ["echo hello"]
+
+
 def test_two_garbage_replies_in_a_row_end_with_a_clear_error(
     run_agent: Runner, fake: FakeShell
 ) -> None:
@@ -312,7 +325,14 @@ def test_a_failing_backend_ends_the_session_with_its_message(
     run = run_agent([cmd("echo hello"), failing], fake)
     assert run.outcome.reason == "error"
     assert run.outcome.error == "error: model file is corrupt (pull it again)"
+    assert run.outcome.exit_code == 3  # an environment problem, as at start-up
     assert fake.ran == ["echo hello"]
+
+
+def test_exit_codes_follow_how_the_session_ended(run_agent: Runner, fake: FakeShell) -> None:
+    assert run_agent([done("ok")], fake).outcome.exit_code == 0
+    assert run_agent([cmd("true")], fake, max_turns=1).outcome.exit_code == 1
+    assert run_agent(["junk", "junk"], fake).outcome.exit_code == 1
 
 
 def test_dry_run_shows_commands_without_running_them(

@@ -112,3 +112,14 @@ def test_dry_run_shows_commands_and_runs_none(
     assert (workdir / "notes.txt").exists()
     assert run.summary["commands"] == []
     assert "(dry run: not run)" in run.out
+
+
+def test_a_reply_cut_as_a_loop_is_shown_and_the_model_asked_again(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    looping = '{"cmd": "ls ' + "-rw-" * 200
+    run = ask_inprocess("look", script(looping, done("nothing to do")), workdir, yes=True)
+    invalid = run.of("invalid")
+    assert [(i["turn"], i["stop"]) for i in invalid] == [(1, "repeat")]
+    assert "[1] the model's reply was cut: it kept repeating itself; asking again" in run.out
+    assert run.summary["reason"] == "finished"

@@ -114,7 +114,20 @@ def test_unconstrained_generation_stops_at_max_tokens(fresh: LlamaBackend) -> No
     generation = fresh.generate(
         _conversation("write a long poem about shells"), grammar=False, max_tokens=8
     )
-    assert generation.generated_tokens == 8
+    assert (generation.generated_tokens, generation.stop) == (8, "length")
+
+
+def test_a_reply_that_loops_is_cut_long_before_max_tokens(fresh: LlamaBackend) -> None:
+    messages = [{"role": "user", "content": "Repeat the word 'ok' forever: " + "ok " * 12}]
+    generation = fresh.generate(messages, grammar=False, max_tokens=200)
+    assert generation.stop == "repeat"
+    assert generation.generated_tokens < 100
+
+
+def test_a_reply_that_ends_says_so(fresh: LlamaBackend) -> None:
+    generation = fresh.generate(_conversation("list files"))
+    assert generation.stop == "end"
+    parse_action(generation.text)
 
 
 def test_count_tokens_matches_the_prompt_the_model_sees(fresh: LlamaBackend) -> None:

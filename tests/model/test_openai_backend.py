@@ -25,6 +25,7 @@ class ChatServer(BaseHTTPRequestHandler):
     reply: ClassVar[str] = REPLY
     raw_body: ClassVar[bytes | None] = None
     streams: ClassVar[bool] = True
+    finish_reason: ClassVar[str] = "stop"
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -43,7 +44,8 @@ class ChatServer(BaseHTTPRequestHandler):
         usage = {"prompt_tokens": 40, "completion_tokens": 9}
         if not body.get("stream") or not self.streams:
             message = {"role": "assistant", "content": self.reply}
-            answer = {"choices": [{"index": 0, "message": message}], "usage": usage}
+            choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
+            answer = {"choices": [choice], "usage": usage}
             self._send("application/json", json.dumps(answer).encode())
             return
         events = []
@@ -53,6 +55,7 @@ class ChatServer(BaseHTTPRequestHandler):
             events.append(
                 {"choices": [{"index": 0, "delta": {"content": piece}, "logprobs": logprobs}]}
             )
+        events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": self.finish_reason}]})
         events.append({"choices": [], "usage": usage, "timings": {"prompt_n": 12}})
         data = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
         self._send("text/event-stream", data + b"data: [DONE]\n\n")
@@ -110,6 +113,17 @@ def test_a_server_that_does_not_stream_is_read_too(start_server: Callable[..., A
     server = start_server(_handler(streams=False))
     generation = OpenAIBackend(f"{server.url}/v1").generate(MESSAGES)
     assert generation.text == REPLY and generation.evaluated_prompt_tokens == 40
+
+
+@pytest.mark.parametrize("streams", [True, False])
+def test_a_reply_cut_at_the_token_limit_says_so(
+    start_server: Callable[..., Any], streams: bool
+) -> None:
+    server = start_server(_handler(reply=REPLY[:12], finish_reason="length", streams=streams))
+    backend = OpenAIBackend(f"{server.url}/v1")
+    assert backend.generate(MESSAGES, max_tokens=3).stop == "length"
+    finished = OpenAIBackend(f"{start_server(_handler(streams=streams)).url}/v1")
+    assert finished.generate(MESSAGES).stop == "end"
 
 
 def test_an_unreachable_server_says_connection_refused() -> None:

@@ -5,6 +5,7 @@ import pytest
 from shellagent.agent.actions import RunAction, parse_action
 from shellagent.errors import ModelUnavailable
 from shellagent.model import Backend
+from shellagent.model.backend import LOOP_SPAN
 from shellagent.testing import ScriptedBackend, ScriptExhausted
 
 
@@ -54,3 +55,14 @@ def test_running_out_of_script_fails_the_test_loudly() -> None:
     backend = ScriptedBackend([])
     with pytest.raises(ScriptExhausted, match="turn 1"):
         backend.generate([{"role": "user", "content": "hi"}])
+
+
+def test_a_reply_is_cut_at_max_tokens_or_when_it_loops_like_a_real_backend() -> None:
+    looping = '{"cmd": "ls ' + "-rw-" * 100
+    backend = ScriptedBackend(['{"done": "finished the task"}', looping, '{"done": "ok"}'])
+    messages = [{"role": "user", "content": "x"}]
+    cut = backend.generate(messages, max_tokens=3)
+    assert (cut.text, cut.generated_tokens, cut.stop) == ('{"done": ', 3, "length")
+    stuck = backend.generate(messages)
+    assert stuck.stop == "repeat" and stuck.generated_tokens == LOOP_SPAN + 5
+    assert backend.generate(messages).stop == "end"
