@@ -2,7 +2,10 @@
 
 1. Time per generated token with the action grammar vs without, same backend, prompt and
    greedy settings (target: constrained <= 1.15x unconstrained).
-2. A five-turn session: prompt tokens, tokens actually evaluated and time to first token
+2. The same with sampling (temperature 0.7, repeat penalty 1.1): constrained and
+   unconstrained through the backend, and llama.cpp's own grammar sampler (``Llama.generate``
+   with a ``LlamaGrammar``, which masks all n_vocab tokens on every step) as the baseline.
+3. A five-turn session: prompt tokens, tokens actually evaluated and time to first token
    on turn 1 vs turn 5, and turn 5's time to first token with the cache dropped.
 Prints figures; asserts nothing.
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 
 from shellagent.model.backend import Generation
 from shellagent.model.embedded import embedded_model_path
@@ -55,6 +59,45 @@ def grammar_cost(backend: LlamaBackend, runs: int) -> None:
     print(f"ratio (best runs) = {min(constrained) / min(free):.3f}")
 
 
+def sampled_cost(model: str, threads: int, runs: int) -> None:
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from shellagent.agent.actions import ACTION_GBNF
+
+    backend = LlamaBackend(
+        model, n_ctx=4096, n_threads=threads, temperature=0.7, repeat_penalty=1.1, seed=3
+    )
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
+    tokens = backend._prompt_tokens(backend.template.render(messages))
+    ours: list[float] = []
+    free: list[float] = []
+    native: list[float] = []
+    for _ in range(runs):
+        backend.reset()
+        ours.append(per_token_s(backend.generate(messages, grammar=True, max_tokens=96)))
+        backend.reset()
+        free.append(per_token_s(backend.generate(messages, grammar=False, max_tokens=96)))
+        backend.reset()
+        grammar = LlamaGrammar.from_string(ACTION_GBNF, verbose=False)
+        count, first = 0, 0.0
+        for _token in backend._llm.generate(
+            tokens, grammar=grammar, temp=0.7, top_k=40, top_p=0.95, min_p=0.05,
+            repeat_penalty=1.1,
+        ):  # fmt: skip
+            count += 1
+            if count == 1:
+                first = time.perf_counter()
+            if count >= 96:
+                break
+        native.append((time.perf_counter() - first) / max(1, count - 1))
+    on, off, old = (statistics.median(x) for x in (ours, free, native))
+    print(f"sampled constrained (gate):      {on * 1e3:7.2f} ms/token")
+    print(f"sampled unconstrained:           {off * 1e3:7.2f} ms/token")
+    print(f"sampled, llama.cpp grammar sampler: {old * 1e3:7.2f} ms/token")
+    print(f"ratio gate/unconstrained = {on / off:.3f}; llama.cpp sampler/gate = {old / on:.1f}x")
+    backend.close()
+
+
 def session(backend: LlamaBackend) -> None:
     backend.reset()
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
@@ -89,6 +132,7 @@ def main() -> None:
     backend = LlamaBackend(args.model, n_ctx=4096, n_threads=args.threads)
     print(f"model {args.model}")
     grammar_cost(backend, args.runs)
+    sampled_cost(args.model, args.threads, args.runs)
     session(backend)
 
 

@@ -82,6 +82,21 @@ def add_parser(subparsers: Any) -> None:
         metavar="N",
         help="CPU threads of a local model (default: one per core, up to 8)",
     )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        metavar="T",
+        help="sample a local model at temperature T (default: 0, greedy)",
+    )
+    parser.add_argument(
+        "--repeat-penalty",
+        type=float,
+        metavar="P",
+        help="penalise tokens of the last 64 (llama.cpp's repeat penalty; default: 1, none)",
+    )
+    parser.add_argument(
+        "--seed", type=int, metavar="N", help="random seed of a sampled local model (default: 0)"
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as one object")
     parser.add_argument(
         "--out",
@@ -108,11 +123,19 @@ def _make_agent(args: argparse.Namespace) -> Any:
         return NothingAgent()
     from shellagent.model import load_backend
 
+    local_only = {
+        "--threads": ("n_threads", args.threads),
+        "--temperature": ("temperature", args.temperature),
+        "--repeat-penalty": ("repeat_penalty", args.repeat_penalty),
+        "--seed": ("seed", args.seed),
+    }
     options: dict[str, Any] = {}
-    if args.threads is not None:
+    for flag, (option, value) in local_only.items():
+        if value is None:
+            continue
         if (args.model or "").startswith("openai:"):
-            raise InputError("--threads applies to a local model, not an openai: endpoint")
-        options["n_threads"] = args.threads
+            raise InputError(f"{flag} applies to a local model, not an openai: endpoint")
+        options[option] = value
     backend = load_backend(args.model, **options)
     return ModelAgent(
         backend,

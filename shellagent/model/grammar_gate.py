@@ -1,18 +1,24 @@
-"""Grammar-constrained greedy decoding that checks one token, not the whole vocabulary.
+"""Grammar-constrained decoding that checks the chosen token, not the whole vocabulary.
 
 llama.cpp's grammar sampler, run on every step over all n_vocab candidates, costs more
-than the model itself for a small model. Greedy decoding needs less: take the argmax, ask
-the grammar about that single token, and only when it is refused mask the full vocabulary
-and take the best allowed token. The result is identical to masking first (the argmax of
-the allowed set is the argmax whenever it is allowed); llama.cpp's own server samples the
-same way.
+than the model itself for a small model. Choosing first and checking after needs less:
+greedy takes the argmax, asks the grammar about that single token, and only when it is
+refused masks the full vocabulary and takes the best allowed token; the result is
+identical to masking first. Sampling draws from the filtered candidates (see
+``sampling``), asks the grammar about the draw, and draws again without it when refused:
+that is a draw from the candidates restricted to what the grammar allows, the same
+distribution masking first gives. Only when no candidate is allowed is the vocabulary
+masked. llama.cpp's own server samples the same way.
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shellagent.model.sampling import Sampling
 
 __all__ = ["GrammarGate"]
 
@@ -47,7 +53,8 @@ class GrammarGate:
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(self._one_array))
         return not math.isinf(self._one[0].logit)
 
-    def best_allowed(self, logits: Any) -> int:
+    def allowed_ids(self, logits: Any) -> Any:
+        """The ids the grammar allows now (the full vocabulary masked: the slow path)."""
         view = self._view
         view["id"] = self._ids
         view["logit"] = logits
@@ -57,13 +64,36 @@ class GrammarGate:
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(array))
         # The grammar may compact the array; only the first `size` entries are candidates.
         candidates = view[: array.size]
-        best = int(self._np.argmax(candidates["logit"]))
-        return int(candidates["id"][best])
+        return candidates["id"][~self._np.isinf(candidates["logit"])].copy()
+
+    def best_allowed(self, logits: Any) -> int:
+        allowed = self.allowed_ids(logits)
+        return int(allowed[int(self._np.argmax(logits[allowed]))])
 
     def choose(self, logits: Any) -> int:
+        """The greedy choice among the tokens the grammar allows."""
         token = int(self._np.argmax(logits))
         if not self.allows(token):
             token = self.best_allowed(logits)
+        return self.accept(token)
+
+    def sample(self, logits: Any, sampling: Sampling, rng: Any) -> int:
+        """A draw, as ``sampling`` filters ``logits``, among the tokens the grammar allows."""
+        ids, probs = sampling.candidates(logits)
+        probs = probs.copy()
+        for _ in range(len(ids)):
+            if probs.sum() <= 0:
+                break
+            index = sampling.draw(probs, rng)
+            if self.allows(int(ids[index])):
+                return self.accept(int(ids[index]))
+            probs[index] = 0.0
+        allowed = self.allowed_ids(logits)
+        ids, probs = sampling.candidates(logits[allowed], allowed)
+        return self.accept(int(ids[sampling.draw(probs, rng)]))
+
+    def accept(self, token: int) -> int:
+        """Advance the grammar past ``token``; returns it."""
         self._lib.llama_sampler_accept(self._sampler, token)
         return token
 

@@ -25,6 +25,7 @@ from shellagent.model.backend import Generation, Message, Stop, TokenCallback, i
 from shellagent.model.chat_template import CHATML_TEMPLATE, ChatTemplate
 from shellagent.model.gguf import check_model_file
 from shellagent.model.grammar_gate import GrammarGate
+from shellagent.model.sampling import Sampling
 
 __all__ = ["LlamaBackend"]
 
@@ -68,13 +69,19 @@ class LlamaBackend:
         check_model_file(path, check_memory=check_memory)
         self.path = path
         self.name = name or path.stem
-        self._sampling: dict[str, Any] = {
-            "temp": temperature,
-            "top_k": top_k,
-            "top_p": top_p,
-            "min_p": min_p,
-            "repeat_penalty": repeat_penalty,
-        }
+        try:
+            self.sampling = Sampling(
+                temperature=temperature,
+                top_k=top_k,
+                top_p=top_p,
+                min_p=min_p,
+                repeat_penalty=repeat_penalty,
+            )
+        except ValueError as exc:
+            raise InputError(f"model options: {exc}") from None
+        import numpy as np
+
+        self._rng = np.random.default_rng(seed)
         try:
             self._llm = _counting_llama(
                 model_path=str(path),
@@ -148,7 +155,6 @@ class LlamaBackend:
         capture_logprobs: bool = False,
     ) -> Generation:
         import llama_cpp
-        from llama_cpp.llama_grammar import LlamaGrammar
 
         text = self.template.render(messages)
         kept = self._kept_history(messages)
@@ -174,12 +180,7 @@ class LlamaBackend:
         start = time.perf_counter()
         llm = self._llm
         stop: Stop = "end"
-        if self._sampling["temp"] == 0.0:
-            stream = self._greedy(tokens, grammar)
-        else:
-            gbnf = LlamaGrammar.from_string(ACTION_GBNF, verbose=False) if grammar else None
-            stream = llm.generate(tokens, grammar=gbnf, **self._sampling)
-        for token in stream:
+        for token in self._decode(tokens, grammar):
             if not ids and not first_token_s:
                 first_token_s = time.perf_counter() - start
                 evaluated_prompt = llm.evaluated - evaluated_before
@@ -221,16 +222,18 @@ class LlamaBackend:
             stop=stop,
         )
 
-    def _greedy(self, tokens: list[int], grammar: bool) -> Iterator[int]:
-        """Greedy decoding driven directly: reuse the cached prefix, eval, argmax, repeat.
+    def _decode(self, tokens: list[int], grammar: bool) -> Iterator[int]:
+        """Decoding driven directly: reuse the cached prefix, eval, choose, repeat.
 
         The cache bookkeeping is ``Llama.generate``'s (``n_tokens`` marks how much of the
-        KV cache is valid; ``eval`` drops the rest), so both paths can follow each other.
+        KV cache is valid; ``eval`` drops the rest). The choice is greedy or sampled as
+        ``self.sampling`` says, checked against the grammar (``GrammarGate``).
         """
         import llama_cpp
         import numpy as np
 
         llm = self._llm
+        sampling = self.sampling
         cached = llm.input_ids[: llm.n_tokens]
         keep = 0
         for a, b in zip(cached, tokens, strict=False):
@@ -240,6 +243,7 @@ class LlamaBackend:
         # At least one token must be evaluated to have logits to sample from.
         llm.n_tokens = min(keep, len(tokens) - 1)
         gate = GrammarGate(self._vocab, self._n_vocab, ACTION_GBNF) if grammar else None
+        history = list(tokens)
         try:
             pending = tokens[llm.n_tokens :]
             while True:
@@ -247,8 +251,16 @@ class LlamaBackend:
                 logits = np.ctypeslib.as_array(
                     llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(self._n_vocab,)
                 )
-                token = gate.choose(logits) if gate else int(np.argmax(logits))
+                logits = sampling.penalize(logits, history)
+                if sampling.greedy:
+                    token = gate.choose(logits) if gate else int(np.argmax(logits))
+                elif gate is not None:
+                    token = gate.sample(logits, sampling, self._rng)
+                else:
+                    ids, probs = sampling.candidates(logits)
+                    token = int(ids[sampling.draw(probs, self._rng)])
                 yield token
+                history.append(token)
                 pending = [token]
         finally:
             if gate is not None:

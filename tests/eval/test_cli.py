@@ -92,9 +92,14 @@ def test_eval_refuses_contradictory_options_unknown_ids_and_missing_files(
         main(["eval", str(path), "--model", "openai:http://127.0.0.1:9/v1#m", "--threads", "1"])
         == 2
     )
+    endpoint = "openai:http://127.0.0.1:9/v1#m"
+    assert main(["eval", str(path), "--model", endpoint, "--temperature", "0.5"]) == 2
+    assert main(["eval", str(path), "--temperature", "-1", "--limit", "1"]) == 2
     err = capsys.readouterr().err
     assert "--model has no effect" in err and "no task with id zz" in err
     assert "no task file" in err and "--threads applies to a local model" in err
+    assert "--temperature applies to a local model" in err
+    assert "temperature must be >= 0" in err
 
 
 def test_ctrl_c_stops_the_run_and_still_writes_the_partial_report(

@@ -142,3 +142,42 @@ def test_context_overflow_is_an_input_error_with_a_fix(fresh: LlamaBackend) -> N
         fresh.generate(messages)
     assert "context" in info.value.message
     assert info.value.hint is not None and "observations" in info.value.hint
+
+
+def _sampled(seed: int) -> LlamaBackend:
+    loaded = load_backend(
+        None, n_ctx=2048, n_threads=2, temperature=0.9, repeat_penalty=1.1, seed=seed
+    )
+    assert isinstance(loaded, LlamaBackend)
+    return loaded
+
+
+def test_sampled_constrained_replies_are_actions_and_differ_between_draws() -> None:
+    backend = _sampled(seed=1)
+    try:
+        texts = []
+        for _ in range(5):
+            backend.reset()
+            generation = backend.generate(_conversation("list the files in /tmp"), max_tokens=120)
+            if generation.stop == "end":
+                parse_action(generation.text)
+            texts.append(generation.text)
+    finally:
+        backend.close()
+    assert len(set(texts)) >= 2, texts
+
+
+def test_the_same_seed_draws_the_same_replies() -> None:
+    replies = []
+    for _ in range(2):
+        backend = _sampled(seed=42)
+        try:
+            replies.append(backend.generate(_conversation("how much disk is free?")).text)
+        finally:
+            backend.close()
+    assert replies[0] == replies[1]
+
+
+def test_sampling_options_out_of_range_are_an_input_error() -> None:
+    with pytest.raises(InputError, match="temperature"):
+        load_backend(None, temperature=-1.0)
