@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-FIRST = {"proposed", "policy", "summary", "end"}  # daemon events / in-process transcript
+FIRST = {"proposed", "summary"}  # the same protocol events with and without the daemon
 
 
 def first_proposal_ms(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:

@@ -30,7 +30,8 @@ Daemon -> client
     summary           {reason, summary, turns, session, commands, error, exit_code, transcript}
     status            {pid, version, uptime_s, model, sessions, rss_kb, ...}
     stopping          {}
-    error             {code, message, fatal}           fatal: the connection ends
+    error             {code, message, fatal, exit_code?}   fatal: the task ends (exit_code: the
+                                                       exit status ask should return)
 """
 
 from __future__ import annotations

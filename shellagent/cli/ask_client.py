@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +126,35 @@ def request(kind: str, **fields: Any) -> dict[str, Any]:
 
 def run_via_daemon(args: argparse.Namespace, ui: Any = None) -> int:
     """The default ``ask``: the task runs in the daemon; this process shows and asks."""
+    return run_on(lambda: Connection(connect_or_start(quiet=args.json)), args, ui)
+
+
+def run_in_process(args: argparse.Namespace, ui: Any = None) -> int:
+    """``ask --no-daemon``: the daemon's task machinery, served in this process over a socket
+    pair, so the run looks and behaves exactly like one through the daemon."""
+    import threading
+
+    from shellagent.daemon.model_pool import ModelPool
+    from shellagent.daemon.server import Daemon
+
+    pool = ModelPool(args.model)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    server = threading.Thread(
+        target=Daemon(paths.runtime_dir(), pool).serve_one, args=(theirs,), daemon=True
+    )
+    server.start()
+    try:
+        return run_on(lambda: Connection(ours), args, ui)
+    finally:
+        ours.close()
+        server.join(timeout=10)
+        pool.close()
+
+
+def run_on(
+    connect_to: Callable[[], Connection], args: argparse.Namespace, ui: Any = None
+) -> int:
+    """Send the task over the connection ``connect_to`` opens and follow it to the end."""
     from shellagent.cli.ask_ui import AskUI
 
     ui = ui or AskUI.for_terminal(json_lines=args.json, dry_run=args.dry_run)
@@ -134,7 +163,7 @@ def run_via_daemon(args: argparse.Namespace, ui: Any = None) -> int:
         ui.note(
             "not a terminal: commands that need approval will be refused (use -y to approve them)"
         )
-    conn = Connection(connect_or_start(quiet=args.json))
+    conn = connect_to()
     try:
         conn.send(
             "ask",
@@ -175,7 +204,8 @@ def follow(conn: Connection, ui: Any) -> int:
                 return EXIT_CODES.get(str(message.get("reason")), 1)
             elif kind == "error" and message.get("fatal"):
                 ui.event(message)
-                return 3 if "sandbox" in str(message.get("message", "")) else 1
+                code = message.get("exit_code")
+                return code if isinstance(code, int) else 1
             else:
                 ui.event(message)
         except KeyboardInterrupt:

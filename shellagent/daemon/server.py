@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -63,6 +64,16 @@ class Daemon:
         finally:
             self.pool.close()
             pid_lock.release()
+
+    def serve_one(self, sock: socket.socket) -> None:
+        """Serve one connected socket until it closes (``ask --no-daemon``, in a thread)."""
+
+        async def serve() -> None:
+            self._stopping = asyncio.Event()
+            reader, writer = await asyncio.open_unix_connection(sock=sock)
+            await self._handle(reader, writer)
+
+        asyncio.run(serve())
 
     async def _serve(self, sock: Any) -> None:
         self._stopping = asyncio.Event()

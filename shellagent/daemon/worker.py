@@ -137,7 +137,13 @@ class TaskWorker:
             self._run()
         except ShellagentError as exc:
             log.info("task %s failed: %s", self.session_id, exc.message)
-            self._send("error", code=protocol.FAILED, message=exc.show(), fatal=True)
+            self._send(
+                "error",
+                code=protocol.FAILED,
+                message=f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
+                fatal=True,
+                exit_code=exc.exit_code,
+            )
         except Exception as exc:  # the daemon keeps serving; the client hears why
             log.exception("task %s crashed", self.session_id)
             self._send("error", code=protocol.FAILED, message=f"internal error: {exc}", fatal=True)

@@ -70,7 +70,8 @@ def test_a_turn_limit_below_one_is_a_usage_error() -> None:
 def test_a_missing_model_file_is_an_environment_problem(tmp_path: Path) -> None:
     done = ask("--no-daemon", "--model", str(tmp_path / "missing.gguf"), "list files")
     assert done.returncode == 3
-    assert done.stderr.startswith("error: ")
+    assert done.stderr.splitlines()[-1].startswith("error: model file ")
+    assert "error: error" not in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -87,15 +88,18 @@ def test_ask_no_daemon_yes_runs_a_task_end_to_end_and_streams_json_events(
     assert done.returncode in (0, 1), done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [e["type"] for e in events]
-    assert kinds[0] == "session_start" and kinds[-1] == "end"
-    assert "model_turn" in kinds
+    # The same protocol events as through the daemon: --no-daemon serves the task in-process.
+    assert kinds[0] == "accepted" and kinds[-1] == "summary"
+    assert "thinking" in kinds
     # The grammar makes every reply that ends an action; a reply can only be invalid when it
     # was cut (the token limit, or a 135M model looping).
-    assert all(e["valid"] or e["stop"] != "end" for e in events if e["type"] == "model_turn")
+    assert all(e["stop"] != "end" for e in events if e["type"] == "invalid")
     session = events[0]["session"]
     transcripts = list(Path(tmp_path).glob(f"sa-data/transcripts/{session}.jsonl"))
     assert transcripts, "the transcript is written to the data dir"
-    assert (done.returncode == 0) == (events[-1]["reason"] == "finished")
+    summary = events[-1]
+    assert summary["exit_code"] == done.returncode
+    assert (done.returncode == 0) == (summary["reason"] == "finished")
 
 
 @pytest.mark.model
@@ -107,6 +111,6 @@ def test_without_a_terminal_or_yes_ask_decisions_are_refused_and_that_is_said(
         "--no-daemon", "--max-turns", "2", "create a file named hello.txt",
         cwd=tmp_path, timeout=600,
     )  # fmt: skip
-    assert "stdin is not a terminal" in done.stderr
+    assert "not a terminal: commands that need approval will be refused" in done.stderr
     assert not (tmp_path / "hello.txt").exists()
     assert "transcript " in done.stdout

@@ -206,3 +206,14 @@ def test_the_daemon_refuses_to_start_with_a_policy_it_cannot_read(tmp_path: Path
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "policy.toml" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_missing_model_ends_the_task_with_exit_3_and_one_clear_error(
+    daemon: DaemonProc, workdir: Path, tmp_path: Path
+) -> None:
+    run = ask_inprocess("list files", str(tmp_path / "missing.gguf"), workdir, yes=True)
+    assert run.code == 3
+    (error,) = run.of("error")
+    assert error["fatal"] and error["exit_code"] == 3
+    assert error["message"].startswith("model file ")
+    assert "shellagent model list" in error["message"]
