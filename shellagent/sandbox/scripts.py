@@ -14,6 +14,10 @@ runs with stdin from /dev/null and fds 3 and 4 closed. Frames are NUL-terminated
     C<command>   run it (errexit, a syntax error, anything: its status is kept)
     N<nonce>     report the last status, tagged with this nonce
 
+Before each command, jobs that changed state since the last one (background jobs a timeout
+killed) are marked notified quietly, so bash's "line 14: 5 Killed  sleep 600" notice does
+not land in the next command's output.
+
 The nonce is sent after the command, so it is still unread in the pipe while the command
 runs and no shell variable holds it. A command cannot forge completion by printing an old
 marker, and after a driver restart a leftover ``N`` frame only yields a stale status that
@@ -55,6 +59,7 @@ while builtin read -r -d '' -u 3 __sa_frame; do
   C*)
     builtin set -o pipefail
     builtin shopt -u expand_aliases
+    builtin jobs -n >/dev/null 2>&1
     builtin eval -- "${__sa_frame#C}" 0</dev/null 3<&- 4>&-
     __sa_rc=$?
     ;;
