@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
+
+from isolated import private_env
 
 PROBE = r"""
 import sys, time, json
@@ -42,10 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="sa-bench-"))
-    env = dict(os.environ)
-    for name in ("CONFIG", "DATA", "STATE", "CACHE", "RUNTIME"):
-        env[f"SHELLAGENT_{name}_DIR"] = str(base / name.lower())
+    base, env = private_env()
     script = base / "script.json"
     script.write_text('["{\\"done\\": \\"ok\\"}"]')
     env["SHELLAGENT_BACKEND"] = f"scripted:{script}"

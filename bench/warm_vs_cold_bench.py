@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from isolated import private_env
 
 FIRST = {"proposed", "summary"}  # the same protocol events with and without the daemon
 
@@ -54,10 +54,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--model", default="default")
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="sa-bench-"))
-    env = dict(os.environ)
-    for name in ("CONFIG", "DATA", "STATE", "CACHE", "RUNTIME"):
-        env[f"SHELLAGENT_{name}_DIR"] = str(base / name.lower())
+    base, env = private_env()
     work = base / "work"
     work.mkdir()
     ask = [

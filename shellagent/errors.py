@@ -27,11 +27,13 @@ class ShellagentError(Exception):
         self.message = message
         self.hint = hint
 
+    def text(self) -> str:
+        """The message with the fix, when known: ``message (hint)``."""
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
     def show(self) -> str:
-        """The one line (plus the fix, when known) the CLI prints on stderr."""
-        if self.hint:
-            return f"error: {self.message} ({self.hint})"
-        return f"error: {self.message}"
+        """The one line the CLI prints on stderr."""
+        return f"error: {self.text()}"
 
 
 class UsageError(ShellagentError):

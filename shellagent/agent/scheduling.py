@@ -56,9 +56,12 @@ def propose_job(state: _Session, action: ScheduleAction, turn: int) -> None:
     except InputError as exc:
         _observe(state, f"That schedule is not valid: {exc.message}")
         return
+    def job_of(commands: list[str]) -> Any:
+        return make_job(action.name, commands, schedule, workdir=workdir, writable=writable,
+                        network=network, created_from=str(state.session_id))
+
     commands = list(state.job_commands)
-    job = make_job(action.name, commands, schedule, workdir=workdir, writable=writable,
-                   network=network, created_from=str(state.session_id))
+    job = job_of(commands)
     if state.config.dry_run:
         _observe(state, f"Not scheduled (dry run): {describe(job)}")
         return
@@ -85,8 +88,7 @@ def propose_job(state: _Session, action: ScheduleAction, turn: int) -> None:
             _observe(state, "The edited job is denied by the policy: "
                      + "; ".join(edited.reasons))
             return
-        job = make_job(action.name, commands, schedule, workdir=workdir, writable=writable,
-                       network=network, created_from=str(state.session_id))
+        job = job_of(commands)
     try:
         where = install(job)
     except ShellagentError as exc:

@@ -133,16 +133,6 @@ class _Style:
         return "".join(out)
 
 
-def not_an_action(turn: dict[str, Any]) -> str:
-    """What to tell the user about a reply that was not an action."""
-    stop = turn.get("stop")
-    if stop == "repeat":
-        return "the model's reply was cut: it kept repeating itself"
-    if stop == "length":
-        return "the model's reply was cut at the token limit"
-    return f"the model's reply was not an action: {str(turn.get('raw', ''))!r:.80}"
-
-
 class Spinner:
     """``⠋ thinking 1.2s`` on stderr while the model works; nothing when not a terminal."""
 
@@ -280,7 +270,11 @@ class AskUI:
         self._print(self.style("2", f"session {m.get('session')} · model {m.get('model')}"))
 
     def _on_invalid(self, m: dict[str, Any]) -> None:
-        self._print(self.style("33", f"[{m.get('turn')}] {not_an_action(m)}; asking again"))
+        what = {
+            "repeat": "the model's reply was cut: it kept repeating itself",
+            "length": "the model's reply was cut at the token limit",
+        }.get(str(m.get("stop")), f"the model's reply was not an action: {m.get('raw', '')!r:.80}")
+        self._print(self.style("33", f"[{m.get('turn')}] {what}; asking again"))
 
     def _on_proposed(self, m: dict[str, Any]) -> None:
         shown, flags = reveal(str(m.get("command", "")))

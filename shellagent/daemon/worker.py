@@ -140,7 +140,7 @@ class TaskWorker:
             self._send(
                 "error",
                 code=protocol.FAILED,
-                message=f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
+                message=exc.text(),
                 fatal=True,
                 exit_code=exc.exit_code,
             )

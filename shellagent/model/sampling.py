@@ -75,9 +75,8 @@ class Sampling:
 
     def draw(self, probs: Any, rng: Any) -> int:
         """Index of one draw from ``probs`` (which need not be normalised)."""
-        total = float(probs.sum())
-        point = rng.random() * total
         import numpy as np
 
+        point = rng.random() * float(probs.sum())
         index = int(np.searchsorted(np.cumsum(probs), point, side="right"))
         return min(index, len(probs) - 1)

@@ -15,8 +15,8 @@ runs with stdin from /dev/null and fds 3 and 4 closed. Frames are NUL-terminated
     N<nonce>     report the last status, tagged with this nonce
 
 Before each command, jobs that changed state since the last one (background jobs a timeout
-killed) are marked notified quietly, so bash's "line 14: 5 Killed  sleep 600" notice does
-not land in the next command's output.
+killed) are marked notified quietly, so bash's "bash: line N: PID Killed  sleep 600" notice
+does not land in the next command's output.
 
 The nonce is sent after the command, so it is still unread in the pipe while the command
 runs and no shell variable holds it. A command cannot forge completion by printing an old

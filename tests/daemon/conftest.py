@@ -227,6 +227,15 @@ def ask_cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedP
     )
 
 
+def shellagent_cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shellagent", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def transcript_events(session: str) -> list[dict[str, Any]]:
     path = Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts" / f"{session}.jsonl"
     return [json.loads(line) for line in path.read_text().split("\n") if line]

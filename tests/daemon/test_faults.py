@@ -20,6 +20,7 @@ from tests.daemon.conftest import (
     cmd,
     done,
     processes_matching,
+    shellagent_cli,
     stop,
     transcript_events,
 )
@@ -162,32 +163,17 @@ def test_an_oversized_line_gets_an_error_and_the_connection_goes_on(
 
 
 def test_daemon_status_shows_model_uptime_sessions_and_memory(daemon: DaemonProc) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "shellagent", "daemon", "status", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    out = shellagent_cli("daemon", "status", "--json")
     status = json.loads(out.stdout)
     assert status["running"] and status["pid"] == daemon.proc.pid
     assert status["rss_kb"] > 1000 and status["uptime_s"] >= 0
     assert status["sessions"] == [] and "spec" in status["model"]
-    text = subprocess.run(
-        [sys.executable, "-m", "shellagent", "daemon", "status"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    ).stdout
+    text = shellagent_cli("daemon", "status").stdout
     assert "memory" in text and "sessions" in text and "model" in text
 
 
 def test_daemon_stop_stops_it(daemon: DaemonProc) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "shellagent", "daemon", "stop"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    out = shellagent_cli("daemon", "stop")
     assert out.returncode == 0 and "stopped" in out.stdout
     assert daemon.proc.wait(10) == 0
     assert not daemon.socket.exists()
@@ -202,8 +188,7 @@ def test_the_daemon_refuses_to_start_with_a_policy_it_cannot_read(tmp_path: Path
 
     config = paths.ensure_private_dir(paths.config_dir())
     (config / "policy.toml").write_text("[[rules]]\nid = 'x'\ndecision = 'sometimes'\n")
-    proc = subprocess.run([sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
-                          capture_output=True, text=True, timeout=60)
+    proc = shellagent_cli("daemon", "run", "--quiet", timeout=60)
     assert proc.returncode == 2
     assert "policy.toml" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -9,7 +9,6 @@ import os
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from tests.daemon.conftest import (
     ask_inprocess,
     cmd,
     done,
+    shellagent_cli,
     start_daemon,
     stop,
     transcript_events,
@@ -187,22 +187,12 @@ def test_a_stale_socket_is_replaced_and_a_runtime_dir_symlink_refused(tmp_path: 
     stop(d)
     os.rename(runtime, tmp_path / "real")
     runtime.symlink_to(tmp_path / "real")
-    out = subprocess.run(
-        [sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    out = shellagent_cli("daemon", "run", "--quiet")
     assert out.returncode == 3 and "symbolic link" in out.stderr
 
 
 def test_a_second_daemon_refuses_to_start(daemon: DaemonProc) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "shellagent", "daemon", "run", "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    out = shellagent_cli("daemon", "run", "--quiet")
     assert out.returncode == 3 and "already running" in out.stderr
     assert daemon.alive()
 

@@ -34,3 +34,14 @@ def fake_crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SHELLAGENT_SCHEDULER", "cron")
     monkeypatch.setenv("SHELLAGENT_CRONTAB", str(tool))
     return table
+
+
+@pytest.fixture
+def user_home(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home with ~/Documents/letter.txt and an empty ~/work/backups, as $HOME."""
+    home = outside_tmp / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents/letter.txt").write_text("dear reader\n")
+    (home / "work/backups").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    return home

@@ -37,13 +37,8 @@ class Person:
 
 
 @pytest.fixture
-def work(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = outside_tmp / "home"
-    (home / "Documents").mkdir(parents=True)
-    (home / "Documents/letter.txt").write_text("dear reader\n")
-    (home / "work/backups").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    return home / "work"
+def work(user_home: Path) -> Path:
+    return user_home / "work"
 
 
 def converse(work: Path, approver: object, profile: str = "default") -> tuple[object, MemorySink]:

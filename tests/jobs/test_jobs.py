@@ -24,16 +24,6 @@ def shellagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, timeout=120, env=os.environ.copy())
 
 
-@pytest.fixture
-def user_home(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = outside_tmp / "home"
-    (home / "Documents").mkdir(parents=True)
-    (home / "Documents/letter.txt").write_text("dear reader\n")
-    (home / "work/backups").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    return home
-
-
 def test_backup_job_is_installed_as_a_systemd_timer_and_run_replays_it(
     user_home: Path, fake_systemd: Path
 ) -> None:
