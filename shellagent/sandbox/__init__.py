@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 from shellagent.sandbox.bwrap import Bwrap, find_bwrap
+from shellagent.sandbox.interface import Grants, Shell
 from shellagent.sandbox.profiles import PROFILES, Profile, get_profile
 from shellagent.sandbox.shell import CommandResult, Session
 
-__all__ = ["PROFILES", "Bwrap", "CommandResult", "Profile", "Session", "find_bwrap",
-           "get_profile"]
+__all__ = [
+    "PROFILES",
+    "Bwrap",
+    "CommandResult",
+    "Grants",
+    "Profile",
+    "Session",
+    "Shell",
+    "find_bwrap",
+    "get_profile",
+]

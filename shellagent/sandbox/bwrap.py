@@ -36,6 +36,10 @@ class Bwrap:
         return self.version >= (0, 9)
 
     @property
+    def has_tmpfs_size(self) -> bool:
+        return self.version >= (0, 10)
+
+    @property
     def version_text(self) -> str:
         return ".".join(map(str, self.version))
 
@@ -86,8 +90,19 @@ def find_bwrap() -> Bwrap:
 def probe_userns(bwrap: Bwrap) -> str | None:
     """None when bwrap can create the namespaces we need, else its error text."""
     argv = [
-        bwrap.path, "--unshare-all", "--unshare-user", "--die-with-parent",
-        "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true",
+        bwrap.path,
+        "--unshare-all",
+        "--unshare-user",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--",
+        "/bin/true",
     ]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from shellagent import paths
 from shellagent.errors import InputError, UsageError
-from shellagent.sandbox import mounts
+from shellagent.sandbox import mounts, protect, secrets
 from shellagent.sandbox.bwrap import Bwrap
+from shellagent.sandbox.limits import Limits
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -52,6 +53,16 @@ PASSTHROUGH_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 
 @dataclass(frozen=True)
+class Overlay:
+    """``lower`` is seen through an overlay: reads see it, writes land in ``upper``
+    (``work`` is overlayfs's scratch directory, on the same file system as ``upper``)."""
+
+    lower: Path
+    upper: Path
+    work: Path
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     ephemeral: bool = False
@@ -59,6 +70,11 @@ class Profile:
     writable: tuple[Path, ...] = ()
     workdir: Path | None = None
     hidden: tuple[Path, ...] = ()
+    limits: Limits | None = None  # None: Limits.default()
+    # Transaction mode: these trees are overlays instead of write grants (see transaction/).
+    overlays: tuple[Overlay, ...] = ()
+    # A snapshot of the host's processes and listening sockets at /run/host (hostview.py).
+    host_view: bool = False
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
     def with_options(
@@ -85,13 +101,25 @@ def get_profile(name: str, *, cwd: Path | None = None) -> Profile:
     """A built-in profile by name; ``cwd`` becomes the default profile's writable workdir."""
     if name == "default":
         here = (cwd or Path.cwd()).resolve()
-        grant = () if here in (Path("/"), Path.home().resolve()) else (here,)
-        return Profile("default", writable=grant, workdir=here)
+        refused = here in (Path("/"), Path.home().resolve()) or protect.refuse_reason(
+            here, Path.home()
+        )
+        hide: tuple[Path, ...] = ()
+        settings = paths.config_dir() / "config.toml"
+        if settings.exists():  # pydantic is imported only when there is a file to check
+            from shellagent import config
+
+            hide = config.load(settings).sandbox.hidden_paths()
+        return Profile(
+            "default",
+            writable=() if refused else (here,),
+            workdir=here,
+            hidden=hide,
+            host_view=True,
+        )
     if name == "ephemeral":
         return Profile("ephemeral", ephemeral=True, workdir=Path("/root"))
-    raise UsageError(
-        f"unknown profile {name!r}", hint=f"choose one of: {', '.join(PROFILES)}"
-    )
+    raise UsageError(f"unknown profile {name!r}", hint=f"choose one of: {', '.join(PROFILES)}")
 
 
 def environment(profile: Profile) -> dict[str, str]:
@@ -102,7 +130,7 @@ def environment(profile: Profile) -> dict[str, str]:
     else:
         home = str(Path.home())
     env = {
-        "PATH": SYSTEM_PATH,
+        "PATH": f"/run/host/bin:{SYSTEM_PATH}" if profile.host_view else SYSTEM_PATH,
         "HOME": home,
         "USER": user,
         "LOGNAME": user,
@@ -115,32 +143,35 @@ def environment(profile: Profile) -> dict[str, str]:
     return env
 
 
-# In a namespace that maps every id (ephemeral, run by root), root inside keeps what task
-# setups need to own and change files; these capabilities count only inside that namespace.
-FULL_MAP_CAPS = ("CAP_CHOWN", "CAP_FOWNER", "CAP_DAC_OVERRIDE", "CAP_FSETID")
+# In a namespace of many ids (ephemeral, run by root), root inside keeps what task setups
+# need to own and change files; these capabilities count only inside that namespace.
+MANY_IDS_CAPS = ("CAP_CHOWN", "CAP_FOWNER", "CAP_DAC_OVERRIDE", "CAP_FSETID")
 
 
-def bwrap_argv(
-    bwrap: Bwrap, profile: Profile, plan: mounts.MountPlan, userns_fd: int | None = None
-) -> list[str]:
-    """The full bwrap argument list (everything before ``--`` and the command).
+def bwrap_argv(bwrap: Bwrap, profile: Profile, plan: mounts.MountPlan) -> list[str]:
+    """The full argument list up to the command (everything before ``--``).
 
-    ``userns_fd`` joins a prepared user namespace that maps every id (see ``userns.py``)
-    instead of letting bwrap make a single-id one.
+    A plan with a ``launcher`` starts bwrap inside a prepared user namespace of many ids
+    (``userns.py``) as uid 0 there; otherwise bwrap makes a single-id one itself.
     """
-    argv = [bwrap.path]
-    if userns_fd is None:
+    argv = [*plan.launcher, bwrap.path]
+    if not plan.launcher:
         argv += ["--unshare-all", "--unshare-user", "--disable-userns"]
     else:
-        argv += ["--userns", str(userns_fd), "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                 "--unshare-uts", "--unshare-cgroup-try"]
+        argv += [
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
-    if userns_fd is not None:
-        for cap in FULL_MAP_CAPS:
+    if plan.launcher:
+        for cap in MANY_IDS_CAPS:
             argv += ["--cap-add", cap]
     if profile.network:
         argv.append("--share-net")
-    if profile.ephemeral and userns_fd is None:
+    if profile.ephemeral and not plan.launcher:
         argv += ["--uid", "0", "--gid", "0"]
     argv.append("--clearenv")
     for key, value in environment(profile).items():
@@ -157,7 +188,8 @@ def check_writable(profile: Profile) -> None:
     Each grant is resolved with realpath before launch, so a symlink planted in an earlier
     run (``cache -> ~/.ssh``) can never make a secret writable.
     """
-    hidden = [p.resolve() for p in mounts.secret_paths(Path.home()) + paths.own_dirs()]
+    fixed = secrets.secret_paths(Path.home(), list(profile.hidden)) + paths.own_dirs()
+    hidden = [p.resolve() for p in fixed if os.path.lexists(p)]
     for grant in profile.writable:
         if "\0" in str(grant):
             raise InputError("a writable path contains a NUL byte")
@@ -165,6 +197,12 @@ def check_writable(profile: Profile) -> None:
         if not real.exists():
             raise UsageError(
                 f"writable path {grant} does not exist", hint="create it first or drop it"
+            )
+        why = protect.refuse_reason(real, Path.home())
+        if why:
+            raise UsageError(
+                f"refusing to make {grant} writable: {why}",
+                hint="work in a project directory, or copy the files there first",
             )
         for secret in hidden:
             if real == secret or secret in real.parents:

@@ -1,76 +1,208 @@
-"""The two bash programs that run inside every sandbox.
+"""The bash program that runs each command, and what of its state is carried to the next.
 
-The **supervisor** is the sandbox's main process; its own stderr goes to /dev/null so its
-job notices ("Killed") never reach the command's output. It keeps restarting the **driver**, so a
-command that runs ``exit``, ``exec bash`` or ``kill $$`` ends the driver, not the sandbox:
-the files of an ephemeral root survive and the host is told (``D``) that shell state was
-lost.
+Every command runs in a bash process of its own, started by the driver (``driver.py``) before
+the command is known, with an environment that holds nothing but the session's functions.
+It sources two scripts the driver writes (``state.py``, every value single-quoted): from fd 5,
+as soon as it starts, the state (cwd, umask, variables); from fd 4, once the command is
+known, the command and the options. Each script closes its fd. The bash then runs the
+command with ``eval`` while fd 61 (the dump pipe) is closed, and writes its state, as data,
+to fd 61:
 
-The **driver** is the persistent shell. It reads frames from fd 3 (the control pipe) and
-writes status records to fd 4 (the status pipe); the command's output goes to stdout and
-stderr, a different pipe, so nothing a command prints can look like a status. Each command
-runs with stdin from /dev/null and fds 3 and 4 closed. Frames are NUL-terminated:
+    D1 NUL  `pwd -L` NUL  `umask` NUL  $SHELLOPTS NUL  $BASHOPTS NUL
+    `declare -p` NUL  `declare -F` NUL  `declare -f` NUL  E NUL
 
-    C<command>   run it (errexit, a syntax error, anything: its status is kept)
-    N<nonce>     report the last status, tagged with this nonce
+Each is one builtin, so the dump costs a fraction of a millisecond and starts no process.
+The driver parses it strictly and builds the next job from it; nothing in it is ever run
+as code (see ``state.py``). The command may change or break the dump (it runs in the
+same process), but then it only chooses or loses its own state: the exit code comes from
+the process's wait status, and a dump that does not parse is not carried at all.
 
-Before each command, jobs that changed state since the last one (background jobs a timeout
-killed) are marked notified quietly, so bash's "bash: line N: PID Killed  sleep 600" notice
-does not land in the next command's output.
-
-The nonce is sent after the command, so it is still unread in the pipe while the command
-runs and no shell variable holds it. A command cannot forge completion by printing an old
-marker, and after a driver restart a leftover ``N`` frame only yields a stale status that
-the host ignores.
-
-Status records, NUL-separated fields:
-
-    P <pid>                          supervisor started (pid inside the sandbox)
-    R <pid> <cwd> <last>                    driver ready
-    S <nonce> <rc> <cwd> <last> <functions> command done; functions newline-separated
-
-``last`` is the namespace's ``ns_last_pid``: every process with a higher pid inside the
-sandbox was started by the command that runs next, which is what a timeout kills.
-    D <rc>                           the driver exited with rc (it is restarted)
+A command that ends its shell (``exit``, ``exec``, ``errexit``, a signal) writes no dump;
+the state from before it is kept.
 """
 
 from __future__ import annotations
 
-SUPERVISOR = r"""
-exec 3<&"$1" 4>&"$2" 5>&2 2>/dev/null
-eval "exec $1<&- $2>&-"
-builtin printf 'P\0%s\0' "$$" >&4
-while :; do
-  /bin/bash --noprofile --norc -c "$3" bash 2>&5 5>&-
-  builtin printf 'D\0%s\0' "$?" >&4
-done
-"""
+STATE_FD = 5
+JOB_FD = 4
+DUMP_FD = 61
 
-DRIVER = r"""
-builtin set +o history
-builtin set -o pipefail
-builtin shopt -u expand_aliases
-builtin unset PROMPT_COMMAND BASH_ENV ENV
-__sa_rc=0
-builtin read -r __sa_last < /proc/sys/kernel/ns_last_pid
-builtin printf 'R\0%s\0%s\0%s\0' "$$" "$PWD" "$__sa_last" >&4
-while builtin read -r -d '' -u 3 __sa_frame; do
-  case $__sa_frame in
-  C*)
-    builtin set -o pipefail
-    builtin shopt -u expand_aliases
-    builtin jobs -n >/dev/null 2>&1
-    builtin eval -- "${__sa_frame#C}" 0</dev/null 3<&- 4>&-
-    __sa_rc=$?
-    ;;
-  N*)
-    builtin read -r __sa_last < /proc/sys/kernel/ns_last_pid
+# Set by bash itself, read-only, or meaningless in another process: never carried.
+SKIPPED_VARIABLES = frozenset(
     {
-      builtin printf 'S\0%s\0%s\0%s\0%s\0' "${__sa_frame#N}" "$__sa_rc" "$PWD" "$__sa_last"
-      builtin compgen -A function
-      builtin printf '\0'
-    } >&4
-    ;;
-  esac
-done
+        "BASH",
+        "BASHOPTS",
+        "BASHPID",
+        "BASH_ALIASES",
+        "BASH_ARGC",
+        "BASH_ARGV",
+        "BASH_ARGV0",
+        "BASH_CMDS",
+        "BASH_COMMAND",
+        "BASH_EXECUTION_STRING",
+        "BASH_LINENO",
+        "BASH_LOADABLES_PATH",
+        "BASH_REMATCH",
+        "BASH_SOURCE",
+        "BASH_SUBSHELL",
+        "BASH_VERSINFO",
+        "BASH_VERSION",
+        "COMP_WORDBREAKS",
+        "DIRSTACK",
+        "EPOCHREALTIME",
+        "EPOCHSECONDS",
+        "EUID",
+        "FUNCNAME",
+        "GROUPS",
+        "HISTCMD",
+        "LINENO",
+        "PIPESTATUS",
+        "PPID",
+        "PWD",
+        "RANDOM",
+        "SECONDS",
+        "SHELLOPTS",
+        "SHLVL",
+        "SRANDOM",
+        "UID",
+        "_",
+    }
+)
+# A function with one of these names would run in place of the builtin the next job uses to
+# restore the state (or, with a keyword's name, could never be called): not carried.
+_BUILTINS_AND_KEYWORDS = """
+. : [ [[ ]] { } ! alias bg bind break builtin caller case cd command compgen complete compopt
+continue coproc declare dirs disown do done echo elif else enable esac eval exec exit export
+false fc fg fi for function getopts hash help history if in jobs kill let local logout mapfile
+popd printf pushd pwd read readarray readonly return select set shift shopt source suspend test
+then time times trap true type typeset ulimit umask unalias unset until wait while
+"""
+BUILTIN_NAMES = frozenset(_BUILTINS_AND_KEYWORDS.split())
+# Variables that make bash or the programs a command runs execute other code (the same
+# kinds the default policy asks about). A command that ran confined because the policy
+# called it read-only may not change them for the commands after it: such a change is not
+# carried, and the claim counts as refuted. A trailing ``*`` matches any suffix.
+GUARDED_VARIABLES = (
+    "PATH",
+    "LD_*",
+    "DYLD_*",
+    "BASH_ENV",
+    "ENV",
+    "BASH_XTRACEFD",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "POSIXLY_CORRECT",
+    "PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "GIT_*",
+    "LESS*",
+    "EDITOR",
+    "VISUAL",
+    "BROWSER",
+    "PYTHON*",
+    "PERL5*",
+    "PERLLIB",
+    "RUBY*",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "SSH_*",
+    "GNUPGHOME",
+    "HOME",
+    "ZDOTDIR",
+    "TAR_OPTIONS",
+    "GREP_OPTIONS",
+    "SUDO_ASKPASS",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "HISTFILE",
+    "INPUTRC",
+    "TERMINFO",
+    "GCONV_PATH",
+    "RIPGREP_CONFIG_PATH",
+    "AWKPATH",
+    "AWKLIBPATH",
+    "OPENSSL_CONF",
+    "LOCPATH",
+    "GLIBC_TUNABLES",
+)
+
+
+def guarded(name: str) -> bool:
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in GUARDED_VARIABLES)
+
+
+# ``set -o`` options carried between commands. Left out: pipefail (always on), history,
+# monitor, emacs and vi (interactive), noexec and onecmd (the job would stop running),
+# privileged, verbose (it would print the driver's job).
+SET_OPTIONS = (
+    "allexport",
+    "braceexpand",
+    "errexit",
+    "errtrace",
+    "functrace",
+    "hashall",
+    "keyword",
+    "noclobber",
+    "noglob",
+    "nolog",
+    "notify",
+    "nounset",
+    "physical",
+    "posix",
+    "xtrace",
+)
+# ``shopt`` options carried. Left out: expand_aliases (always off: aliases are never
+# carried), the compat levels, and the read-only login_shell and restricted_shell.
+SHOPT_OPTIONS = (
+    "assoc_expand_once",
+    "cdable_vars",
+    "checkhash",
+    "dotglob",
+    "execfail",
+    "extdebug",
+    "extglob",
+    "extquote",
+    "failglob",
+    "globasciiranges",
+    "globskipdots",
+    "globstar",
+    "gnu_errfmt",
+    "inherit_errexit",
+    "lastpipe",
+    "localvar_inherit",
+    "localvar_unset",
+    "nocaseglob",
+    "nocasematch",
+    "noexpand_translation",
+    "nullglob",
+    "patsub_replacement",
+    "shift_verbose",
+    "sourcepath",
+    "varredir_close",
+    "xpg_echo",
+)
+
+BOOT = f"""
+builtin . /dev/fd/{STATE_FD}
+builtin . /dev/fd/{JOB_FD}
+builtin eval -- "$__sa_cmd" {DUMP_FD}>&-
+{{ __sa_rc=$? __sa_o=$SHELLOPTS __sa_b=$BASHOPTS; builtin set +o xtrace +o errexit +o nounset
+}} 2>/dev/null
+{{
+  builtin printf 'D1\\0'
+  builtin pwd -L; builtin printf '\\0'
+  builtin umask; builtin printf '\\0%s\\0%s\\0' "$__sa_o" "$__sa_b"
+  builtin declare -p; builtin printf '\\0'
+  builtin declare -F; builtin printf '\\0'
+  builtin declare -f; builtin printf '\\0E\\0'
+}} >&{DUMP_FD} 2>/dev/null
+builtin exit "$__sa_rc"
 """

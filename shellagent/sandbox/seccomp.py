@@ -9,13 +9,15 @@ loading, and the mount/namespace calls. ``clone3`` answers ENOSYS so libc falls 
 ephemeral profile run by root joins a prepared namespace, where bwrap's
 ``--disable-userns`` is not available, and this keeps nested namespaces out there too.
 Everything else is allowed. Unknown architectures get no filter (``doctor`` says so).
+
+Standard library only, without ``platform``: the sandbox's driver loads this module too,
+for ``metadata_program``.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import platform
 import struct
 
 # struct seccomp_data: int nr; u32 arch; u64 ip; u64 args[6]
@@ -36,34 +38,117 @@ ARCHES = {
 # Syscall numbers per architecture for the calls the filter names.
 SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
-        "ioctl": 16, "clone": 56, "ptrace": 101, "syslog": 103, "acct": 163, "mount": 165,
+        "ioctl": 16,
+        "clone": 56,
+        "ptrace": 101,
+        "syslog": 103,
+        "acct": 163,
+        "mount": 165,
         "umount2": 166,
-        "swapon": 167, "swapoff": 168, "reboot": 169, "pivot_root": 155, "init_module": 175,
-        "delete_module": 176, "add_key": 248, "request_key": 249, "keyctl": 250,
-        "kexec_load": 246, "unshare": 272, "perf_event_open": 298, "open_by_handle_at": 304,
-        "setns": 308, "finit_module": 313, "kexec_file_load": 320, "bpf": 321,
-        "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
-        "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
-        "fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
+        "swapon": 167,
+        "swapoff": 168,
+        "reboot": 169,
+        "pivot_root": 155,
+        "init_module": 175,
+        "delete_module": 176,
+        "add_key": 248,
+        "request_key": 249,
+        "keyctl": 250,
+        "kexec_load": 246,
+        "unshare": 272,
+        "perf_event_open": 298,
+        "open_by_handle_at": 304,
+        "setns": 308,
+        "finit_module": 313,
+        "kexec_file_load": 320,
+        "bpf": 321,
+        "userfaultfd": 323,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "open_tree": 428,
+        "move_mount": 429,
+        "fsopen": 430,
+        "fsconfig": 431,
+        "fsmount": 432,
+        "fspick": 433,
+        "clone3": 435,
+        "mount_setattr": 442,
     },
     "aarch64": {
-        "ioctl": 29, "clone": 220, "ptrace": 117, "syslog": 116, "acct": 89, "mount": 40,
+        "ioctl": 29,
+        "clone": 220,
+        "ptrace": 117,
+        "syslog": 116,
+        "acct": 89,
+        "mount": 40,
         "umount2": 39,
-        "swapon": 224, "swapoff": 225, "reboot": 142, "pivot_root": 41, "init_module": 105,
-        "delete_module": 106, "add_key": 217, "request_key": 218, "keyctl": 219,
-        "kexec_load": 104, "unshare": 97, "perf_event_open": 241, "open_by_handle_at": 265,
-        "setns": 268, "finit_module": 273, "kexec_file_load": 294, "bpf": 280,
-        "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426,
-        "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
-        "fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
+        "swapon": 224,
+        "swapoff": 225,
+        "reboot": 142,
+        "pivot_root": 41,
+        "init_module": 105,
+        "delete_module": 106,
+        "add_key": 217,
+        "request_key": 218,
+        "keyctl": 219,
+        "kexec_load": 104,
+        "unshare": 97,
+        "perf_event_open": 241,
+        "open_by_handle_at": 265,
+        "setns": 268,
+        "finit_module": 273,
+        "kexec_file_load": 294,
+        "bpf": 280,
+        "userfaultfd": 282,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "open_tree": 428,
+        "move_mount": 429,
+        "fsopen": 430,
+        "fsconfig": 431,
+        "fsmount": 432,
+        "fspick": 433,
+        "clone3": 435,
+        "mount_setattr": 442,
     },
 }
-DENIED = ("ptrace", "syslog", "acct", "mount", "umount2", "swapon", "swapoff", "reboot",
-          "pivot_root", "init_module", "delete_module", "add_key", "request_key", "keyctl",
-          "kexec_load", "unshare", "perf_event_open", "open_by_handle_at", "setns",
-          "finit_module", "kexec_file_load", "bpf", "userfaultfd", "io_uring_setup",
-          "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
-          "fsconfig", "fsmount", "fspick", "mount_setattr")
+DENIED = (
+    "ptrace",
+    "syslog",
+    "acct",
+    "mount",
+    "umount2",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "pivot_root",
+    "init_module",
+    "delete_module",
+    "add_key",
+    "request_key",
+    "keyctl",
+    "kexec_load",
+    "unshare",
+    "perf_event_open",
+    "open_by_handle_at",
+    "setns",
+    "finit_module",
+    "kexec_file_load",
+    "bpf",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+)
 ENOSYS = ("clone3",)
 
 
@@ -73,7 +158,7 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 def program(machine: str | None = None) -> bytes | None:
     """The compiled filter for this machine's architecture, or None if unsupported."""
-    machine = machine or platform.machine()
+    machine = machine or os.uname().machine
     if machine not in ARCHES:
         return None
     numbers = SYSCALLS[machine]
@@ -86,8 +171,7 @@ def program(machine: str | None = None) -> bytes | None:
         _insn(BPF_LD_W_ABS, NR_OFFSET),
     ]
     if machine == "x86_64":  # x32 syscalls are a second numbering of the same calls
-        out += [_insn(BPF_JGE_K, X32_SYSCALL_BIT, jf=1),
-                _insn(BPF_RET_K, RET_ERRNO | errno.EPERM)]
+        out += [_insn(BPF_JGE_K, X32_SYSCALL_BIT, jf=1), _insn(BPF_RET_K, RET_ERRNO | errno.EPERM)]
     for nr, err in sorted(errno_for.items()):
         out += [_insn(BPF_JEQ_K, nr, jf=1), _insn(BPF_RET_K, RET_ERRNO | err)]
     # clone asking for a new user namespace (flags are the first argument).
@@ -107,6 +191,68 @@ def program(machine: str | None = None) -> bytes | None:
         _insn(BPF_RET_K, RET_ERRNO | errno.EPERM),
         _insn(BPF_RET_K, RET_ALLOW),
     ]
+    return b"".join(out)
+
+
+# Metadata changes Landlock does not cover (mode, owner, times, extended attributes): a
+# command confined as read-only gets these refused too (see ``metadata_program``).
+METADATA_CALLS: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "chmod": 90,
+        "fchmod": 91,
+        "chown": 92,
+        "fchown": 93,
+        "lchown": 94,
+        "utime": 132,
+        "setxattr": 188,
+        "lsetxattr": 189,
+        "fsetxattr": 190,
+        "removexattr": 197,
+        "lremovexattr": 198,
+        "fremovexattr": 199,
+        "utimes": 235,
+        "fchownat": 260,
+        "futimesat": 261,
+        "fchmodat": 268,
+        "utimensat": 280,
+        "fchmodat2": 452,
+        "setxattrat": 463,
+        "removexattrat": 466,
+    },
+    "aarch64": {
+        "setxattr": 5,
+        "lsetxattr": 6,
+        "fsetxattr": 7,
+        "removexattr": 14,
+        "lremovexattr": 15,
+        "fremovexattr": 16,
+        "fchmod": 52,
+        "fchmodat": 53,
+        "fchownat": 54,
+        "fchown": 55,
+        "utimensat": 88,
+        "fchmodat2": 452,
+        "setxattrat": 463,
+        "removexattrat": 466,
+    },
+}
+
+
+def metadata_program(machine: str | None = None) -> bytes | None:
+    """A filter that answers EPERM to every call in ``METADATA_CALLS`` and allows the rest,
+    for commands confined as read-only; None on an architecture without a table."""
+    machine = machine or os.uname().machine
+    if machine not in METADATA_CALLS:
+        return None
+    out = [
+        _insn(BPF_LD_W_ABS, ARCH_OFFSET),
+        _insn(BPF_JEQ_K, ARCHES[machine], jt=1),
+        _insn(BPF_RET_K, RET_ERRNO | errno.EPERM),
+        _insn(BPF_LD_W_ABS, NR_OFFSET),
+    ]
+    for nr in sorted(METADATA_CALLS[machine].values()):
+        out += [_insn(BPF_JEQ_K, nr, jf=1), _insn(BPF_RET_K, RET_ERRNO | errno.EPERM)]
+    out.append(_insn(BPF_RET_K, RET_ALLOW))
     return b"".join(out)
 
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import dataclasses
 import fcntl
+import functools
 import os
 import secrets
 import selectors
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,16 +30,23 @@ from pathlib import Path
 from typing import Any
 
 from shellagent.errors import InputError, SandboxUnavailable, SessionClosed
-from shellagent.sandbox import mounts, procs, seccomp, userns
+from shellagent.sandbox import driver, mounts, procs, seccomp, wire
 from shellagent.sandbox.bwrap import USERNS_HINT, find_bwrap
+from shellagent.sandbox.hostview import HostView
+from shellagent.sandbox.interface import Grants
+from shellagent.sandbox.limits import Cgroup, Limits
 from shellagent.sandbox.output import CappedBuffer, clean
-from shellagent.sandbox.profiles import Profile, bwrap_argv, check_writable, get_profile
-from shellagent.sandbox.scripts import DRIVER, SUPERVISOR
+from shellagent.sandbox.profiles import (
+    SYSTEM_PATH,
+    Profile,
+    bwrap_argv,
+    check_writable,
+    get_profile,
+)
 
 MAX_COMMAND_BYTES = 128 * 1024
 STARTUP_TIMEOUT_S = 20.0
-KILL_DRIVER_AFTER_S = 1.0  # after a timeout, if killing the command's processes was not enough
-KILL_SANDBOX_AFTER_S = 3.0  # ... and if even a fresh driver does not answer
+KILL_SANDBOX_AFTER_S = 3.0  # after a timeout, if the driver does not report the command done
 
 
 @dataclass(frozen=True)
@@ -49,47 +59,137 @@ class CommandResult:
     truncated: bool = False
     shell_restarted: bool = False
     note: str = ""
+    # Ran in the read-only Landlock domain, and whether something it tried was refused: a
+    # write, connection or signal by the kernel, or a change to a variable that makes
+    # programs run code by the driver. Either means the policy's read-only claim was wrong.
+    confined: bool = False
+    refused: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-class _Sandbox:
-    """One running bwrap process and the three pipes to the bash inside it."""
+@dataclass(frozen=True)
+class _Ready:
+    """The driver's ``R`` record: the session's shell is ready."""
 
-    def __init__(self, argv: list[str], plan: mounts.MountPlan,
-                 inherited: tuple[int, ...] = ()) -> None:
+    nonce: str
+    cwd: str
+    last_pid: int
+    landlock_abi: int
+
+
+@dataclass(frozen=True)
+class _Status:
+    """The driver's ``S`` record: a command finished (authenticated, see ``wire``)."""
+
+    nonce: str
+    exit_code: int
+    cwd: str
+    last_pid: int
+    functions: frozenset[str]
+    carried: bool  # its changes to cwd, variables and functions were kept
+    confined: bool  # it ran in the read-only Landlock domain
+    dropped: str  # functions not carried to the next command
+    undone: str  # code-running variables a read-only command changed (not kept)
+
+
+def _record(kind: bytes, fields: list[str]) -> _Ready | _Status:
+    if kind == b"R":
+        nonce, cwd, last, abi = fields
+        return _Ready(nonce, cwd, int(last), int(abi))
+    nonce, rc, cwd, last, functions, carried, confined, dropped, undone = fields
+    return _Status(
+        nonce,
+        int(rc),
+        cwd,
+        int(last),
+        frozenset(functions.split("\n")) - {""},
+        carried == "1",
+        confined == "1",
+        dropped,
+        undone,
+    )
+
+
+class _Sandbox:
+    """One running bwrap process: the driver inside, its two pipes and the output pipe."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        plan: mounts.MountPlan,
+        inherited: tuple[int, ...] = (),
+        *,
+        limits: Limits,
+        prefix: list[str] | None = None,
+    ) -> None:
         self.plan = plan
+        key = secrets.token_bytes(wire.KEY_BYTES)
+        self.tx = wire.Channel(key, wire.TO_DRIVER)
+        self.rx = wire.Channel(key, wire.TO_HOST)
         ctl_r, self.ctl_w = _pipe()
         self.status_r, st_w = _pipe()
         self.out_r, out_w = _pipe()
-        child_fds = [ctl_r, st_w, *inherited]
+        code_fd = _memfd("shellagent-driver", driver.program())
+        child_fds = [ctl_r, st_w, code_fd, *inherited]
         filter_fd = seccomp.program_fd()
         if filter_fd is not None:
             argv = [*argv, "--seccomp", str(filter_fd)]
             child_fds.append(filter_fd)
-        cmd = argv + ["--", "/bin/bash", "--noprofile", "--norc", "-c", SUPERVISOR,
-                      "shellagent-supervisor", str(ctl_r), str(st_w), DRIVER]
+        python, prefixes = interpreter()
+        binds: list[str] = []
+        for tree in prefixes:
+            # Bound from an fd opened here: bwrap may run as an unprivileged id (a shifted
+            # throwaway root) that could not even traverse /root to a pyenv under it.
+            fd = os.open(tree, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            child_fds.append(fd)
+            binds += ["--ro-bind-fd", str(fd), tree]
+        cmd = [
+            *argv,
+            "--as-pid-1",
+            *binds,
+            "--",
+            python,
+            "-I",
+            "-S",
+            "-c",
+            driver.BOOTSTRAP,
+            str(code_fd),
+            str(ctl_r),
+            str(st_w),
+            limits.rlimits(),
+        ]
+        cmd = [*(prefix or []), *cmd]  # joins the session's cgroup, then execs bwrap
         try:
+            # bwrap stays alive outside the driver, and a process's environment can be
+            # read through /proc: give it nothing of the caller's (API keys).
             self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                pass_fds=tuple(child_fds), start_new_session=True, close_fds=True,
+                cmd,
+                env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"},
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=tuple(child_fds),
+                start_new_session=True,
+                close_fds=True,
             )
         finally:
             for fd in (*child_fds, out_w):
                 os.close(fd)
+        with contextlib.suppress(BrokenPipeError):  # bwrap failed: _start reports why
+            self._write(wire.key_frame(key))
         for fd in (self.status_r, self.out_r):
             os.set_blocking(fd, False)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.out_r, selectors.EVENT_READ, "out")
         self.selector.register(self.status_r, selectors.EVENT_READ, "status")
         self.status_buf = b""
-        self.supervisor_pid = 0
-        self.driver_pid = 0
+        self.ready = False
         self.last_pid = 0
         self.cwd = ""
-        self.lost_cwd = ""  # the cwd of a driver that died, to restore in its successor
         self.functions: frozenset[str] = frozenset()
+        self.landlock_abi = 0
         self.alive = True
         self.pidns: int | None = None
 
@@ -103,17 +203,19 @@ class _Sandbox:
         for fd in (self.ctl_w, self.status_r, self.out_r):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self.plan.remove_created()
+        self.plan.release()
 
-    def send(self, command: str, nonce: str) -> None:
-        data = b"C" + command.encode() + b"\0N" + nonce.encode() + b"\0"
+    def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            written = os.write(self.ctl_w, view)
-            view = view[written:]
+            view = view[os.write(self.ctl_w, view) :]
 
-    def read_status(self) -> list[list[str]] | None:
-        """Complete status records read so far; None once the sandbox is gone."""
+    def send(self, command: str, nonce: str, confined: bool) -> None:
+        fields = [nonce.encode(), b"r" if confined else b"n", command.encode()]
+        self._write(self.tx.seal(b"C", fields))
+
+    def read_status(self) -> list[_Ready | _Status] | None:
+        """Complete, verified status records read so far; None once the sandbox is gone."""
         try:
             chunk = os.read(self.status_r, 65536)
         except BlockingIOError:
@@ -123,16 +225,21 @@ class _Sandbox:
         self.status_buf += chunk
         records = []
         while True:
-            fields = self.status_buf.split(b"\0")
-            need = {b"P": 2, b"R": 4, b"D": 2, b"S": 6}.get(fields[0])
-            if need is None:
-                if not fields[0] and len(fields) == 1:
+            try:
+                parts = wire.split(self.status_buf)
+                if parts is None:
                     break
+                kind, payload, tag, self.status_buf = parts
+                fields = self.rx.open(kind, payload, tag)
+            except wire.WireError as exc:
+                raise _Desync from exc
+            need = {b"R": 4, b"S": 9}.get(kind)
+            if need != len(fields):
                 raise _Desync
-            if len(fields) <= need:
-                break
-            records.append([f.decode("utf-8", "replace") for f in fields[:need]])
-            self.status_buf = b"\0".join(fields[need:])
+            try:
+                records.append(_record(kind, [f.decode("utf-8", "replace") for f in fields]))
+            except ValueError as exc:  # a verified record of the wrong shape: never trusted
+                raise _Desync from exc
         return records
 
     def drain(self, sink: Callable[[bytes], None], budget_s: float = 0.1) -> None:
@@ -157,12 +264,48 @@ class _Desync(Exception):
 
 
 def _pipe() -> tuple[int, int]:
-    """A pipe whose ends sit at fd 10 or above, so the bash side can move them to 3 and 4."""
+    """A pipe whose ends sit at fd 10 or above, clear of the driver's standard streams."""
     r, w = os.pipe()
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (r, w)]
     os.close(r)
     os.close(w)
     return high[0], high[1]
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+# Visible, read-only, in both profiles: an interpreter below them needs no extra mount.
+_SYSTEM_PREFIXES = ("/usr/", "/opt/", "/srv/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/lib32/")
+
+
+@functools.lru_cache(maxsize=1)
+def interpreter() -> tuple[str, tuple[str, ...]]:
+    """The Python that runs the driver (this one's base, without the venv) and the
+    directories to bind read-only so it and its standard library are visible in every
+    profile: the ephemeral profile empties ``/root`` and ``/home``, where pyenv or uv keep
+    theirs."""
+    python = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
+    if not python.startswith(_SYSTEM_PREFIXES):
+        # An interpreter of the same version in a system directory runs the same marshalled
+        # code and is visible everywhere without a bind (a throwaway root with shifted ids
+        # cannot even traverse /root to reach a pyenv there).
+        minor = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        for directory in ("/usr/bin", "/usr/local/bin"):
+            candidate = os.path.join(directory, minor)
+            if os.access(candidate, os.X_OK):
+                return os.path.realpath(candidate), ()
+    prefixes: list[str] = []
+    for prefix in dict.fromkeys(
+        os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)
+    ):
+        if not (prefix + "/").startswith(_SYSTEM_PREFIXES) and os.path.isdir(prefix):
+            prefixes.append(prefix)
+    return python, tuple(prefixes)
 
 
 class Session:
@@ -179,6 +322,7 @@ class Session:
         cwd: Path | None = None,
     ) -> None:
         self.profile = get_profile(profile, cwd=cwd) if isinstance(profile, str) else profile
+        self.limits = self.profile.limits or Limits.default()
         check_writable(self.profile)
         self.timeout = timeout
         self.head, self.tail = head, tail
@@ -188,6 +332,7 @@ class Session:
         self._closed = False
         self._expired = False
         self._box: _Sandbox | None = None
+        self._host_view: HostView | None = None
         self._timer: threading.Timer | None = None
         self.restarts = 0
         self._start()
@@ -199,20 +344,38 @@ class Session:
     # -- lifecycle ---------------------------------------------------------------------
 
     def _start(self) -> None:
+        tmp_bytes = self.limits.tmp_bytes if self.bwrap.has_tmpfs_size else None
         plan = (
-            mounts.ephemeral_plan(self.bwrap.has_overlay)
+            mounts.ephemeral_plan(self.bwrap.has_overlay, tmp_bytes=tmp_bytes)
             if self.profile.ephemeral
             else mounts.default_plan(
-                self.profile.writable, self.profile.workdir, self.profile.network
+                self.profile.writable,
+                self.profile.workdir,
+                self.profile.network,
+                hide=self.profile.hidden,
+                tmp_bytes=tmp_bytes,
+                overlays=self.profile.overlays,
             )
         )
-        userns_fd = userns.full_map_userns() if self.profile.ephemeral else None
-        inherited = () if userns_fd is None else (userns_fd,)
-        box = _Sandbox(bwrap_argv(self.bwrap, self.profile, plan, userns_fd), plan, inherited)
+        try:
+            if self.profile.host_view and not self.profile.ephemeral:
+                view = HostView()
+                plan.held.append(view)
+                plan.args += view.bind_args()
+                self._host_view = view
+            argv = bwrap_argv(self.bwrap, self.profile, plan)
+            group = Cgroup.create(self.limits)
+            if group is not None:
+                plan.held.append(group)
+            prefix = group.wrap([]) if group is not None else None
+            box = _Sandbox(argv, plan, limits=self.limits, prefix=prefix)
+        except BaseException:
+            plan.release()
+            raise
         early = CappedBuffer(4096, 0)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not box.driver_pid:
-            if time.monotonic() > deadline or not self._pump(box, early.feed, 0.2):
+        while not box.ready:
+            if time.monotonic() > deadline or self._pump(box, early.feed, 0.2) is None:
                 box.drain(early.feed)
                 box.kill()
                 raise SandboxUnavailable(
@@ -252,8 +415,25 @@ class Session:
         return self._box.cwd if self._box else ""
 
     @property
+    def grants(self) -> Grants:
+        """What this sandbox's commands may touch, from its profile."""
+        p = self.profile
+        return Grants(
+            profile=p.name,
+            workdir=p.workdir,
+            writable=p.writable,
+            anywhere_writable=p.ephemeral,
+            network=p.network,
+        )
+
+    @property
     def functions(self) -> frozenset[str]:
         return self._box.functions if self._box else frozenset()
+
+    @property
+    def landlock_abi(self) -> int:
+        """The Landlock ABI inside the sandbox; 0 means commands cannot be confined."""
+        return self._box.landlock_abi if self._box else 0
 
     @property
     def pid(self) -> int | None:
@@ -268,7 +448,10 @@ class Session:
         *,
         timeout: float | None = None,
         on_output: Callable[[str], None] | None = None,
+        confined: bool = False,
     ) -> CommandResult:
+        """Run ``command``; ``confined`` runs it where the kernel refuses every change
+        (the policy allowed it as read-only), when the kernel has Landlock."""
         validate_command(command)
         with self._lock:
             if self._closed or self._expired:
@@ -278,19 +461,26 @@ class Session:
                     hint="start a new session",
                 )
             self._interrupt.clear()
-            return self._run(command, self.timeout if timeout is None else timeout, on_output)
+            limit = self.timeout if timeout is None else timeout
+            return self._run(command, limit, on_output, confined)
 
     def _run(
-        self, command: str, timeout: float, on_output: Callable[[str], None] | None
+        self,
+        command: str,
+        timeout: float,
+        on_output: Callable[[str], None] | None,
+        confined: bool = False,
     ) -> CommandResult:
         box = self._box
         assert box is not None
         lost = ""
-        if box.proc.poll() is not None:  # died since the last command (e.g. `kill $PPID`)
+        if box.proc.poll() is not None:  # died since the last command
             self._recreate()
             box = self._box
             assert box is not None
             lost = "the sandbox had exited; it was recreated and all shell state was lost"
+        if self._host_view is not None:
+            self._host_view.refresh(command)
         box.drain(lambda _: None)  # output of earlier background jobs is not this command's
         buf = CappedBuffer(self.head, self.tail)
         feed = _streamer(buf, on_output)
@@ -298,49 +488,59 @@ class Session:
         start = time.monotonic()
         first_new_pid = box.last_pid + 1
         try:
-            box.send(command, nonce)
+            box.send(command, nonce, confined)
         except BrokenPipeError:
             return self._lost(command, buf, start, "the sandbox had died; it was recreated")
         deadline = start + timeout
         timed_out = False
-        driver_killed = False
         while True:
             now = time.monotonic()
             stop = self._interrupt.is_set() or self._expired
             if (now >= deadline or stop) and not timed_out:
                 timed_out, deadline = True, now
             if timed_out:
-                procs.kill_new(box.namespace(), first_new_pid,
-                               {1, box.supervisor_pid, box.driver_pid})
-                if now - deadline > KILL_DRIVER_AFTER_S and not driver_killed:
-                    procs.kill_inner(box.namespace(), box.driver_pid)
-                    driver_killed = True
+                procs.kill_new(box.namespace(), first_new_pid, {1})
                 if now - deadline > KILL_SANDBOX_AFTER_S or self._expired:
-                    return self._lost(command, buf, start, "the command did not stop; "
-                                      "the sandbox was destroyed and recreated", timed_out)
+                    return self._lost(
+                        command,
+                        buf,
+                        start,
+                        "the command did not stop; the sandbox was destroyed and recreated",
+                        timed_out,
+                    )
             try:
                 records = self._pump(box, feed, 0.05 if timed_out else 0.5)
             except KeyboardInterrupt:  # Ctrl-C stops the command, not the session
                 self._interrupt.set()
                 continue
             except _Desync:
-                return self._lost(command, buf, start, "the shell's status channel was "
-                                  "corrupted; the sandbox was recreated", timed_out)
+                return self._lost(
+                    command,
+                    buf,
+                    start,
+                    "the shell's status channel failed verification; the sandbox was recreated",
+                    timed_out,
+                )
             if records is None:
-                return self._lost(command, buf, start, "the sandbox exited; it was "
-                                  "recreated and all shell state was lost", timed_out)
+                return self._lost(
+                    command,
+                    buf,
+                    start,
+                    "the sandbox exited; it was recreated and all shell state was lost",
+                    timed_out,
+                )
             for record in records:
-                if record[0] == "S" and record[1] == nonce:
+                if isinstance(record, _Status) and record.nonce == nonce:
+                    if timed_out:  # what the command forked just before it died, too
+                        _sweep(box, first_new_pid, record.last_pid)
                     box.drain(feed)
-                    return self._result(command, buf, start, int(record[2]), timed_out,
-                                        bool(lost), lost)
-                if record[0] == "D":
-                    return self._driver_died(command, buf, start, int(record[1]), timed_out)
+                    return self._finished(command, buf, start, record, timed_out, lost)
 
-    def _pump(self, box: _Sandbox, feed: Callable[[bytes], None],
-              wait_s: float) -> list[list[str]] | None:
+    def _pump(
+        self, box: _Sandbox, feed: Callable[[bytes], None], wait_s: float
+    ) -> list[_Ready | _Status] | None:
         """Read what is ready on both pipes; status records, or None if the sandbox died."""
-        records: list[list[str]] = []
+        records: list[_Ready | _Status] = []
         for key, _ in box.selector.select(wait_s):
             if key.data == "out":
                 box.drain(feed, 0.02)
@@ -349,59 +549,95 @@ class Session:
             if got is None:
                 return None
             for record in got:
-                kind = record[0]
-                if kind == "P":
-                    box.supervisor_pid = int(record[1])
-                elif kind == "R":
-                    box.driver_pid, box.cwd = int(record[1]), record[2]
-                    box.last_pid = int(record[3])
-                elif kind == "S":
-                    box.cwd, box.last_pid = record[3], int(record[4])
-                    box.functions = frozenset(record[5].split())
-                elif kind == "D":  # in order: a replacement's R may follow in this batch
-                    box.driver_pid, box.lost_cwd = 0, box.cwd
+                if isinstance(record, _Ready):
+                    box.ready, box.cwd = True, record.cwd
+                    box.last_pid, box.landlock_abi = record.last_pid, record.landlock_abi
+                else:
+                    box.cwd, box.last_pid = record.cwd, record.last_pid
+                    box.functions = record.functions
                 records.append(record)
         if not records and box.proc.poll() is not None:
             box.drain(feed)
             return None
         return records
 
-    def _result(self, command: str, buf: CappedBuffer, start: float, code: int,
-                timed_out: bool, restarted: bool = False, note: str = "") -> CommandResult:
+    def _finished(
+        self,
+        command: str,
+        buf: CappedBuffer,
+        start: float,
+        record: _Status,
+        timed_out: bool,
+        lost: str,
+    ) -> CommandResult:
+        """The result of a command's status record."""
+        carried, confined = record.carried, record.confined
+        dropped, undone = record.dropped, record.undone
+        notes = [lost]
+        if not carried and not timed_out:
+            notes.append(
+                "the command ended its shell before it finished (exit, exec, errexit or a "
+                "signal): its changes to the working directory, variables and functions "
+                "were not kept"
+            )
+        if dropped:
+            notes.append(
+                f"functions not carried to the next command (a builtin's name, or too "
+                f"large): {dropped}"
+            )
+        kernel = confined and refusal_seen(buf.text())
+        if kernel:
+            notes.append(
+                "the policy allowed this command as read-only, but the kernel refused "
+                "something it tried to do (a write, a connection or a signal)"
+            )
+        if undone:
+            notes.append(
+                "the policy allowed this command as read-only, but it changed variables "
+                f"that make programs run other code; the change was not kept: {undone}"
+            )
+        result = self._result(command, buf, start, record.exit_code, timed_out, bool(lost), notes)
+        return dataclasses.replace(result, confined=confined, refused=kernel or bool(undone))
+
+    def _result(
+        self,
+        command: str,
+        buf: CappedBuffer,
+        start: float,
+        code: int,
+        timed_out: bool,
+        restarted: bool = False,
+        notes: list[str] | None = None,
+    ) -> CommandResult:
+        notes = list(notes or [])
         if timed_out:
             why = "interrupted" if self._interrupt.is_set() else "timed out"
-            note = "; ".join(filter(None, [
-                f"the command {why}; every process it started was killed", note]))
+            notes.insert(
+                0,
+                f"the command {why}; every process it started was killed and its changes "
+                "to the shell state were not kept",
+            )
         output = buf.text()
         if timed_out:
             output += ("" if output.endswith("\n") or not output else "\n") + "[timed out]"
+        removed = self._box.plan.sweep() if self._box else []
+        if removed:
+            names = ", ".join(str(p) for p in removed)
+            notes.append(f"removed {names}: git would act on it outside the sandbox")
         return CommandResult(
-            command=command, output=output, exit_code=124 if timed_out else code,
-            duration_s=round(time.monotonic() - start, 6), timed_out=timed_out,
-            truncated=buf.truncated, shell_restarted=restarted, note=note,
+            command=command,
+            output=output,
+            exit_code=124 if timed_out else code,
+            duration_s=round(time.monotonic() - start, 6),
+            timed_out=timed_out,
+            truncated=buf.truncated,
+            shell_restarted=restarted,
+            note="; ".join(filter(None, notes)),
         )
 
-    def _driver_died(self, command: str, buf: CappedBuffer, start: float, code: int,
-                     timed_out: bool) -> CommandResult:
-        """The shell exited (``exit``, ``exec``, a kill): wait for its replacement, keep cwd."""
-        box = self._box
-        assert box is not None
-        old_cwd = box.lost_cwd
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not box.driver_pid:
-            records = self._pump(box, buf.feed, 0.2)
-            if records is None or time.monotonic() > deadline:
-                return self._lost(command, buf, start, "the shell exited and could not be "
-                                  "restarted; the sandbox was recreated", timed_out)
-        self.restarts += 1
-        if old_cwd:
-            self._run(f"cd -- {shlex.quote(old_cwd)}", 5.0, None)
-        note = ("the shell exited and was restarted: variables, functions and options "
-                f"were reset; the working directory is {box.cwd}")
-        return self._result(command, buf, start, code, timed_out, True, note)
-
-    def _lost(self, command: str, buf: CappedBuffer, start: float, why: str,
-              timed_out: bool = False) -> CommandResult:
+    def _lost(
+        self, command: str, buf: CappedBuffer, start: float, why: str, timed_out: bool = False
+    ) -> CommandResult:
         """The whole sandbox is gone: make a new one (unless the session has ended)."""
         if self._expired:
             if self._box:
@@ -411,7 +647,7 @@ class Session:
         else:
             self._recreate()
         code = 124 if timed_out else 137
-        return self._result(command, buf, start, code, timed_out, True, why)
+        return self._result(command, buf, start, code, timed_out, True, [why])
 
     def _recreate(self) -> None:
         """A fresh sandbox in place of a dead one, in the same directory where possible."""
@@ -426,8 +662,57 @@ class Session:
             self._run(f"cd -- {shlex.quote(old_cwd)} 2>/dev/null", 5.0, None)
 
 
-def _streamer(buf: CappedBuffer, on_output: Callable[[str], None] | None
-              ) -> Callable[[bytes], None]:
+def _sweep(box: _Sandbox, first: int, last: int) -> None:
+    """Kill what is left of a timed-out command: every process whose pid inside is between
+    the first the command could have had and the last one handed out when it was done
+    (the driver starts the next spare shell only after that). A fork under way when the
+    first kill came finishes after it; its child shows up on the next pass."""
+    pidns = box.namespace()
+    if pidns is None:
+        return
+    for _ in range(50):
+        left = [
+            pid
+            for pid, inner in procs.members(pidns)
+            if first <= inner <= last and not _zombie(pid)
+        ]
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True  # gone
+
+
+# What a refused write, connection or signal looks like to the programs that tried it
+# (EACCES, EPERM and, for a read-only mount, EROFS). False alarms only cost a question.
+REFUSAL_MARKERS = (
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "PermissionError",
+    "EACCES",
+    "EPERM",
+    "EROFS",
+)
+
+
+def refusal_seen(output: str) -> bool:
+    """Whether a command's output shows that something it tried was refused."""
+    return any(marker in output for marker in REFUSAL_MARKERS)
+
+
+def _streamer(
+    buf: CappedBuffer, on_output: Callable[[str], None] | None
+) -> Callable[[bytes], None]:
     """Feed the buffer; stream the head of the output live, then say the rest is elided."""
     if on_output is None:
         return buf.feed
@@ -448,8 +733,7 @@ def _streamer(buf: CappedBuffer, on_output: Callable[[str], None] | None
 
 def validate_command(command: str) -> None:
     if "\0" in command:
-        raise InputError("the command contains a NUL byte, which bash cannot run",
-                         hint="remove it")
+        raise InputError("the command contains a NUL byte, which bash cannot run", hint="remove it")
     size = len(command.encode("utf-8", errors="surrogateescape"))
     if size > MAX_COMMAND_BYTES:
         raise InputError(

@@ -21,13 +21,17 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 # Run by the unprivileged Python: one session, the commands in turn, results as JSON.
 PROBE = r"""
-import json, sys
+import dataclasses, json, sys
 from pathlib import Path
 from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox.limits import Limits
 spec = json.loads(sys.argv[1])
 profile = get_profile(spec["profile"], cwd=Path(spec["cwd"]))
+if spec.get("limits"):
+    profile = dataclasses.replace(profile, limits=Limits(**spec["limits"]))
 with Session(profile, timeout=spec["timeout"]) as session:
-    out = [session.run(c).to_json() for c in spec["commands"]]
+    confined = spec.get("confined") or [False] * len(spec["commands"])
+    out = [session.run(c, confined=k).to_json() for c, k in zip(spec["commands"], confined)]
 print(json.dumps(out))
 """
 
@@ -116,15 +120,47 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
     _make_traversable(root)
     subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
 
-    def run(commands: list[str], profile: str = "default", timeout: float = 5) -> list[Any]:
-        spec = json.dumps({"commands": commands, "profile": profile, "cwd": str(work),
-                           "timeout": timeout})
-        env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site),
-               "SHELLAGENT_CACHE_DIR": str(home / ".cache-sa")}
+    def run(
+        commands: list[str],
+        profile: str = "default",
+        timeout: float = 5,
+        limits: dict[str, int] | None = None,
+        caller_env: dict[str, str] | None = None,
+        confined: list[bool] | None = None,
+    ) -> list[Any]:
+        spec = json.dumps(
+            {
+                "commands": commands,
+                "profile": profile,
+                "cwd": str(work),
+                "timeout": timeout,
+                "limits": limits,
+                "confined": confined,
+            }
+        )
+        env = {
+            "HOME": str(home),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(site),
+            "SHELLAGENT_CACHE_DIR": str(home / ".cache-sa"),
+            **(caller_env or {}),
+        }
         proc = subprocess.run(
-            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-             SYSTEM_PYTHON, "-c", PROBE, spec],
-            capture_output=True, text=True, env=env, cwd=str(work), timeout=120,
+            [
+                "setpriv",
+                f"--reuid={NOBODY}",
+                f"--regid={NOBODY}",
+                "--clear-groups",
+                SYSTEM_PYTHON,
+                "-c",
+                PROBE,
+                spec,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(work),
+            timeout=120,
         )
         assert proc.returncode == 0, proc.stderr
         result: list[dict[str, Any]] = json.loads(proc.stdout)
@@ -137,8 +173,11 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
 def host_processes(marker: str) -> list[str]:
     """Command lines of host processes that mention ``marker`` (ours excluded)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines()
-            if marker in line and "ps -eo" not in line and str(os.getpid()) != line.split()[0]]
+    return [
+        line
+        for line in out.splitlines()
+        if marker in line and "ps -eo" not in line and str(os.getpid()) != line.split()[0]
+    ]
 
 
 PYTHON = sys.executable

@@ -19,6 +19,7 @@ import pytest
 from shellagent.errors import SandboxUnavailable, UsageError
 from shellagent.sandbox import Session, get_profile
 from shellagent.sandbox.bwrap import find_bwrap
+from shellagent.sandbox.shell import interpreter
 
 
 def run(session: Session, command: str) -> tuple[int, str]:
@@ -58,8 +59,14 @@ def test_git_hooks_and_config_are_read_only_but_objects_are_writable(
     assert "evil" not in (workspace / ".git/config").read_text()
     assert not (workspace / ".git/hooks/pre-commit").exists()
     assert run(session, "touch .git/objects/probe && echo ok")[1] == "ok\n"
-    assert run(session, "git add README && git -c user.email=a@b -c user.name=a "
-                        "commit -qm one && echo committed")[1] == "committed\n"
+    assert (
+        run(
+            session,
+            "git add README && git -c user.email=a@b -c user.name=a "
+            "commit -qm one && echo committed",
+        )[1]
+        == "committed\n"
+    )
 
 
 def test_protected_paths_that_do_not_exist_yet_cannot_be_created(workspace: Path) -> None:
@@ -91,21 +98,28 @@ def test_nested_repositories_are_protected(workspace: Path) -> None:
         assert run(s, "echo x > vendor/x/file && echo ok")[1] == "ok\n"
 
 
-def test_a_writable_grant_that_resolves_to_a_secret_is_refused(home: Path,
-                                                               workspace: Path) -> None:
+def test_a_writable_grant_that_resolves_to_a_secret_is_refused(home: Path, workspace: Path) -> None:
     (workspace / "cache").symlink_to(home / ".ssh")
     profile = get_profile("default", cwd=workspace).with_options(writable=[workspace / "cache"])
     with pytest.raises(UsageError, match="protected"):
         Session(profile)
 
 
-def test_secrets_are_unreadable_and_ordinary_files_readable(session: Session,
-                                                            home: Path) -> None:
-    probe = ("cat ~/.ssh/id_rsa ~/.aws/credentials ~/.netrc ~/.gnupg/private.key "
-             "~/.bash_history .env /etc/shadow 2>/dev/null; ls -A ~/.ssh")
+def test_secrets_are_unreadable_and_ordinary_files_readable(session: Session, home: Path) -> None:
+    probe = (
+        "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.netrc ~/.gnupg/private.key "
+        "~/.bash_history .env /etc/shadow 2>/dev/null; ls -A ~/.ssh"
+    )
     _, output = run(session, probe)
-    for secret in ("PRIVATE-KEY-SECRET", "AWSSECRET", "NETRCSECRET", "GPGSECRET",
-                   "HISTSECRET", "DOTENVSECRET", "root:"):
+    for secret in (
+        "PRIVATE-KEY-SECRET",
+        "AWSSECRET",
+        "NETRCSECRET",
+        "GPGSECRET",
+        "HISTSECRET",
+        "DOTENVSECRET",
+        "root:",
+    ):
         assert secret not in output
     assert run(session, "cat ~/notes.txt")[1] == "ordinary notes"
     assert run(session, "cat README")[1] == "hello\n"
@@ -125,8 +139,7 @@ def test_no_device_nodes_or_hardlinks_to_protected_files(session: Session) -> No
     assert run(session, "ln /etc/passwd hl")[0] != 0
 
 
-def test_writable_dotfiles_in_the_workspace_are_never_sourced(workspace: Path,
-                                                              home: Path) -> None:
+def test_writable_dotfiles_in_the_workspace_are_never_sourced(workspace: Path, home: Path) -> None:
     (workspace / ".bashrc").write_text("echo PWNED\n")
     (workspace / ".profile").write_text("echo PWNED\n")
     (home / ".bashrc").write_text("echo PWNED\n")
@@ -174,8 +187,10 @@ def host_listener() -> Iterator[int]:
     server.close()
 
 
-CONNECT = ("python3 -c 'import socket,sys; s=socket.create_connection((\"{host}\", {port}), 2);"
-           " print(s.recv(64).decode())'")
+CONNECT = (
+    'python3 -c \'import socket,sys; s=socket.create_connection(("{host}", {port}), 2);'
+    " print(s.recv(64).decode())'"
+)
 
 
 def test_network_is_off_by_default(session: Session) -> None:
@@ -187,8 +202,7 @@ def test_network_is_off_by_default(session: Session) -> None:
     ]
     for probe in probes:
         assert run(session, probe)[0] != 0, probe
-    assert run(session, "ip -o link 2>/dev/null | grep -vc ' lo:' || true")[1].strip() in ("0",
-                                                                                            "")
+    assert run(session, "ip -o link 2>/dev/null | grep -vc ' lo:' || true")[1].strip() in ("0", "")
 
 
 def test_host_loopback_services_are_unreachable_without_network(
@@ -213,8 +227,9 @@ def test_abstract_unix_sockets_of_the_host_are_unreachable(session: Session) -> 
         client = socket.socket(socket.AF_UNIX)
         client.connect("\0" + name)  # positive control: reachable from the host
         client.close()
-        probe = (f"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); "
-                 f"s.connect(\"\\0{name}\")'")
+        probe = (
+            f"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\")'"
+        )
         assert run(session, probe)[0] != 0
     finally:
         server.close()
@@ -224,12 +239,14 @@ def test_abstract_unix_sockets_of_the_host_are_unreachable(session: Session) -> 
 
 
 def test_no_terminal_so_tiocsti_injection_fails(session: Session) -> None:
-    probe = ("python3 -c 'import fcntl,termios,sys\n"
-             "for fd in (0,1,2):\n"
-             "  try: fcntl.ioctl(fd, termios.TIOCSTI, b\"x\"); print(\"INJECTED\")\n"
-             "  except OSError as e: print(e.errno)\n"
-             "try: open(\"/dev/tty\"); print(\"TTY\")\n"
-             "except OSError as e: print(\"notty\", e.errno)'")
+    probe = (
+        "python3 -c 'import fcntl,termios,sys\n"
+        "for fd in (0,1,2):\n"
+        '  try: fcntl.ioctl(fd, termios.TIOCSTI, b"x"); print("INJECTED")\n'
+        "  except OSError as e: print(e.errno)\n"
+        'try: open("/dev/tty"); print("TTY")\n'
+        'except OSError as e: print("notty", e.errno)\''
+    )
     code, output = run(session, probe)
     assert code == 0 and "INJECTED" not in output and "TTY\n" not in output
     assert "notty" in output
@@ -240,7 +257,8 @@ def test_pid_namespace_hides_host_processes(session: Session) -> None:
     count = int(run(session, "ls /proc | grep -c '^[0-9]'")[1])
     assert count < 12
     assert str(os.getpid()) not in run(session, "ls /proc")[1].split()
-    assert "bwrap" in run(session, "tr '\\0' ' ' < /proc/1/cmdline")[1]
+    # pid 1 is shellagent's driver (see sandbox/driver.py), not a host process
+    assert "shellagent.sandbox.driver" in run(session, "tr '\\0' ' ' < /proc/1/cmdline")[1]
 
 
 def test_no_capabilities_and_no_new_privileges(session: Session) -> None:
@@ -252,8 +270,12 @@ def test_no_capabilities_and_no_new_privileges(session: Session) -> None:
 
 
 def test_no_namespace_or_mount_games(session: Session) -> None:
-    for probe in ("unshare -U true", "unshare -m true", "mount -t tmpfs x /mnt",
-                  "python3 -c 'import os; os.unshare(os.CLONE_NEWUSER)'"):
+    for probe in (
+        "unshare -U true",
+        "unshare -m true",
+        "mount -t tmpfs x /mnt",
+        "python3 -c 'import os; os.unshare(os.CLONE_NEWUSER)'",
+    ):
         assert run(session, probe)[0] != 0, probe
     assert run(session, "true")[0] == 0
 
@@ -278,8 +300,9 @@ def test_killing_the_sandbox_stops_background_work(workspace: Path) -> None:
         assert s.run("echo again").output.endswith("again\n")
 
 
-def test_missing_bwrap_fails_closed_with_the_fix(workspace: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_bwrap_fails_closed_with_the_fix(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     find_bwrap.cache_clear()
     monkeypatch.setenv("SHELLAGENT_BWRAP", "/nonexistent/bwrap")
     try:
@@ -294,8 +317,10 @@ def test_a_bwrap_that_cannot_start_is_reported_not_bypassed(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = tmp_path / "bwrap"
-    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'bubblewrap 0.11.0'; exit 0; }\n"
-                    "echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1\n")
+    fake.write_text(
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'bubblewrap 0.11.0'; exit 0; }\n"
+        "echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1\n"
+    )
     fake.chmod(0o755)
     find_bwrap.cache_clear()
     monkeypatch.setenv("SHELLAGENT_BWRAP", str(fake))
@@ -316,8 +341,10 @@ def test_host_ipc_sockets_and_their_variables_are_absent(
     monkeypatch.setenv("SSH_AUTH_SOCK", "/run/user/0/ssh-agent.sock")
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus")
     with Session(get_profile("default", cwd=workspace)) as s:
-        output = run(s, "echo \"[$SSH_AUTH_SOCK][$DBUS_SESSION_BUS_ADDRESS]\"; ls -A /run")[1]
-    assert output == "[][]\n"
+        output = run(s, 'echo "[$SSH_AUTH_SOCK][$DBUS_SESSION_BUS_ADDRESS]"; ls -A /run')[1]
+        sockets = run(s, "find /run -type s | wc -l")[1]
+    # /run holds only the read-only host view (hostview.py), and no socket anywhere below.
+    assert output in ("[][]\n", "[][]\nhost\n") and sockets == "0\n"
 
 
 def test_the_daemon_socket_is_not_reachable_from_inside(workspace: Path) -> None:
@@ -351,24 +378,61 @@ def test_hostname_and_ipc_are_isolated(session: Session) -> None:
 def test_environment_is_cleared_to_the_allowlist(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key in ("MY_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY",
-                "HF_TOKEN", "LD_PRELOAD", "BASH_ENV", "PROMPT_COMMAND"):
+    for key in (
+        "MY_API_KEY",
+        "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "OPENAI_API_KEY",
+        "HF_TOKEN",
+        "LD_PRELOAD",
+        "BASH_ENV",
+        "PROMPT_COMMAND",
+    ):
         monkeypatch.setenv(key, "LEAKED-VALUE" if key != "LD_PRELOAD" else "")
     with Session(get_profile("default", cwd=workspace)) as s:
         env = run(s, "env")[1]
     assert "LEAKED-VALUE" not in env
     names = {line.split("=", 1)[0] for line in env.splitlines() if "=" in line}
-    allowed = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
-               "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "LESS", "EDITOR", "VISUAL",
-               "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_TERMINAL_PROMPT", "GIT_ASKPASS",
-               "SSH_ASKPASS", "DEBIAN_FRONTEND", "PIP_NO_INPUT", "TERM", "HISTFILE", "TMPDIR",
-               "PWD", "SHLVL", "OLDPWD", "_"}
+    allowed = {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "TZ",
+        "PAGER",
+        "GIT_PAGER",
+        "MANPAGER",
+        "SYSTEMD_PAGER",
+        "LESS",
+        "EDITOR",
+        "VISUAL",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "DEBIAN_FRONTEND",
+        "PIP_NO_INPUT",
+        "TERM",
+        "HISTFILE",
+        "TMPDIR",
+        "PWD",
+        "SHLVL",
+        "OLDPWD",
+        "_",
+    }
     assert names <= allowed, names - allowed
 
 
 def test_a_long_git_log_and_an_editor_commit_do_not_hang(session: Session) -> None:
-    make = ("for i in $(seq 300); do git -c user.email=a@b -c user.name=a commit -q "
-            "--allow-empty -m c$i; done; echo made")
+    make = (
+        "for i in $(seq 300); do git -c user.email=a@b -c user.name=a commit -q "
+        "--allow-empty -m c$i; done; echo made"
+    )
     assert session.run(make, timeout=300).output == "made\n"
     result = session.run("git log", timeout=10)
     assert not result.timed_out and result.exit_code == 0
@@ -380,9 +444,11 @@ def test_a_long_git_log_and_an_editor_commit_do_not_hang(session: Session) -> No
 
 
 def test_ephemeral_root_is_writable_everywhere_and_vanishes(ephemeral: Session) -> None:
-    setup = ("mkdir -p /var/log/app /opt/tool /data /home/user/x /etc/app && "
-             "echo log > /var/log/app/a.log && echo conf > /etc/app/c && touch /usr/local/bin/t"
-             " && echo ok")
+    setup = (
+        "mkdir -p /var/log/app /opt/tool /data /home/user/x /etc/app && "
+        "echo log > /var/log/app/a.log && echo conf > /etc/app/c && touch /usr/local/bin/t"
+        " && echo ok"
+    )
     assert run(ephemeral, setup)[1] == "ok\n"
     assert not Path("/var/log/app/a.log").exists() and not Path("/data").exists()
     assert run(ephemeral, "cat /var/log/app/a.log /etc/app/c")[1] == "log\nconf\n"
@@ -391,7 +457,15 @@ def test_ephemeral_root_is_writable_everywhere_and_vanishes(ephemeral: Session) 
 
 
 def test_ephemeral_sees_no_user_files_or_secrets(ephemeral: Session, home: Path) -> None:
-    assert run(ephemeral, "ls -A /home /root")[1].split() == ["/home:", "user", "/root:"]
+    # The only thing below /home or /root is the driver's interpreter, if it lives there
+    # (pyenv, uv), bound read-only.
+    bound = [Path(p) for p in interpreter()[1]]
+    extra = {
+        place: {p.relative_to(place).parts[0] for p in bound if p.is_relative_to(place)}
+        for place in ("/home", "/root")
+    }
+    expected = ["/home:", *sorted({"user"} | extra["/home"]), "/root:", *sorted(extra["/root"])]
+    assert run(ephemeral, "ls -A /home /root")[1].split() == expected
     assert run(ephemeral, f"ls {home}")[0] != 0
     assert "root:" not in run(ephemeral, "cat /etc/shadow")[1]
 
@@ -410,36 +484,42 @@ print("{name}", call({nr}, {args}))
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="syscall numbers are x86_64 here")
-@pytest.mark.parametrize(("name", "nr", "args", "expected"), [
-    ("TIOCSTI", 16, "0, 0x5412, 0", "Operation not permitted"),
-    ("TIOCSTI high bits", 16, "0, (0x123 << 32) | 0x5412, 0", "Operation not permitted"),
-    ("TIOCLINUX", 16, "0, 0x541C, 0", "Operation not permitted"),
-    ("io_uring_setup", 425, "1, 0", "Operation not permitted"),
-    ("ptrace", 101, "16, 1, 0, 0", "Operation not permitted"),
-    ("bpf", 321, "0, 0, 0", "Operation not permitted"),
-    ("keyctl", 250, "0, 0", "Operation not permitted"),
-    ("userfaultfd", 323, "0", "Operation not permitted"),
-    ("clone3", 435, "0, 0", "Function not implemented"),
-    # positive control: an ordinary ioctl reaches the kernel (ENOTTY on /dev/null)
-    ("TCGETS", 16, "0, 0x5401, 0", "Inappropriate ioctl for device"),
-])
-def test_seccomp_filter_blocks_dangerous_syscalls(session: Session, name: str, nr: int,
-                                                  args: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "nr", "args", "expected"),
+    [
+        ("TIOCSTI", 16, "0, 0x5412, 0", "Operation not permitted"),
+        ("TIOCSTI high bits", 16, "0, (0x123 << 32) | 0x5412, 0", "Operation not permitted"),
+        ("TIOCLINUX", 16, "0, 0x541C, 0", "Operation not permitted"),
+        ("io_uring_setup", 425, "1, 0", "Operation not permitted"),
+        ("ptrace", 101, "16, 1, 0, 0", "Operation not permitted"),
+        ("bpf", 321, "0, 0, 0", "Operation not permitted"),
+        ("keyctl", 250, "0, 0", "Operation not permitted"),
+        ("userfaultfd", 323, "0", "Operation not permitted"),
+        ("clone3", 435, "0, 0", "Function not implemented"),
+        # positive control: an ordinary ioctl reaches the kernel (ENOTTY on /dev/null)
+        ("TCGETS", 16, "0, 0x5401, 0", "Inappropriate ioctl for device"),
+    ],
+)
+def test_seccomp_filter_blocks_dangerous_syscalls(
+    session: Session, name: str, nr: int, args: str, expected: str
+) -> None:
     output = run(session, SYSCALL_PROBE.format(name=name, nr=nr, args=args))[1]
     assert output == f"{name} {expected}\n"
 
 
 def test_raw_packet_sockets_are_refused(session: Session) -> None:
-    probe = ("python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'")
+    probe = "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'"
     assert run(session, probe)[0] != 0
     assert run(session, "python3 -c 'import socket; socket.socket()' && echo inet")[1] == "inet\n"
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="only root may map every id")
 def test_ephemeral_run_by_root_maps_every_id_for_task_setups(ephemeral: Session) -> None:
-    setup = ("touch /usr/local/bin/s && chown nobody:nogroup /usr/local/bin/s && "
-             "stat -c %U:%G /usr/local/bin/s && mkdir -p /etc/postgresql/14/main && "
-             "touch -d '100 days ago' /var/spool/mail/user1 && echo ok")
+    setup = (
+        "touch /usr/local/bin/s && chown nobody:nogroup /usr/local/bin/s && "
+        "stat -c %U:%G /usr/local/bin/s && mkdir -p /etc/postgresql/14/main && "
+        "touch -d '100 days ago' /var/spool/mail/user1 && echo ok"
+    )
     assert run(ephemeral, setup) == (0, "nobody:nogroup\nok\n")
     assert not Path("/usr/local/bin/s").exists()
 

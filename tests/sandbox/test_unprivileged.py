@@ -20,17 +20,21 @@ def outputs(results: list[dict[str, Any]]) -> list[tuple[int, str]]:
 def test_unprivileged_default_profile_confines_writes_and_drops_privileges(
     as_nobody: Runner,
 ) -> None:
-    results = outputs(as_nobody([
-        "id -u",
-        "touch /etc/probe",
-        "touch granted && echo ok",
-        "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status",
-        "cp /bin/bash ./suid && chmod u+s ./suid && ./suid -p -c 'id -u'",
-        "unshare -U true",
-        "ls /proc | grep -c '^[0-9]'",
-        "bash -c 'echo > /dev/tcp/1.1.1.1/443'",
-        "env | cut -d= -f1 | sort | tr '\\n' ' '",
-    ]))
+    results = outputs(
+        as_nobody(
+            [
+                "id -u",
+                "touch /etc/probe",
+                "touch granted && echo ok",
+                "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status",
+                "cp /bin/bash ./suid && chmod u+s ./suid && ./suid -p -c 'id -u'",
+                "unshare -U true",
+                "ls /proc | grep -c '^[0-9]'",
+                "bash -c 'echo > /dev/tcp/1.1.1.1/443'",
+                "env | cut -d= -f1 | sort | tr '\\n' ' '",
+            ]
+        )
+    )
     assert results[0] == (0, "65534\n")
     assert results[1][0] != 0
     assert results[2] == (0, "ok\n")
@@ -44,23 +48,35 @@ def test_unprivileged_default_profile_confines_writes_and_drops_privileges(
 
 
 def test_unprivileged_timeouts_kill_every_process_and_keep_the_shell(as_nobody: Runner) -> None:
-    results = as_nobody(["sleep 600 & setsid sleep 600 & sleep 600", "pgrep -c sleep || true",
-                         "exit 4", "echo alive"], timeout=1)
+    results = as_nobody(
+        [
+            "sleep 600 & setsid sleep 600 & sleep 600",
+            "/usr/bin/pgrep -c sleep || true",  # the sandbox's own (pgrep reads the host)
+            "exit 4",
+            "echo alive",
+        ],
+        timeout=1,
+    )
     assert results[0]["timed_out"]
     assert results[1]["output"].strip() == "0"
-    assert results[2]["exit_code"] == 4 and results[2]["shell_restarted"]
+    assert results[2]["exit_code"] == 4 and "were not kept" in results[2]["note"]
     assert results[3]["output"] == "alive\n"
 
 
 def test_unprivileged_ephemeral_root_is_writable_below_system_directories(
     as_nobody: Runner,
 ) -> None:
-    results = outputs(as_nobody([
-        "id -u",
-        "mkdir -p /var/log/app /etc/app /opt/x /data /home/user/d && "
-        "echo a > /var/log/app/l && echo b > /etc/app/c && cat /var/log/app/l /etc/app/c",
-        "grep CapEff /proc/self/status",
-    ], profile="ephemeral"))
+    results = outputs(
+        as_nobody(
+            [
+                "id -u",
+                "mkdir -p /var/log/app /etc/app /opt/x /data /home/user/d && "
+                "echo a > /var/log/app/l && echo b > /etc/app/c && cat /var/log/app/l /etc/app/c",
+                "grep CapEff /proc/self/status",
+            ],
+            profile="ephemeral",
+        )
+    )
     assert results[0] == (0, "0\n")
     assert results[1] == (0, "a\nb\n")
     assert "0000000000000000" in results[2][1]

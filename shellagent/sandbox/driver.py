@@ -1,0 +1,503 @@
+"""The sandbox's driver: pid 1 inside, the only process that talks to the host.
+
+The host starts bwrap with ``--as-pid-1`` and the standard-library Python of its own
+interpreter (``-I -S``), which loads this module and its siblings (``landlock``,
+``seccomp``, ``wire``, ``scripts``, ``state``) from code the host compiled and put in a
+memfd (see ``program``). The driver never runs a command itself. For each command it takes
+a bash process it started beforehand (see ``scripts.py`` for what that bash does), hands
+it the command, relays its output, waits for it to exit, and reports to the host in a
+frame signed with the session key (``wire.py``; the frames are listed in docs/sandbox.md).
+
+Why a command cannot reach it or fake what it says:
+
+* It is not dumpable (``PR_SET_DUMPABLE`` 0), so no process in the sandbox may open its
+  ``/proc/1/fd``, read its memory or environment; the sandbox has no ``CAP_SYS_PTRACE``.
+  Every command also runs in a Landlock domain of its own (ABI 2+), which keeps it out of
+  the ``/proc`` entries of every process outside that domain: the driver, the bash
+  processes waiting for later commands, and what earlier commands left running.
+* As pid 1 of the pid namespace it ignores every signal sent from inside (``kill -9 1``,
+  ``kill -9 -1``), and when it exits the kernel ends everything in the sandbox.
+* The exit code is the wait status of the command's bash, never text the command wrote.
+  The state carried to the next command (cwd, variables, functions, options, umask) is
+  what the command's own shell wrote to its dump pipe, parsed strictly as data: values
+  become single-quoted words, functions are handed over as ``BASH_FUNC_name%%``
+  environment entries, which bash imports by parsing one function definition and nothing
+  else, and option names must be on a fixed list. The host is told exactly the cwd and
+  functions the next command will start with.
+* The host's pipes, the session key and the Landlock rulesets are close-on-exec and never
+  reach a command. Each command has an output pipe of its own; only the driver writes to
+  the host's, so a background process cannot read or write a later command's output.
+
+Commands the host marks read-only run in the ``read_only`` Landlock domain; the others in
+the ``isolating`` one (see ``landlock.py``), read-only ones also under a seccomp filter
+that refuses metadata changes. Without Landlock both run with no domain, and the host is
+told (``R`` carries the ABI).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import struct
+import sys
+
+from shellagent.sandbox import landlock, scripts, seccomp, wire
+from shellagent.sandbox.state import State, Unreadable
+
+BASH = b"/bin/bash"
+IDLE_POLL_MS = 25  # how soon, when idle, to start the second kind of spare shell
+REAP_POLL_MS = 1000
+DUMP_LIMIT = 32 * 1024 * 1024
+PIPE_BYTES = 1024 * 1024
+PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+READ_ONLY, NORMAL = "read_only", "normal"
+
+# -- host side: what the host runs inside bwrap ---------------------------------------------
+
+# Run by ``python -I -S -c``: argv is the memfd with the code, then the two pipes.
+BOOTSTRAP = """
+import marshal, os, sys
+fd = int(sys.argv[1])
+units = marshal.loads(os.read(fd, os.fstat(fd).st_size))
+os.close(fd)
+for name in ("shellagent", "shellagent.sandbox"):
+    sys.modules[name] = type(sys)(name)
+    sys.modules[name].__path__ = []
+for name, code in units:
+    module = sys.modules[name] = type(sys)(name)
+    exec(code, module.__dict__)
+    setattr(sys.modules["shellagent.sandbox"], name.rsplit(".", 1)[1], module)
+sys.modules["shellagent.sandbox.driver"].main(sys.argv[2:])
+"""
+
+
+_program: list[bytes] = []
+
+
+def program() -> bytes:
+    """The driver and the modules it uses, compiled and marshalled for ``BOOTSTRAP``."""
+    if _program:
+        return _program[0]
+    import marshal
+    from pathlib import Path
+
+    units = []
+    for name in ("landlock", "seccomp", "wire", "scripts", "state", "driver"):
+        path = Path(__file__).with_name(f"{name}.py")
+        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        units.append((f"shellagent.sandbox.{name}", code))
+    _program.append(marshal.dumps(units))
+    return _program[0]
+
+
+# -- inside the sandbox ----------------------------------------------------------------------
+
+
+class Shell:
+    """One bash started ahead of its command: its state restored, waiting for the job."""
+
+    def __init__(
+        self, kind: str, state: State, ruleset: int | None, metadata: bytes | None = None
+    ) -> None:
+        self.kind = kind
+        self.environment = state.environment()
+        self.restore = state.restored
+        state_r, state_w = _pipe()
+        job_r, job_w = _pipe()
+        self.dump_r, dump_w = _pipe()
+        self.out_r, out_w = _pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - the child execs or exits at once
+            pipes = (state_r, job_r, dump_w, out_w)
+            _become_shell(pipes, state.cwd, ruleset, metadata, self.environment)
+        for fd in (state_r, job_r, dump_w, out_w):
+            os.close(fd)
+        self.job_w: int | None = job_w
+        self.pidfd = os.pidfd_open(self.pid)
+        # Written now, while nobody waits: the shell reads it as it starts. A state larger
+        # than the pipe (1 MiB) makes the driver wait for the shell here.
+        try:
+            view = memoryview(self.restore)
+            while view:
+                view = view[os.write(state_w, view) :]
+        except BrokenPipeError:
+            pass  # killed already; noticed when it is taken
+        os.close(state_w)
+        for fd in (job_w, self.dump_r, self.out_r):
+            os.set_blocking(fd, False)
+
+    def fresh_for(self, state: State) -> bool:
+        return self.restore == state.restored and self.environment == state.environment()
+
+    def close_job(self) -> None:
+        if self.job_w is not None:
+            os.close(self.job_w)
+            self.job_w = None
+
+    def close(self) -> None:
+        """Close its pipes, except the output pipe (see ``Driver.lingering``)."""
+        self.close_job()
+        if self.dump_r >= 0:
+            os.close(self.dump_r)
+            os.close(self.pidfd)
+            self.dump_r = self.pidfd = -1
+
+    def discard(self) -> None:
+        try:  # noqa: SIM105 - contextlib imports collections: slower start
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+        self.close()
+        os.close(self.out_r)
+
+
+def _pipe() -> tuple[int, int]:
+    r, w = os.pipe()
+    try:  # noqa: SIM105 - contextlib imports collections: slower start
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:  # above the system's pipe-max-size: the default size will do
+        pass
+    return r, w
+
+
+def _add_filter(code: bytes) -> None:
+    """Load a classic-BPF seccomp filter (8-byte instructions) on this thread."""
+    import ctypes
+
+    buf = ctypes.create_string_buffer(code, len(code))
+    prog = struct.pack("HxxxxxxQ", len(code) // 8, ctypes.addressof(buf))
+    if landlock.libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
+def _become_shell(
+    pipes: tuple[int, int, int, int],
+    cwd: bytes,
+    ruleset: int | None,
+    metadata: bytes | None,
+    env: dict[bytes, bytes],
+) -> None:  # pragma: no cover - runs in the forked child
+    try:
+        import _signal  # type: ignore[import-not-found]  # ``signal`` would import ``enum``
+
+        for signum in (_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGINT):
+            _signal.signal(signum, _signal.SIG_DFL)
+        if ruleset is not None:  # first: the pipes may land on the ruleset's number
+            landlock.restrict_self(ruleset)
+        if metadata is not None:
+            _add_filter(metadata)
+        # Out of the way first: a pipe may already sit on another one's number.
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in pipes]
+        targets = (scripts.STATE_FD, scripts.JOB_FD, scripts.DUMP_FD, 1)
+        for fd, target in zip(moved, targets, strict=True):
+            os.dup2(fd, target)
+        os.dup2(1, 2)
+        try:  # noqa: SIM105 - contextlib imports collections: slower start
+            os.chdir(cwd)
+        except OSError:  # gone: the job says so, and the command runs where it can
+            pass
+        argv = [b"bash", b"--noprofile", b"--norc", b"-c", scripts.BOOT.encode(), b"bash"]
+        os.execve(BASH, argv, env)
+    except BaseException as exc:
+        os.write(2, f"shellagent: cannot start the shell: {exc}\n".encode())
+    finally:
+        os._exit(127)
+
+
+class Driver:
+    def __init__(self, ctl: int, status: int, key: bytes) -> None:
+        self.ctl, self.status = ctl, status
+        self.rx = wire.Channel(key, wire.TO_DRIVER)
+        self.tx = wire.Channel(key, wire.TO_HOST)
+        self.buffer = b""
+        self.abi = landlock.abi_version()
+        self.rulesets: dict[str, int] = {}
+        if self.abi >= 1:
+            self.rulesets[READ_ONLY] = landlock.read_only(self.abi)
+        if self.abi >= 2:
+            self.rulesets[NORMAL] = landlock.isolating(self.abi)
+        # What Landlock leaves out for read-only commands: mode, owner, times, xattrs.
+        self.metadata = seccomp.metadata_program()
+        self.state = State.initial(dict(os.environb), os.getcwd().encode())
+        # Shells started ahead, per kind: the kind the last command used first, the other
+        # once the driver has been idle for IDLE_POLL_MS. (Two of a kind did not make
+        # back-to-back commands faster: starting a shell costs CPU either way.)
+        self.spares: dict[str, list[Shell]] = {NORMAL: [], READ_ONLY: []}
+        self.exited: dict[int, int] = {}
+        self.wanted = [NORMAL, READ_ONLY]
+        self.running = 0
+        # Output pipes of finished commands, still held by what they left running: read and
+        # thrown away, so a background job never blocks and never writes into a later
+        # command's output (each command has a pipe of its own; only the driver holds the
+        # host's).
+        self.lingering: set[int] = set()
+
+    # -- frames --
+
+    def send(self, kind: bytes, fields: list[bytes]) -> None:
+        frame = self.tx.seal(kind, fields)
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(self.status, view) :]
+
+    def next_frame(self, timeout_ms: int) -> tuple[bytes, list[bytes]] | None:
+        while True:
+            parts = wire.split(self.buffer)
+            if parts is not None:
+                kind, payload, tag, self.buffer = parts
+                return kind, self.rx.open(kind, payload, tag)
+            ready = select.select([self.ctl, *self.lingering], [], [], timeout_ms / 1000)[0]
+            if not ready:
+                return None
+            for fd in ready:
+                if fd != self.ctl:
+                    self.discard_output(fd)
+            if self.ctl not in ready:
+                continue
+            chunk = os.read(self.ctl, 65536)
+            if not chunk:
+                sys.exit(0)  # the host is gone
+            self.buffer += chunk
+
+    # -- the loop --
+
+    def serve(self) -> None:
+        self.send(b"R", [b"1", self.state.cwd, _last_pid(), str(self.abi).encode()])
+        self.prepare(first_only=True)
+        while True:
+            frame = self.next_frame(IDLE_POLL_MS if self.missing() else REAP_POLL_MS)
+            if frame is None:
+                self.reap()
+                self.prepare(first_only=False)
+                continue
+            kind, fields = frame
+            if kind != b"C" or len(fields) != 3:
+                raise wire.WireError(f"unexpected frame {kind!r}")
+            self.run(*fields)
+
+    def missing(self) -> list[str]:
+        """The kinds to start a spare of, one entry per shell, the likeliest first."""
+        first, second = self.wanted
+        usable = [k for k in (first, second) if k == NORMAL or k in self.rulesets]
+        return [kind for kind in usable if not self.spares[kind]]
+
+    def prepare(self, *, first_only: bool) -> None:
+        """Start the spare shells that are missing (only the likeliest one if asked)."""
+        for kind in self.missing()[:1] if first_only else self.missing():
+            self.spares[kind].append(self.spawn(kind))
+
+    def take(self, kind: str) -> Shell:
+        while self.spares[kind]:
+            shell = self.spares[kind].pop(0)
+            if shell.fresh_for(self.state) and shell.pid not in self.exited:
+                return shell
+            shell.discard()
+        return self.spawn(kind)
+
+    def spawn(self, kind: str) -> Shell:
+        metadata = self.metadata if kind == READ_ONLY and READ_ONLY in self.rulesets else None
+        return Shell(kind, self.state, self.rulesets.get(kind), metadata)
+
+    def reap(self) -> None:
+        watched = {s.pid for pool in self.spares.values() for s in pool}
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in watched or pid == self.running:
+                self.exited[pid] = status
+
+    def run(self, nonce: bytes, mode: bytes, command: bytes) -> None:
+        kind = READ_ONLY if mode == b"r" and READ_ONLY in self.rulesets else NORMAL
+        self.reap()
+        outcome = None
+        while outcome is None:  # a spare shell killed since it started is replaced
+            shell = self.take(kind)
+            self.running = shell.pid
+            outcome = self.collect(shell, self.state.job(command))
+            if outcome is None:
+                shell.discard()
+            else:
+                shell.close()
+        self.running = 0
+        dump, status = outcome
+        carried, undone = b"0", []
+        if dump is not None:
+            try:
+                after = State.parse(dump)
+            except Unreadable:
+                pass
+            else:
+                if kind == READ_ONLY:
+                    undone = after.keep_guarded(self.state)
+                self.state, carried = after, b"1"
+        self.reap()
+        for pool in self.spares.values():
+            for stale in [s for s in pool if not s.fresh_for(self.state)]:
+                pool.remove(stale)
+                stale.discard()
+        self.wanted = [kind, READ_ONLY if kind == NORMAL else NORMAL]
+        code = os.waitstatus_to_exitcode(status)
+        self.send(
+            b"S",
+            [
+                nonce,
+                str(128 - code if code < 0 else code).encode(),
+                self.state.cwd,
+                _last_pid(),
+                b"\n".join(self.state.functions),
+                carried,
+                b"1" if kind == READ_ONLY else b"0",
+                b" ".join(self.state.dropped),
+                b" ".join(undone),
+            ],
+        )
+        self.prepare(first_only=True)
+
+    def collect(self, shell: Shell, job: bytes) -> tuple[bytes | None, int] | None:
+        """Write the job, gather the dump, wait for the exit: (dump or None, wait status).
+
+        None when the shell was gone before it could read its job (the command never ran).
+        """
+        poller = select.poll()
+        poller.register(shell.pidfd, select.POLLIN)
+        poller.register(shell.dump_r, select.POLLIN)
+        assert shell.job_w is not None
+        poller.register(shell.job_w, select.POLLOUT)
+        poller.register(shell.out_r, select.POLLIN)
+        for fd in self.lingering:
+            poller.register(fd, select.POLLIN)
+        pending = memoryview(job)
+        dump = bytearray()
+        overflow = False
+        status: int | None = None
+        while status is None:
+            for fd, _ in poller.poll(REAP_POLL_MS):
+                if fd == shell.job_w and pending:
+                    try:
+                        pending = pending[os.write(fd, pending) :]
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    except OSError:  # the shell is gone before it read its job
+                        return None
+                    if not pending:
+                        poller.unregister(fd)
+                        shell.close_job()
+                elif fd == shell.dump_r:
+                    if _read_into(fd, dump) == 0:
+                        poller.unregister(fd)
+                elif fd == shell.out_r:
+                    if _relay(fd) == 0:
+                        poller.unregister(fd)
+                elif fd in self.lingering:
+                    self.discard_output(fd)
+                    if fd not in self.lingering:
+                        poller.unregister(fd)
+                elif fd == shell.pidfd:
+                    status = self.wait(shell.pid)
+            if len(dump) > DUMP_LIMIT:
+                overflow = True
+                del dump[:]
+            self.reap()
+            if status is None and shell.pid in self.exited:
+                status = self.exited.pop(shell.pid)
+        if pending:
+            return None
+        while _relay(shell.out_r):  # what it wrote before it exited
+            pass
+        self.lingering.add(shell.out_r)
+        while _read_into(shell.dump_r, dump) and len(dump) <= DUMP_LIMIT:
+            pass
+        # A shell killed by a signal did not finish its own dump: whatever is there is not
+        # its state (a process of the command may have written it).
+        killed = os.WIFSIGNALED(status)
+        if killed or overflow or len(dump) > DUMP_LIMIT or not dump.endswith(b"E\0"):
+            return None, status
+        return bytes(dump), status
+
+    def discard_output(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return
+        if not chunk:
+            os.close(fd)
+            self.lingering.discard(fd)
+
+    def wait(self, pid: int) -> int:
+        if pid in self.exited:
+            return self.exited.pop(pid)
+        return os.waitpid(pid, 0)[1]
+
+
+def _read_into(fd: int, sink: bytearray) -> int | None:
+    """Read what is there: the byte count, 0 at end of file, None if nothing is ready."""
+    try:
+        chunk = os.read(fd, 1 << 20)
+    except (BlockingIOError, InterruptedError):
+        return None
+    sink += chunk
+    return len(chunk)
+
+
+def _relay(fd: int) -> int | None:
+    """Pass what the command wrote on to the host: the byte count, 0 at end of file, None
+    if nothing is ready."""
+    try:
+        chunk = os.read(fd, 1 << 16)
+    except (BlockingIOError, InterruptedError):
+        return None
+    view = memoryview(chunk)
+    while view:
+        view = view[os.write(1, view) :]
+    return len(chunk)
+
+
+def _last_pid() -> bytes:
+    with open("/proc/sys/kernel/ns_last_pid", "rb") as f:
+        return f.read().strip()
+
+
+def _not_dumpable() -> None:
+    if landlock.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError("prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def apply_rlimits(spec: str) -> None:
+    """The session's limits (``limits.Limits.rlimits``), set before any shell starts: every
+    command inherits them and none may raise them (no ``CAP_SYS_RESOURCE``)."""
+    import resource
+
+    names = {
+        "core": resource.RLIMIT_CORE,
+        "nproc": resource.RLIMIT_NPROC,
+        "fsize": resource.RLIMIT_FSIZE,
+        "data": resource.RLIMIT_DATA,
+    }
+    for pair in filter(None, spec.split(",")):
+        name, _, value = pair.partition("=")
+        limit = int(value)
+        resource.setrlimit(names[name], (limit, limit))
+
+
+def main(argv: list[str]) -> None:
+    _not_dumpable()  # first: from here on nothing in the sandbox can open our /proc entries
+    ctl, status = int(argv[0]), int(argv[1])
+    if len(argv) > 2:
+        apply_rlimits(argv[2])
+    for fd in (ctl, status):
+        os.set_inheritable(fd, False)
+    import _signal
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # pid 1: ignored when sent from inside
+    header = wire.read_exactly(lambda n: os.read(ctl, n), wire.HEADER.size)
+    kind, length = wire.HEADER.unpack(header)
+    if kind != b"K" or length != wire.KEY_BYTES:
+        raise wire.WireError("the first frame must carry the session key")
+    key = wire.read_exactly(lambda n: os.read(ctl, n), length)
+    Driver(ctl, status, key).serve()

@@ -1,0 +1,159 @@
+"""Landlock, the kernel's unprivileged access control, through its three system calls.
+
+A process that calls ``restrict_self`` enters a *domain*: from then on it and everything it
+starts can only do what the domain's rules grant, and it can no longer reach (``ptrace``,
+``/proc/PID/fd``, ``/proc/PID/mem``) any process outside its domain. shellagent uses two:
+
+``read_only``  for commands the policy allowed because they only read: every file-system
+               right the kernel knows is handled, reading and executing are granted below
+               ``/``, writing only to ``/dev/null`` and ``/dev/tty``; TCP bind and connect are
+               handled with no rule (ABI 4+); signals and abstract Unix sockets are scoped to
+               the domain (ABI 6+). A write, a new file, a rename, a connection or a signal
+               to an older process fails with EACCES or EPERM.
+``isolating``  for every other command: it grants everything it handles, so the command
+               keeps the sandbox's normal rights, but the domain still keeps processes of
+               different commands (and the driver) out of each other's ``/proc`` entries.
+               It needs ABI 2, where renames across directories can be granted (with ABI 1
+               every domain refuses them).
+
+This module uses only the standard library: the sandbox's driver loads it inside the
+sandbox, where shellagent's own package is not visible. System call numbers 444-446 are
+the same on every architecture.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+# File-system rights, with the ABI that introduced each.
+FS_EXECUTE = 1 << 0
+FS_WRITE_FILE = 1 << 1
+FS_READ_FILE = 1 << 2
+FS_READ_DIR = 1 << 3
+FS_REMOVE_DIR = 1 << 4
+FS_REMOVE_FILE = 1 << 5
+FS_MAKE_CHAR = 1 << 6
+FS_MAKE_DIR = 1 << 7
+FS_MAKE_REG = 1 << 8
+FS_MAKE_SOCK = 1 << 9
+FS_MAKE_FIFO = 1 << 10
+FS_MAKE_BLOCK = 1 << 11
+FS_MAKE_SYM = 1 << 12
+FS_REFER = 1 << 13  # ABI 2
+FS_TRUNCATE = 1 << 14  # ABI 3
+FS_IOCTL_DEV = 1 << 15  # ABI 5
+NET_BIND_TCP = 1 << 0  # ABI 4
+NET_CONNECT_TCP = 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+# The rights that only apply to files (a rule on a file may grant no others).
+FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+# Written to by commands that only read: their output and error sinks.
+OUTPUT_DEVICES = ("/dev/null", "/dev/tty")
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.prctl.restype = ctypes.c_int
+
+
+class LandlockError(OSError):
+    """A Landlock system call failed (errno and the call are in the message)."""
+
+
+def _call(number: int, *args: object) -> int:
+    wide = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+    result = int(libc.syscall(ctypes.c_long(number), *wide))
+    if result < 0:
+        err = ctypes.get_errno()
+        raise LandlockError(err, f"landlock system call {number}: {os.strerror(err)}")
+    return result
+
+
+def abi_version() -> int:
+    """The Landlock ABI this kernel offers; 0 when Landlock is missing or disabled."""
+    try:
+        return _call(SYS_CREATE_RULESET, None, ctypes.c_size_t(0), CREATE_RULESET_VERSION)
+    except LandlockError:
+        return 0
+
+
+def fs_rights(abi: int) -> int:
+    """Every file-system right that ABI ``abi`` knows."""
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= FS_REFER
+    if abi >= 3:
+        rights |= FS_TRUNCATE
+    if abi >= 5:
+        rights |= FS_IOCTL_DEV
+    return rights
+
+
+def _ruleset(abi: int, fs: int, net: int = 0, scoped: int = 0) -> int:
+    if abi >= 6:
+        attr = struct.pack("=QQQ", fs, net, scoped)
+    elif abi >= 4:
+        attr = struct.pack("=QQ", fs, net)
+    else:
+        attr = struct.pack("=Q", fs)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    return _call(SYS_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), 0)
+
+
+def _allow(ruleset: int, path: str, rights: int) -> None:
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        if not os.path.isdir(path):
+            rights &= FILE_RIGHTS
+        attr = struct.pack("=Qi", rights, fd)
+        buf = ctypes.create_string_buffer(attr, len(attr))
+        _call(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, buf, 0)
+    finally:
+        os.close(fd)
+
+
+def read_only(abi: int) -> int:
+    """A ruleset fd for commands that only read (see the module docstring)."""
+    handled = fs_rights(abi)
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    ruleset = _ruleset(abi, handled, net, scoped)
+    try:
+        os.set_inheritable(ruleset, False)
+        _allow(ruleset, "/", handled & (FS_EXECUTE | FS_READ_FILE | FS_READ_DIR | FS_IOCTL_DEV))
+        for device in OUTPUT_DEVICES:
+            if os.path.exists(device):
+                _allow(ruleset, device, handled & (FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV))
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return ruleset
+
+
+def isolating(abi: int) -> int:
+    """A ruleset fd that restricts no access but still separates domains (ABI 2+)."""
+    rights = FS_MAKE_BLOCK | FS_REFER
+    ruleset = _ruleset(abi, rights)
+    try:
+        os.set_inheritable(ruleset, False)
+        _allow(ruleset, "/", rights)
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return ruleset
+
+
+def restrict_self(ruleset: int) -> None:
+    """Enter the domain of ``ruleset`` (this thread, and every process it starts)."""
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise LandlockError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+    _call(SYS_RESTRICT_SELF, ruleset, 0)

@@ -1,0 +1,105 @@
+"""What stays read-only inside a writable grant, and which grants are refused outright.
+
+A sandboxed command may write where it was granted, but never where the host would later
+*run* what it wrote:
+
+- git's own code paths: ``.git`` is a mount point of its own (it cannot be renamed or
+  removed, so no fresh ``.git`` replaces it) and inside it only what everyday git writes
+  stays writable (objects, refs, the index, HEAD, logs, packed-refs …); ``config``,
+  ``hooks/``, ``info/``, ``modules/`` and ``worktrees/`` are read-only, created as
+  read-only mount points when they do not exist yet; ``commondir`` and
+  ``objects/info/alternates`` are read-only when they exist and, since git reacts to their
+  mere existence, removed after each command if one appeared. A ``.git`` *file*
+  (``gitdir:`` of a worktree or submodule) is read-only.
+- editor and environment hooks of the workspace: ``.vscode/``, ``.idea/``,
+  ``.devcontainer/``, ``.envrc``, also when they do not exist yet;
+- startup locations below a grant: shell startup files, ``~/.config/autostart``,
+  ``~/.config/systemd``, ``~/.local/bin``, ``~/.ssh`` …, and every ``bin`` directory on
+  PATH.
+
+A grant *inside* a place whose files configure or start programs (``~/.config``,
+``~/.local``, ``/etc``, a directory on PATH, the system's own trees) is refused: nothing
+below it could be trusted afterwards. The default profile then runs read-only there.
+
+A ``.git`` made during the session at a grant that had none cannot be protected by mounts;
+``gitguard.py`` removes what git would run from it after every command. What remains
+(docs/sandbox.md): one made deeper below a grant is not looked at.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Relative to the home directory; a trailing slash marks a directory.
+STARTUP_FILES = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish/",
+    ".config/autostart/",
+    ".config/systemd/",
+    ".config/environment.d/",
+    ".config/git/",
+    ".config/nvim/",
+    ".gitconfig",
+    ".pam_environment",
+    ".xprofile",
+    ".xsessionrc",
+    ".xinitrc",
+    ".local/bin/",
+    ".local/share/applications/",
+    ".inputrc",
+    ".ssh/",
+    "bin/",
+)
+WORKSPACE_PROTECTED = (".vscode/", ".idea/", ".envrc", ".devcontainer/")
+# Inside a .git directory: read-only (made as empty read-only directories when missing).
+GIT_PROTECTED = ("config", "hooks/", "info/", "modules/", "worktrees/")
+# Files git acts on merely because they exist, so no placeholder can stand in for them:
+# read-only when present; when missing, one that appears is removed after each command.
+GIT_MUST_NOT_APPEAR = ("commondir", "objects/info/alternates")
+# Grants inside these (or equal to them) are refused.
+SYSTEM_TREES = ("/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+HOME_CONFIG_TREES = (".config", ".local")
+
+
+def path_bins(home: Path) -> list[Path]:
+    """Directories commands are looked up in: the caller's PATH, ~/bin and ~/.local/bin."""
+    found = [Path(p) for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
+    found += [home / "bin", home / ".local" / "bin"]
+    return list(dict.fromkeys(found))
+
+
+def _within(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+def refuse_reason(grant: Path, home: Path) -> str | None:
+    """Why ``grant`` (resolved) must never be writable, or None."""
+    real_home = home.resolve()
+    for rel in HOME_CONFIG_TREES:
+        if _within(grant, real_home / rel):
+            return f"it is in ~/{rel}, where programs keep settings that run code"
+    for top in SYSTEM_TREES:
+        if _within(grant, Path(top)):
+            return f"it is in {top}, a system directory"
+    for bin_dir in path_bins(home):
+        real = bin_dir.resolve() if bin_dir.exists() else bin_dir
+        if _within(grant, real):
+            return f"commands you run are found in {bin_dir} (it is on PATH)"
+    return None
+
+
+def startup_places(home: Path) -> list[tuple[Path, bool]]:
+    """(path, is a directory) of every startup location, for protection below a grant."""
+    places = [(home / rel.rstrip("/"), rel.endswith("/")) for rel in STARTUP_FILES]
+    places += [(b, True) for b in path_bins(home)]
+    return places

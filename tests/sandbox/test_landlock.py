@@ -1,0 +1,172 @@
+"""The kernel holds the read-only claim: commands run with ``confined=True`` cannot change
+anything, while the session's state still carries over. Every refusal has its positive
+control: the same thing, unconfined, works in the same sandbox."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellagent.sandbox import Session, landlock
+
+pytestmark = pytest.mark.skipif(
+    landlock.abi_version() == 0, reason="this kernel has no Landlock: the policy alone decides"
+)
+
+
+def test_the_sandbox_reports_the_kernel_abi(session: Session) -> None:
+    assert session.landlock_abi == landlock.abi_version() >= 1
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        "touch new.txt",
+        "echo x > new.txt",
+        "echo more >> README",
+        ": > README",
+        "mkdir newdir",
+        "rm README",
+        "mv README moved",
+        "ln README hard",
+        "ln -s README soft",
+        "mkfifo fifo",
+        "truncate -s 0 README",
+        "chmod 600 README",
+        "touch -d 2000-01-01 README",
+        'python3 -c \'import os; os.setxattr("README", "user.x", b"1")\'',
+        'python3 -c \'open("README", "r+").write("X")\'',
+    ],
+)
+def test_a_confined_command_cannot_change_files(
+    session: Session, workspace: Path, write: str
+) -> None:
+    def snapshot() -> list[tuple[str, int, int, bytes]]:
+        return sorted(
+            (p.name, p.lstat().st_mode, p.lstat().st_mtime_ns, _xattr(p))
+            for p in workspace.iterdir()
+        ) + [(p.name, 0, 0, p.read_bytes()) for p in workspace.glob("README")]
+
+    before = snapshot()
+    result = session.run(write, confined=True)
+    assert result.exit_code != 0 and result.confined and result.refused
+    assert snapshot() == before
+    # positive control
+    assert session.run(write).exit_code == 0
+    assert snapshot() != before
+
+
+def _xattr(path: Path) -> bytes:
+    try:
+        return os.getxattr(path, "user.x", follow_symlinks=False)
+    except OSError:
+        return b""
+
+
+def test_a_confined_command_reads_and_writes_its_output(session: Session) -> None:
+    result = session.run(
+        "cat README; ls -a | grep -c README; grep hello README > /dev/null && echo found",
+        confined=True,
+    )
+    assert result.output == "hello\n1\nfound\n" and result.exit_code == 0
+    assert result.confined and not result.refused and result.note == ""
+
+
+def test_a_confined_command_cannot_write_outside_the_workspace_either(session: Session) -> None:
+    for target in ("/tmp/x", "/dev/shm/x", "/proc/sys/kernel/core_pattern"):
+        # the sysctl write repeats its own value, so a failure of this test changes nothing
+        write = f"v=$(cat {target} 2>/dev/null); printf '%s\\n' \"$v\" > {target}"
+        assert session.run(write, confined=True).exit_code != 0, target
+    assert session.run("echo x > /tmp/x").exit_code == 0  # positive control
+
+
+def test_a_confined_command_cannot_connect_or_listen(session: Session) -> None:
+    started = session.run(
+        "python3 -m http.server 8766 --bind 127.0.0.1 >/dev/null 2>&1 & "
+        "for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/8766) 2>/dev/null && break; "
+        "sleep 0.1; done",
+        timeout=30,
+    )
+    assert started.exit_code == 0
+    connect = "(exec 3<>/dev/tcp/127.0.0.1/8766) && echo connected"
+    refused = session.run(connect, confined=True)
+    assert "connected" not in refused.output and refused.refused
+    assert session.run(connect).output.endswith("connected\n")  # positive control
+    listen = "python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 8767))' && echo ok"
+    assert "ok" not in session.run(listen, confined=True).output
+    assert session.run(listen).output == "ok\n"
+
+
+def test_a_confined_command_cannot_signal_or_reach_older_processes(session: Session) -> None:
+    started = session.run("sleep 4949.49 & echo $!")
+    pid = started.output.strip()
+    assert session.run(f"kill -0 {pid}", confined=True).exit_code != 0
+    abstract = (
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); "
+        's.connect("\\0shellagent-test")\' && echo connected'
+    )
+    session.run(
+        "python3 -c 'import socket, time; s=socket.socket(socket.AF_UNIX); "
+        's.bind("\\0shellagent-test"); s.listen(); time.sleep(30)\' >/dev/null 2>&1 & sleep 0.5'
+    )
+    assert "connected" not in session.run(abstract, confined=True).output
+    assert session.run(abstract).output == "connected\n"  # positive control
+    assert session.run(f"kill {pid}").exit_code == 0  # positive control
+
+
+def test_commands_cannot_open_the_proc_entries_of_other_commands(session: Session) -> None:
+    if session.landlock_abi < 2:
+        pytest.skip("commands are separate domains from ABI 2")
+    pid = session.run("sleep 5050.50 & ls /proc/$!/fd >/dev/null && echo $!").output.strip()
+    assert pid.isdigit()  # positive control: a command reaches what it started itself
+    later = session.run(f"ls /proc/{pid}/fd; cat /proc/{pid}/environ")
+    assert "Permission denied" in later.output and later.exit_code != 0
+
+
+def test_state_set_by_confined_commands_carries_over(session: Session, workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    session.run("cd sub; export COLOUR=blue; n=3; greet() { echo hi $1; }", confined=True)
+    result = session.run("pwd; echo $COLOUR $n; greet you", confined=True)
+    assert result.output == f"{workspace}/sub\nblue 3\nhi you\n"
+    assert session.cwd == f"{workspace}/sub" and "greet" in session.functions
+    assert session.run("echo $COLOUR").output == "blue\n"  # and into unconfined ones
+
+
+@pytest.mark.parametrize(
+    "change", ["export PATH=/tmp:$PATH", "PS4='$(touch /tmp/pwned) '", "export LD_PRELOAD=/x.so"]
+)
+def test_a_confined_command_cannot_change_variables_that_run_code(
+    session: Session, change: str
+) -> None:
+    name = change.removeprefix("export ").split("=")[0]
+    before = session.run(f"declare -p {name} 2>&1").output
+    result = session.run(change, confined=True)
+    assert result.refused and name in result.note
+    assert session.run(f"declare -p {name} 2>&1").output == before
+    session.run(change)  # positive control: an approved command may
+    assert session.run(f"declare -p {name} 2>&1").output != before
+
+
+def test_refused_is_only_said_of_confined_commands(session: Session) -> None:
+    denied = session.run("cat /proc/1/environ")
+    assert "denied" in denied.output and not denied.refused and not denied.confined
+
+
+def test_the_ephemeral_root_with_its_capabilities_is_still_read_only_when_confined(
+    ephemeral: Session,
+) -> None:
+    assert ephemeral.run("echo x > /etc/app.conf", confined=True).exit_code != 0
+    assert ephemeral.run("cat /etc/app.conf").exit_code != 0
+    assert ephemeral.run("echo x > /etc/app.conf && cat /etc/app.conf").output == "x\n"
+
+
+def test_an_unprivileged_user_is_confined_too(as_nobody: Callable[..., list[Any]]) -> None:
+    results = as_nobody(["touch made-confined", "touch made"], confined=[True, False])
+    assert results[0]["exit_code"] != 0 and results[0]["refused"]
+    assert results[1]["exit_code"] == 0
+    work = as_nobody.workdir  # type: ignore[attr-defined]
+    assert not (work / "made-confined").exists() and (work / "made").exists()
