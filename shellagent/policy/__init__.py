@@ -5,9 +5,11 @@
     decision.decision, decision.reasons, decision.segments
 
 Modules: ``words`` (quote removal), ``parse`` (tree-sitter-bash → simple commands),
-``wrappers`` (sudo, env, xargs, bash -c …), ``programs`` (flags, subcommands, written
-paths), ``pathclass`` (path classes), ``rules`` (TOML format and matching), ``engine``
-(the decision), ``always`` (always-allow store), ``examples`` (policy self-tests).
+``wrappers`` (sudo, env, xargs, bash -c …), ``specs`` (program specs: every option and its
+effect), ``options`` (reading an argv like getopt_long against a spec), ``scripts`` (sed,
+awk, dc and shell-option readers), ``programs`` (flags, subcommands, written paths),
+``pathclass`` (path classes), ``rules`` (TOML format and matching), ``engine`` (the
+decision), ``always`` (always-allow store), ``examples`` (policy self-tests).
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 
 An entry is the full normalised text of one segment (assignments, wrappers, every argument,
 redirections), never a prefix: approving ``terraform plan`` does not approve
-``terraform plan -destroy``. Scopes: ``session`` (kept in memory), ``directory`` (only when
-the shell's cwd is that directory) and ``everywhere``; the last two persist in
-``config_dir()/always.toml``, written with mode 0600.
+``terraform plan -destroy``. Scopes: ``session`` (this engine only, and only in the directory
+where it was approved, because relative paths and ``make``/``python3 build.py`` mean
+something else elsewhere), ``directory`` (the same, kept across sessions) and
+``everywhere``; the last two persist in ``config_dir()/always.toml``, mode 0600. A segment
+whose directory is not known when it is judged (``cwd`` None: a ``cd`` earlier in the same
+line) matches only ``everywhere`` entries.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from shellagent.errors import ConfigError
 
-Scope = Literal["session", "directory", "everywhere"]
 SCOPES: tuple[str, ...] = ("session", "directory", "everywhere")
 
 
@@ -41,7 +43,7 @@ class _File(BaseModel):
 @dataclass
 class AlwaysStore:
     path: Path | None  # None: nothing persists (e.g. an explicit policy for a test)
-    session: set[str] = field(default_factory=set)
+    session: set[tuple[str, str]] = field(default_factory=set)  # (command, directory)
     _entries: list[_Entry] | None = None
 
     def entries(self) -> list[_Entry]:
@@ -50,8 +52,8 @@ class AlwaysStore:
         return self._entries
 
     def allows(self, key: str, cwd: Path | None) -> str:
-        """The scope under which ``key`` is always allowed, or ``""``."""
-        if key in self.session:
+        """The scope under which ``key`` is always allowed in ``cwd``, or ``""``."""
+        if cwd is not None and (key, str(cwd)) in self.session:
             return "session"
         for entry in self.entries():
             if entry.command != key:
@@ -64,7 +66,7 @@ class AlwaysStore:
 
     def add(self, keys: list[str], scope: str, cwd: Path) -> None:
         if scope == "session":
-            self.session.update(keys)
+            self.session.update((key, str(cwd)) for key in keys)
             return
         if self.path is None:
             raise ConfigError("this policy engine has no place to store always-allow entries")
@@ -113,7 +115,7 @@ def describe(keys: list[str], scope: str, cwd: Path) -> str:
     shown = ", ".join(f"`{k}`" for k in keys)
     exact = "exactly as written; any other arguments will still be checked"
     where = {
-        "session": "for the rest of this session",
+        "session": f"in {cwd} for the rest of this session",
         "directory": f"when run in {cwd}",
         "everywhere": "in every directory, from now on",
     }[scope]

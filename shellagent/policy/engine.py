@@ -1,30 +1,35 @@
 """The decision: every simple command in a line is judged, the strictest one decides.
 
 ``PolicyEngine.check`` parses the line, unwraps wrappers, parses ``bash -c``/``eval``
-scripts again, and judges each segment twice: structurally (things no rule may allow:
-syntax errors, a program name only known at run time, a program in a writable directory,
-a shell function, command substitution, environment prefixes) and by the policy's rules
-(strictest matching rule; ``otherwise`` rules only when nothing else matched; unknown
-programs ask). ``deny`` beats ``ask`` beats ``allow``.
+scripts again, reads each segment's argv through its program spec, and judges it twice:
+structurally (things no rule may allow: syntax errors, a program name only known at run
+time, a program in a writable directory, a shell function, command substitution,
+environment prefixes) and by the policy's rules (strictest matching rule; ``otherwise``
+rules only when nothing else matched; unknown programs ask). An allow needs a spec that
+read every option; a ``read_only`` rule allows only what the spec shows changes nothing.
+``deny`` beats ``ask`` beats ``allow``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from shellagent.errors import InputError
+from shellagent.events import Verdict
+from shellagent.policy import options
 from shellagent.policy.always import SCOPES, AlwaysStore, describe
 from shellagent.policy.parse import BashParser, Parsed, RawCommand
 from shellagent.policy.pathclass import Places, home_of, writable_program
-from shellagent.policy.programs import INTERPRETERS, effects, read_args
-from shellagent.policy.rules import SEVERITY, Facts, Policy, Rule
+from shellagent.policy.programs import INTERPRETERS, Args, Effects, args_of, effects
+from shellagent.policy.rules import CHANGE_TRAITS, SEVERITY, Facts, Policy, Rule
 from shellagent.policy.words import Word
 from shellagent.policy.wrappers import PRIVILEGE, program_name, unwrap
 
-DecisionKind = Literal["allow", "ask", "deny"]
+DecisionKind = Verdict
 _MAX_DEPTH = 4
 _MAX_LENGTH = 64_000
 _CODE_RUNNERS = INTERPRETERS | {"eval", "source", "."}
@@ -39,10 +44,15 @@ _PSEUDO = {
 
 @dataclass(frozen=True)
 class ShellState:
-    """What the persistent shell reported after its last command."""
+    """What the persistent shell reported after its last command.
+
+    ``refuted`` holds commands (stripped text) that were allowed as read-only earlier in the
+    session but that the kernel caught changing something: they are judged as writers now.
+    """
 
     functions: frozenset[str] = frozenset()
     cwd: Path | None = None
+    refuted: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,11 @@ class Segment:
     traits: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()  # ids of the rules that decided
     rememberable: bool = True
+    # allowed by rules that claim it changes nothing (``read_only = true``), with no write,
+    # no effect its spec knows of, and not because the user said "always": such segments
+    # run where the kernel refuses writes
+    read_only: bool = False
+    effects: tuple[str, ...] = ()  # what its options and operands change, by its spec
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +92,8 @@ class Segment:
             "traits": list(self.traits),
             "rules": list(self.rules),
             "key": self.key,
+            "read_only": self.read_only,
+            "effects": list(self.effects),
         }
 
 
@@ -87,10 +104,16 @@ class Decision:
     segments: tuple[Segment, ...]
     command: str = ""
 
+    @property
+    def read_only(self) -> bool:
+        """Allowed only because every part claims to change nothing: run it read-only."""
+        return self.decision == "allow" and all(s.read_only for s in self.segments)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "decision": self.decision,
             "reasons": list(self.reasons),
+            "read_only": self.read_only,
             "segments": [s.to_dict() for s in self.segments],
         }
 
@@ -109,6 +132,11 @@ class _Draft:
     structural: list[str] = field(default_factory=list)
     dynamic_args: bool = False
     executable: str | None = None
+    uncertain_cwd: bool = False  # a cd earlier in the line: its directory is not the shell's
+    wrapper_writes: list[Word] = field(default_factory=list)  # time -o FILE
+
+
+_CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
 
 
 class PolicyEngine:
@@ -136,14 +164,15 @@ class PolicyEngine:
         writable: list[Path] | None = None,
         home: Path | None = None,
     ) -> PolicyEngine:
-        """Load ``paths`` in order, or the default policy plus the user's ``policy.toml``."""
+        """Load ``paths`` in order, or the preset ``config.toml`` names (``policy.preset``,
+        the default policy unless set) plus the user's ``policy.toml``."""
         from shellagent.paths import config_dir
         from shellagent.policy.rules import load_policy
-        from shellagent.policy.sources import default_policy_path
+        from shellagent.policy.sources import configured_preset
 
         if paths is None:
             user = config_dir() / "policy.toml"
-            paths = [default_policy_path()] + ([user] if user.exists() else [])
+            paths = [configured_preset()] + ([user] if user.exists() else [])
         store = AlwaysStore(config_dir() / "always.toml")
         return cls(
             load_policy(paths), workspace=workspace, writable=writable, home=home, always=store
@@ -164,9 +193,21 @@ class PolicyEngine:
         drafts = self._drafts(parsed, parser)
         _mark_downloads_to_shell(drafts)
         _mark_fork_bombs(drafts)
+        _mark_uncertain_cwd(drafts)
         functions = state.functions | set(parsed.functions)
         segments = [self._judge(d, places, functions, state) for d in drafts]
-        return _combine(command, parsed.errors, segments)
+        decision = _combine(command, parsed.errors, segments)
+        if decision.read_only and command.strip() in state.refuted:
+            return Decision(
+                "ask",
+                (
+                    "it was allowed as read-only earlier, but the kernel stopped it changing "
+                    "something: it is judged as a writer now",
+                ),
+                tuple(dataclasses.replace(s, read_only=False) for s in segments),
+                command,
+            )
+        return decision
 
     def remember_always(self, decision_or_command: Decision | str, scope: str, cwd: Path) -> str:
         """Store each approved segment exactly; return the sentence to show the user."""
@@ -216,6 +257,7 @@ class PolicyEngine:
             )
             if unwrapped.problem:
                 draft.structural.append(unwrapped.problem)
+            draft.wrapper_writes = list(unwrapped.writes)
             if unwrapped.privilege or draft.program in PRIVILEGE:
                 draft.traits.add("privilege")
             if unwrapped.wrappers:
@@ -254,6 +296,12 @@ class PolicyEngine:
             i += 1
         return drafts
 
+    def _args(self, d: _Draft) -> Args:
+        """Read the argv through the program's spec (resolved to the installed one)."""
+        specs = self.policy.specs
+        key = specs.key_for(d.program, d.executable, "busybox" in d.wrappers)
+        return args_of(d.program, tuple(d.argv), options.read(specs, key, tuple(d.argv)))
+
     @staticmethod
     def _pseudo(raw: RawCommand, index: int) -> _Draft:
         program = _PSEUDO[raw.kind] or (raw.words[0].text if raw.words else "declare")
@@ -267,6 +315,62 @@ class PolicyEngine:
     def _judge(
         self, d: _Draft, places: Places, functions: set[str] | frozenset[str], state: ShellState
     ) -> Segment:
+        """One segment's verdict, in four steps: what about its shape needs asking (the
+        program, substitutions, assignments), what it touches (its spec's effects, its
+        redirections, the classes of the paths), which rules match, and the final verdict
+        (always-allow, the read-only claim)."""
+        reasons = self._shape_reasons(d, places, functions)
+        fp = self._footprint(d, places, reasons)
+        verdict, rule_reasons, matched, sentences = self._rules_verdict(d, fp)
+        dynamic = d.dynamic_args or any(not w.static or w.leading_glob for w in d.argv[1:])
+        if verdict == "allow" and dynamic and not any(r.model.dynamic_args for r in matched):
+            verdict, rule_reasons = "ask", [f"{d.program}'s arguments are only known when it runs"]
+        key = _key(d)
+        rememberable = not reasons and not dynamic
+        if reasons:
+            verdict_final: DecisionKind = "deny" if verdict == "deny" else "ask"
+            all_reasons = rule_reasons + reasons if verdict == "deny" else reasons
+        else:
+            verdict_final, all_reasons = verdict, rule_reasons
+        read_only = (
+            verdict_final == "allow"
+            and not fp.changing
+            and not fp.shown_writes
+            and all(r.model.read_only for r in matched if r.model.decision == "allow")
+        )
+        if verdict_final == "ask" and rememberable:
+            cwd = (
+                None
+                if d.uncertain_cwd
+                else (state.cwd or (Path(places.cwd) if places.cwd else None))
+            )
+            scope = self.always.allows(key, cwd)
+            if scope:
+                verdict_final, all_reasons = "allow", [f"always allowed ({scope})"]
+        return Segment(
+            key=key,
+            argv=tuple(w.text for w in d.argv),
+            program=d.program,
+            decision=verdict_final,
+            reasons=tuple(dict.fromkeys(all_reasons)),
+            executable=d.executable,
+            wrappers=tuple(d.wrappers),
+            assignments=tuple(f"{n}={v.text}" for n, v in [*d.raw.assignments, *d.assignments]),
+            writes=tuple(fp.shown_writes),
+            context=d.context,
+            traits=tuple(sorted(fp.facts.traits)),
+            rules=tuple(r.id for r in matched),
+            effects=tuple(sentences),
+            rememberable=rememberable,
+            read_only=read_only,
+        )
+
+    def _shape_reasons(
+        self, d: _Draft, places: Places, functions: set[str] | frozenset[str]
+    ) -> list[str]:
+        """Why the segment must be asked about whatever the rules say: a program only known
+        at run time or in a writable place, a shell function, a command substitution, an
+        assignment that can change what programs do."""
         reasons = list(d.structural)
         argv0 = d.argv[0] if d.argv else Word("")
         if d.raw.kind == "command":
@@ -303,15 +407,35 @@ class PolicyEngine:
                     f"sets {name} for {d.program or 'the command'}; environment "
                     "variables can change what a program does"
                 )
-        args = read_args(d.program, tuple(d.argv))
+        return reasons
+
+    def _footprint(self, d: _Draft, places: Places, reasons: list[str]) -> _Footprint:
+        """What the segment touches: its spec's effects, its redirections, and the classes
+        of every path it writes, reads or names (dynamic write targets add to ``reasons``)."""
+        args = self._args(d)
+        reading = args.reading
+        problems = list(reading.problems) if reading is not None else []
+        if reading is not None and d.dynamic_args and reading.spec and reading.spec.changes:
+            problems.append(
+                f"{d.program} gets arguments only known when it runs, which could be options"
+            )
         eff = effects(d.program, args)
-        writes = list(eff.writes)
-        write_words: list[tuple[str, bool]] = [(p, False) for p in writes]
+        write_words: list[tuple[str, bool]] = [(p, False) for p in eff.writes]
+        write_words += [(w.text, not w.static) for w in d.wrapper_writes]
+        write_words += [(p, True) for p in eff.dynamic_writes]
+        for p in eff.dynamic_writes:
+            reasons.append(f"writes to {p}, a path only known when it runs")
+        read_words = list(eff.reads)
+        traits = set(d.traits | eff.traits)
         for r in d.raw.redirects if d.context not in ("find -exec", "find -execdir") else ():
+            if _network_path(r.target.text):
+                traits |= {"network", "network-redirect"}
             if r.writes_file:
                 if not r.target.static:
                     reasons.append(f"writes to {r.target.text}, a path only known when it runs")
                 write_words.append((r.target.text, not r.target.static))
+            elif r.op in ("<", "<>") and r.target.static:
+                read_words.append(r.target.text)
         write_classes: set[str] = set()
         shown_writes: list[str] = []
         for path, dynamic in write_words:
@@ -324,9 +448,8 @@ class PolicyEngine:
         for w in args.positionals:
             arg_classes |= places.classify(w.text, dynamic=not w.static, glob=w.glob)
         read_classes: set[str] = set()
-        for p in eff.reads:
+        for p in read_words:
             read_classes |= places.classify(p)
-        traits = d.traits | eff.traits
         facts = Facts(
             d.program,
             args,
@@ -335,39 +458,49 @@ class PolicyEngine:
             frozenset(read_classes),
             frozenset(traits),
         )
-        matched = [r for r in self.policy.rules if not r.model.otherwise and r.matches(facts)]
-        if not matched:
-            matched = [r for r in self.policy.rules if r.model.otherwise and r.matches(facts)]
-        verdict, rule_reasons = _strictest(matched, d.program)
-        dynamic = d.dynamic_args or any(not w.static or w.leading_glob for w in d.argv[1:])
-        if verdict == "allow" and dynamic and not any(r.model.dynamic_args for r in matched):
-            verdict, rule_reasons = "ask", [f"{d.program}'s arguments are only known when it runs"]
-        key = _key(d)
-        rememberable = not reasons and not dynamic
-        if reasons:
-            verdict_final: DecisionKind = "deny" if verdict == "deny" else "ask"
-            all_reasons = rule_reasons + reasons if verdict == "deny" else reasons
-        else:
-            verdict_final, all_reasons = verdict, rule_reasons
-        if verdict_final == "ask" and rememberable:
-            scope = self.always.allows(key, state.cwd or (Path(places.cwd) if places.cwd else None))
-            if scope:
-                verdict_final, all_reasons = "allow", [f"always allowed ({scope})"]
-        return Segment(
-            key=key,
-            argv=tuple(w.text for w in d.argv),
-            program=d.program,
-            decision=verdict_final,
-            reasons=tuple(dict.fromkeys(all_reasons)),
-            executable=d.executable,
-            wrappers=tuple(d.wrappers),
-            assignments=tuple(f"{n}={v.text}" for n, v in [*d.raw.assignments, *d.assignments]),
-            writes=tuple(shown_writes),
-            context=d.context,
-            traits=tuple(sorted(traits)),
-            rules=tuple(r.id for r in matched),
-            rememberable=rememberable,
+        changing = bool(eff.writes or eff.dynamic_writes or d.wrapper_writes) or bool(
+            traits & CHANGE_TRAITS
         )
+        return _Footprint(facts, eff, reading is not None, problems, shown_writes, changing)
+
+    def _rules_verdict(
+        self, d: _Draft, fp: _Footprint
+    ) -> tuple[DecisionKind, list[str], list[Any], list[str]]:
+        """The strictest matching rule's verdict and reasons, the rules that matched, and the
+        effects in words. A rule claiming read-only does not match a segment that changes
+        something; an allow needs a spec that read every word without a problem."""
+        candidates = [r for r in self.policy.rules if r.matches(fp.facts)]
+        skipped = [r for r in candidates if r.model.read_only and fp.changing]
+        candidates = [r for r in candidates if r not in skipped]
+        matched = [r for r in candidates if not r.model.otherwise]
+        if not matched:
+            matched = [r for r in candidates if r.model.otherwise]
+        verdict, rule_reasons = _strictest(matched, d.program)
+        sentences = [
+            *fp.effects.sentences,
+            *(f"writes {w.text} (an option of a wrapper)" for w in d.wrapper_writes),
+        ]
+        if not matched and skipped:
+            rule_reasons = sentences or [f"{d.program} may change something; ask first"]
+        if verdict == "allow" and (not fp.has_spec or fp.problems):
+            verdict = "ask"
+            rule_reasons = fp.problems or [
+                f"the policy has no spec of {d.program}'s options, so it cannot tell what "
+                "this command does; ask first"
+            ]
+        return verdict, rule_reasons, matched, sentences
+
+
+@dataclass(frozen=True)
+class _Footprint:
+    """What one segment touches, as ``_judge`` weighs it."""
+
+    facts: Facts
+    effects: Effects  # what the spec reads the arguments as doing
+    has_spec: bool
+    problems: list[str]
+    shown_writes: list[str]
+    changing: bool
 
 
 _SCRIPT_CONTEXTS = frozenset(
@@ -441,8 +574,23 @@ def _mark_downloads_to_shell(drafts: list[_Draft]) -> None:
 def _runs_stdin(d: _Draft) -> bool:
     if d.program in ("source", ".", "eval"):
         return True
-    traits = effects(d.program, read_args(d.program, tuple(d.argv))).traits
+    traits = effects(d.program, args_of(d.program, tuple(d.argv), None)).traits
     return "code-from-stdin" in traits
+
+
+def _network_path(path: str) -> bool:
+    """bash opens a connection for /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT itself."""
+    return path.startswith(("/dev/tcp/", "/dev/udp/"))
+
+
+def _mark_uncertain_cwd(drafts: list[_Draft]) -> None:
+    """After a ``cd`` in the same line, no later segment runs in the shell's directory."""
+    seen_cd = False
+    for d in drafts:
+        if seen_cd:
+            d.uncertain_cwd = True
+        if d.program in _CHANGES_DIRECTORY:
+            seen_cd = True
 
 
 def _key(d: _Draft) -> str:

@@ -116,6 +116,10 @@ _HARMLESS_DEVICES = (
 _DEVICE = re.compile(
     r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|loop|md|dm-|sr|disk/|mapper/|mem$|kmem$|port$|nbd)"
 )
+_PROC_SECRET = re.compile(
+    r"^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/(environ|mem|maps|smaps|smaps_rollup|"
+    r"pagemap|auxv|fd|fdinfo|map_files)(/|$)"
+)
 _WIDE_GLOB_TAIL = re.compile(r"^(\.?\*+|\.\*|\*\.\*|\.\[!.\]\*|\?\*)$")
 
 
@@ -186,6 +190,8 @@ def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
         "/etc/ssh/ssh_host"
     ):
         classes.add("secret")
+    if _PROC_SECRET.match(path):
+        classes.add("secret")  # another process's environment, memory, open files
     if workspace and _under(path, workspace):
         classes.add("workspace")
     elif _under(path, "/tmp") or _under(path, "/var/tmp") or _under(path, "/dev/shm"):

@@ -1,10 +1,11 @@
-"""What the policy knows about individual programs' command lines.
+"""What the policy knows about a command line: its options, operands and effects.
 
-``read_args`` splits an argv into flags (short clusters expanded: ``-rf`` is ``-r`` and
-``-f``), the subcommand, and positional arguments, using a small table of options that take
-a value. ``effects`` then says which paths a command writes or reads and which traits it
-has (network use, code read from stdin, sed scripts that execute or write …). Rules in the
-TOML files match on these facts, never on string prefixes.
+A program with a spec (``specs``) is read exactly, option by option (``options.read``);
+``args_of`` turns that reading into the ``Args`` rules match on, and ``effects`` into paths
+written and read and traits, running the script readers (sed, awk, dc, ``set``/``shopt``).
+A program without a spec is read generically — short clusters split, ``--opt=value``, and a
+small table of options that take a value — so that deny and ask rules still see its
+operands and writes; such a program is never allowed (the engine requires a spec).
 """
 
 from __future__ import annotations
@@ -12,11 +13,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from shellagent.policy.options import Reading
+from shellagent.policy.scripts import (
+    awk_program,
+    dc_program,
+    mawk_w,
+    sed_script,
+    set_words,
+    shopt_words,
+)
 from shellagent.policy.words import Word
 from shellagent.policy.wrappers import SHELLS
 
-# Options that consume the next word, per program (so it is not taken for a path or a
-# subcommand). Long options written --opt=value need no entry.
+# For programs without a spec: options that consume the next word (so it is not taken for a
+# path or a subcommand). Long options written --opt=value need no entry.
 VALUE_OPTIONS: dict[str, frozenset[str]] = {
     name: frozenset(opts.split())
     for name, opts in {
@@ -146,6 +156,31 @@ class Args:
     words: tuple[str, ...]  # every argument as bash passes it
     values: dict[str, str] = field(default_factory=dict)  # option -> value (last wins)
     subcommand: str = ""
+    reading: Reading | None = None  # present when a spec read the argv
+
+
+def args_of(program: str, argv: tuple[Word, ...], reading: Reading | None) -> Args:
+    """The facts rules match on: from the spec's reading, or a generic one without a spec."""
+    if reading is None:
+        return read_args(program, argv)
+    flags: set[str] = set()
+    values: dict[str, str] = {}
+    for seen in reading.seen:
+        flags.update(seen.forms or (seen.option,))
+        if seen.values:
+            for form in seen.forms or (seen.option,):
+                values[form] = seen.values[0].text
+    global_flags = {f for seen in reading.global_seen for f in seen.forms or (seen.option,)}
+    first = next((w.text for w in reading.operands if w.static), "")
+    return Args(
+        flags=frozenset(flags),
+        global_flags=frozenset(global_flags),
+        positionals=tuple(reading.operands),
+        words=tuple(w.text for w in argv[1:]),
+        values=values,
+        subcommand=reading.subcommands[0] if reading.subcommands else first,
+        reading=reading,
+    )
 
 
 def _short_is_number(text: str) -> bool:
@@ -215,18 +250,79 @@ class Effects:
     writes: tuple[str, ...]
     reads: tuple[str, ...]
     traits: frozenset[str]
+    dynamic_writes: tuple[str, ...] = ()  # paths only known at run time
+    sentences: tuple[str, ...] = ()  # what the command changes, for reasons
 
 
 def effects(program: str, args: Args) -> Effects:
+    if args.reading is not None:
+        return _spec_effects(program, args, args.reading)
+    return _generic_effects(program, args)
+
+
+def _spec_effects(program: str, args: Args, r: Reading) -> Effects:
+    traits = set(r.traits)
+    reads = list(r.reads)
+    sentences = list(r.effects)
+    spec = r.spec
+    reader = spec.model.script if spec is not None else ""
+    if reader == "sed":
+        for script in r.scripts:
+            found, files = sed_script(script)
+            traits |= found
+            reads += files
+    elif reader == "awk":
+        for script in r.scripts:
+            traits |= awk_program(script)
+        for seen in r.seen:
+            if seen.option == "-W" and not all(mawk_w(v.text) for v in seen.values):
+                traits.add("script-file")
+                sentences.append("mawk -W other than version, dump, usage … (exec reads a file)")
+    elif reader == "dc":
+        for script in r.scripts:
+            traits |= dc_program(script)
+    elif reader in ("set", "shopt", "shell"):
+        if reader == "set":
+            changes = set_words(list(args.words))
+        elif reader == "shopt":
+            changes = shopt_words([*sorted(args.flags), *(w.text for w in args.positionals)])
+        else:  # bash -o NAME / -O NAME: the set and shopt options of a nested shell
+            changes = []
+            for seen in r.seen:
+                for value in seen.values:
+                    if seen.option == "-o":
+                        changes += set_words(["-o", value.text])
+                    elif seen.option == "-O":
+                        changes += shopt_words(["-s", value.text])
+        if changes:
+            traits.add("changes-state")
+            sentences.extend(changes)
+    if program in INTERPRETERS and _code_from_stdin(program, args):
+        traits.add("code-from-stdin")
+    if program in FETCHERS:
+        traits.add("fetch")
+    if args.subcommand in NETWORK_SUBCOMMANDS.get(program, ()):
+        traits.add("network")
+    return Effects(
+        writes=tuple(r.writes),
+        reads=tuple(reads),
+        traits=frozenset(traits),
+        dynamic_writes=tuple(r.dynamic_writes),
+        sentences=tuple(dict.fromkeys(sentences)),
+    )
+
+
+def _generic_effects(program: str, args: Args) -> Effects:
     pos = [w.text for w in args.positionals]
     writes: list[str] = []
     traits: set[str] = set()
     if program in WRITES_ALL:
-        writes = pos
+        target = _target(args)
+        writes = pos + ([target] if target else [])
     elif program in WRITES_AFTER_FIRST:
         writes = pos if "--reference" in args.values else pos[1:]
     elif program in WRITES_LAST:
-        target = args.values.get("-t") or args.values.get("--target-directory")
+        target = _target(args)
         if target:
             writes = [target]
         elif len(pos) >= 2:
@@ -287,7 +383,12 @@ def _tar(args: Args) -> list[str]:
     archive = args.values.get("-f") or args.values.get("--file")
     if old_style and "f" in first and len(args.positionals) > 1:
         archive = args.positionals[1].text
+    to_stdout = "-O" in args.flags or any(
+        len(f) > 4 and "--to-stdout".startswith(f) for f in args.flags
+    )
     if "x" in modes:
+        if to_stdout:
+            return []  # -O: extracted files go to standard output, nothing is written
         return [args.values.get("-C") or args.values.get("--directory") or "."]
     if modes & {"c", "r", "u", "A"} and archive and archive != "-":
         return [archive]
@@ -297,90 +398,25 @@ def _tar(args: Args) -> list[str]:
 def _sed(args: Args) -> tuple[list[str], set[str]]:
     scripts = [v for k, v in args.values.items() if k in ("-e", "--expression")]
     files = [w.text for w in args.positionals]
-    from_file = "-f" in args.values or "--file" in args.values
-    traits: set[str] = {"sed-script-file"} if from_file else set()
+    from_file = "-f" in args.values or any(k.startswith("--f") for k in args.values)
+    traits: set[str] = {"script-file"} if from_file else set()
     if not scripts and not traits and files:
         scripts, files = [files[0]], files[1:]
     for script in scripts:
-        traits |= sed_script_traits(script)
-    in_place = any(f == "-i" or f.startswith("--in-place") for f in args.flags)
+        traits |= sed_script(script)[0]
+    in_place = any(f == "-i" or f.startswith("--i") for f in args.flags)
     return (files if in_place else []), traits
 
 
-_SED_ADDRESS = re.compile(
-    r"\s*(?:[0-9]+(?:~[0-9]+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*|\\(?P<d>.)(?:(?!(?P=d)).)*(?P=d))"
-)
-
-
-def sed_script_traits(script: str) -> set[str]:
-    """``sed-exec`` / ``sed-write`` if a sed script runs commands or writes files (e, w, W).
-
-    A small reader of sed's syntax: addresses, then one command letter. Anything it cannot
-    read is treated as both, so the command is asked about rather than allowed.
-    """
-    traits: set[str] = set()
-    i, n = 0, len(script)
-    while i < n:
-        while i < n and script[i] in " \t\n;{}!,":
-            i += 1
-        m = _SED_ADDRESS.match(script, i)
-        if m and m.end() > i:
-            i = m.end()
-            continue
-        if i >= n:
-            break
-        cmd = script[i]
-        i += 1
-        if cmd in "ewW":
-            traits.add("sed-exec" if cmd == "e" else "sed-write")
-            i = _line_end(script, i)
-        elif cmd in "rRaic:btTvlqQ#":
-            i = _line_end(script, i) if cmd in "rRaic:btTv#" else i
-        elif cmd in "s":
-            if i >= n:
-                return {"sed-exec", "sed-write"}
-            i = _skip_delimited(script, i)
-            flags_start = i
-            while i < n and script[i] not in ";\n}":
-                i += 1
-            flags = script[flags_start:i].split("w", 1)[0]  # after w comes a file name
-            if "e" in flags:
-                traits.add("sed-exec")
-            if "w" in script[flags_start:i]:
-                traits.add("sed-write")
-        elif cmd == "y":
-            if i >= n:
-                return {"sed-exec", "sed-write"}
-            i = _skip_delimited(script, i)
-        elif cmd in "pPdDnNgGhHxz=lFq":
-            continue
-        else:
-            return {"sed-exec", "sed-write"}
-    return traits
-
-
-def _skip_delimited(script: str, i: int) -> int:
-    """Past the two delimited parts of ``s/a/b/`` or ``y/a/b/``; ``i`` is at the delimiter."""
-    delim, n = script[i], len(script)
-    i += 1
-    for _ in range(2):
-        while i < n and script[i] != delim:
-            i += 2 if script[i] == "\\" else 1
-        i += 1
-    return i
-
-
-def _line_end(script: str, i: int) -> int:
-    end = script.find("\n", i)
-    semicolon = script.find(";", i)
-    ends = [e for e in (end, semicolon) if e != -1]
-    return min(ends) if ends else len(script)
+def _target(args: Args) -> str:
+    """The value of ``-t DIR`` / ``--target-directory=DIR`` (or any prefix of it)."""
+    for key, value in args.values.items():
+        if key == "-t" or (len(key) > 3 and "--target-directory".startswith(key)):
+            return value
+    return ""
 
 
 def _awk(args: Args) -> set[str]:
-    if "-f" in args.values or not args.positionals:
-        return {"awk-side-effects"}
-    program_text = args.positionals[0].text
-    if re.search(r"system|getline|\||>|fflush|close|ENVIRON", program_text):
-        return {"awk-side-effects"}
-    return set()
+    if args.flags - {"-F", "-v"} or not args.positionals:
+        return {"awk-side-effects"}  # -f, -W, -E, --file … : without a spec, never judged
+    return set(awk_program(args.positionals[0].text))

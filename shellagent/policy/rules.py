@@ -1,41 +1,70 @@
 """Policy files: the TOML format, loading with precise errors, and matching one rule.
 
-A policy file is a list of ``[[rule]]`` tables plus two variable lists. Every rule names
-programs and may narrow by subcommand, flags, words, an argument regex, path classes of
-operands, of written and of read paths, and traits; it carries a decision, a reason, and
-``match``/``not_match`` examples checked by ``shellagent policy test``. Later files (the
-user's ``policy.toml``) replace rules with the same ``id`` and may ``remove`` rules.
+A policy file is a list of ``[[rule]]`` tables, two variable lists and ``[program.NAME]``
+specs (``specs``). Every rule names programs and may narrow by subcommand, flags, words,
+an argument regex, path classes of operands, of written and of read paths, and traits; it
+carries a decision, a reason, whether it claims the commands it allows change nothing
+(``read_only``), and ``match``/``not_match`` examples checked by ``shellagent policy
+test``. The shipped specs (``policies/programs.toml``) are read first; later files (the
+user's ``policy.toml``) replace rules with the same ``id`` and specs with the same name, and
+may ``remove`` rules.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shellagent.errors import ConfigError
+from shellagent.events import Verdict
 from shellagent.policy.pathclass import PATH_CLASSES
 from shellagent.policy.programs import Args
+from shellagent.policy.specs import ProgramModel, Specs, only_known
 
-Verdict = Literal["allow", "ask", "deny"]
 SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 TRAITS = (
     "network",
+    "network-redirect",
+    "lookup",
+    "sends-data",
     "fetch",
     "privilege",
     "code-from-stdin",
     "download-to-shell",
+    "executes",
+    "changes-state",
+    "script-file",
     "sed-exec",
     "sed-write",
-    "sed-script-file",
     "awk-side-effects",
     "fork-bomb",
     "wrapped",
     "stdin-args",
+)
+# Traits that mean a command may change something: a read_only rule never allows them.
+CHANGE_TRAITS = frozenset(
+    {
+        "network",
+        "network-redirect",
+        "sends-data",
+        "fetch",
+        "privilege",
+        "code-from-stdin",
+        "download-to-shell",
+        "executes",
+        "changes-state",
+        "script-file",
+        "sed-exec",
+        "sed-write",
+        "awk-side-effects",
+        "fork-bomb",
+    }
 )
 _PATH_OR_ANY = (*PATH_CLASSES, "any")
 
@@ -61,24 +90,19 @@ class RuleModel(BaseModel):
     traits: list[str] = []
     otherwise: bool = False
     dynamic_args: bool = False
+    read_only: bool = False  # claims what it allows changes nothing (files, system, network)
     match: list[str] = []
     not_match: list[str] = []
 
     @field_validator("arg_paths", "writes", "reads")
     @classmethod
     def _known_classes(cls, value: list[str]) -> list[str]:
-        unknown = [v for v in value if v not in _PATH_OR_ANY]
-        if unknown:
-            raise ValueError(f"unknown path class {unknown[0]!r}; known: {', '.join(_PATH_OR_ANY)}")
-        return value
+        return only_known(value, _PATH_OR_ANY, "path class")
 
     @field_validator("traits")
     @classmethod
     def _known_traits(cls, value: list[str]) -> list[str]:
-        unknown = [v for v in value if v not in TRAITS]
-        if unknown:
-            raise ValueError(f"unknown trait {unknown[0]!r}; known: {', '.join(TRAITS)}")
-        return value
+        return only_known(value, TRAITS, "trait")
 
     @field_validator("arg_regex")
     @classmethod
@@ -106,6 +130,7 @@ class PolicyFileModel(BaseModel):
     remove: list[str] = []
     variables: VariablesModel = VariablesModel()
     rule: list[RuleModel] = []
+    program: dict[str, ProgramModel] = {}
 
 
 @dataclass(frozen=True)
@@ -165,20 +190,25 @@ class Policy:
     safe_prefix: frozenset[str]
     dangerous: tuple[str, ...]
     files: tuple[str, ...]
+    specs: Specs = field(default_factory=Specs)
 
     def is_dangerous(self, name: str) -> bool:
-        return any(
-            name == d or (d.endswith("*") and name.startswith(d[:-1])) for d in self.dangerous
-        )
+        """``dangerous`` entries are names or shell patterns (``LD_*``, ``*PATH``)."""
+        return any(fnmatch.fnmatchcase(name, d) for d in self.dangerous)
 
 
 def load_policy(paths: list[Path]) -> Policy:
-    """Read and merge policy files in order; later files override earlier ones by rule id."""
+    """Read the shipped specs, then policy files in order; later files override by id/name."""
+    from shellagent.policy.sources import programs_path
+
     rules: dict[str, Rule] = {}
     safe: list[str] = []
     dangerous: list[str] = []
-    for path in paths:
+    specs = Specs()
+    for path in [programs_path(), *paths]:
         model = read_policy_file(path)
+        for name, program in model.program.items():
+            specs.add(name, program, str(path))
         for rule_id in model.remove:
             rules.pop(rule_id, None)
         for rule_model in model.rule:
@@ -190,7 +220,11 @@ def load_policy(paths: list[Path]) -> Policy:
         if model.variables.dangerous is not None:
             dangerous = model.variables.dangerous
     return Policy(
-        tuple(rules.values()), frozenset(safe), tuple(dangerous), tuple(str(p) for p in paths)
+        tuple(rules.values()),
+        frozenset(safe),
+        tuple(dangerous),
+        tuple(str(p) for p in paths),
+        specs,
     )
 
 
@@ -235,9 +269,11 @@ def read_policy_file(path: Path) -> PolicyFileModel:
 
 
 def _line_of(text: str, loc: tuple[int | str, ...]) -> int | None:
-    """The line of the ``[[rule]]`` (and key) an error location points at."""
+    """The line of the ``[[rule]]`` or ``[program.NAME]`` (and key) an error points at."""
     lines = text.splitlines()
     start = 0
+    if len(loc) >= 2 and loc[0] == "program" and isinstance(loc[1], str):
+        return _program_line(lines, loc[1], loc[2] if len(loc) >= 3 else None, loc[3:4])
     if len(loc) >= 2 and loc[0] == "rule" and isinstance(loc[1], int):
         headers = [i for i, ln in enumerate(lines) if re.match(r"\s*\[\[\s*rule\s*\]\]", ln)]
         if loc[1] >= len(headers):
@@ -256,3 +292,35 @@ def _line_of(text: str, loc: tuple[int | str, ...]) -> int | None:
             if re.match(rf"\s*{re.escape(key)}\s*=", ln) or ln.strip() == f"[{key}]":
                 return i + 1
     return None
+
+
+def _program_line(
+    lines: list[str], name: str, key: int | str | None, index: tuple[int | str, ...]
+) -> int | None:
+    quoted = re.escape(name) if re.fullmatch(r"[\w-]+", name) else f'"{re.escape(name)}"'
+    header = re.compile(rf"\s*\[\s*program\s*\.\s*{quoted}\s*\]")
+    start = next((i for i, ln in enumerate(lines) if header.match(ln)), None)
+    if start is None:
+        return None
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines)
+    )
+    if not isinstance(key, str):
+        return start + 1
+    for i in range(start, end):
+        if re.match(rf"\s*{re.escape(key)}\s*=", lines[i]):
+            if index and isinstance(index[0], int):
+                return _nth_item_line(lines, i, end, index[0])
+            return i + 1
+    return start + 1
+
+
+def _nth_item_line(lines: list[str], first: int, end: int, n: int) -> int:
+    """The line of the n-th string of a multi-line TOML array starting at line ``first``."""
+    count = -1
+    for i in range(first, end):
+        text = lines[i].split("=", 1)[1] if i == first else lines[i]
+        count += len(re.findall(r'"(?:[^"\\]|\\.)*"', text))
+        if count >= n:
+            return i + 1
+    return first + 1

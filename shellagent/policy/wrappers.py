@@ -187,6 +187,10 @@ _OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
+# wrapper -> its options whose value is a file it writes
+_WRITES = {"time": ("-o", "--output")}
+
+
 @dataclass
 class Unwrapped:
     argv: list[Word]
@@ -196,6 +200,7 @@ class Unwrapped:
     assignments: list[tuple[str, Word]] = field(default_factory=list)
     scripts: list[tuple[str, Word]] = field(default_factory=list)  # (context, script text)
     inner: list[tuple[str, list[Word]]] = field(default_factory=list)  # find -exec argvs
+    writes: list[Word] = field(default_factory=list)  # files a wrapper writes (time -o)
     problem: str = ""
 
 
@@ -292,6 +297,12 @@ def unwrap(argv: list[Word]) -> Unwrapped:
         start, seen, problem = _options(name, argv, 1)
         if problem:
             result.problem = problem
+            return result
+        for key in _WRITES.get(name, ()):
+            if key in seen:
+                result.writes.append(seen[key])
+        if name == "env" and ("-C" in seen or "--chdir" in seen):
+            result.problem = "env -C runs the command in another directory, where its paths differ"
             return result
         if name == "env":
             for key in ("-S", "--split-string"):

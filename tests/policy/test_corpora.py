@@ -41,4 +41,26 @@ def test_no_everyday_command_is_denied(engine: PolicyEngine) -> None:
 
 def test_most_read_only_everyday_commands_are_allowed(engine: PolicyEngine) -> None:
     allowed = sum(engine.check(c, STATE).decision == "allow" for c in EVERYDAY)
-    assert allowed >= len(EVERYDAY) // 2
+    assert allowed >= 160  # the share before program specs; it must not fall
+
+
+PLEASANT = [
+    "ls -lah",
+    "du -sh *",
+    "find . -name '*.log' -mtime +7",
+    "grep -rn TODO src",
+    "sort -k2 -n f | uniq -c",
+    "head -n 20 f",
+    "git status",
+    "git log --oneline -n 10",
+    "git diff HEAD~1",
+    "git show --stat HEAD",
+    "ps aux",
+    "df -h",
+]
+
+
+@pytest.mark.parametrize("command", PLEASANT)
+def test_everyday_reading_stays_allowed_as_read_only(engine: PolicyEngine, command: str) -> None:
+    decision = engine.check(command, STATE)
+    assert decision.decision == "allow" and decision.read_only, decision.reasons

@@ -71,10 +71,11 @@ def test_dynamic_arguments_void_the_allow_of_careful_programs(engine: PolicyEngi
 
 
 def test_sed_script_reader_tells_printing_from_executing() -> None:
-    from shellagent.policy.programs import sed_script_traits
+    from shellagent.policy.scripts import sed_script
 
-    assert sed_script_traits("/error/p") == set()
-    assert sed_script_traits("s/web/site/g") == set()
-    assert sed_script_traits("1e id") == {"sed-exec"}
-    assert sed_script_traits("s/a/b/w out") == {"sed-write"}
-    assert sed_script_traits("1!G;h;$!d") == set()
+    assert sed_script("/error/p") == (set(), [])
+    assert sed_script("s/web/site/g") == (set(), [])
+    assert sed_script("1e id") == ({"sed-exec"}, [])
+    assert sed_script("s/a/b/w out") == ({"sed-write"}, [])
+    assert sed_script("1!G;h;$!d") == (set(), [])
+    assert sed_script("r /etc/shadow") == (set(), ["/etc/shadow"])

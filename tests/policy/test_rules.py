@@ -82,11 +82,37 @@ id = "processes"
 decision = "allow"
 reason = "I stop my own processes often"
 program = ["kill"]
+
+[program.kill]
+options = ["-s SIGNAL", "-l", "-L"]
+operands = ["text"]
+numeric_options = true
 """,
     )
     engine = PolicyEngine.load([default_policy_path(), override], home=HOME, workspace=WORKSPACE)
     assert engine.check("kill 1234", STATE).decision == "allow"
+    assert engine.check("kill -9 1234", STATE).decision == "allow"
     assert engine.check("pkill x", STATE).decision == "ask"  # pkill was in the replaced rule
+    unknown = engine.check("kill --timeout 5 TERM 1234", STATE)
+    assert unknown.decision == "ask"
+    assert "unknown option --timeout of kill" in unknown.reasons[0]
+
+
+def test_an_allow_rule_without_a_spec_of_the_program_asks(tmp_path: Path) -> None:
+    override = write(
+        tmp_path,
+        """
+[[rule]]
+id = "processes"
+decision = "allow"
+reason = "I stop my own processes often"
+program = ["kill"]
+""",
+    )
+    engine = PolicyEngine.load([default_policy_path(), override], home=HOME, workspace=WORKSPACE)
+    decision = engine.check("kill 1234", STATE)
+    assert decision.decision == "ask"
+    assert "no spec of kill's options" in decision.reasons[0]
 
 
 def test_a_user_override_can_remove_a_rule(tmp_path: Path) -> None:
@@ -131,8 +157,9 @@ def test_files_in_a_home_under_a_system_prefix_are_the_users_own() -> None:
     from shellagent.policy import PolicyEngine, ShellState, default_policy_path
 
     root_home = Path("/root")
-    engine = PolicyEngine.load([default_policy_path()], home=root_home,
-                               workspace=root_home / "project")
+    engine = PolicyEngine.load(
+        [default_policy_path()], home=root_home, workspace=root_home / "project"
+    )
     state = ShellState(cwd=root_home / "project")
     assert engine.check("tar czf ../backup.tgz -C ../Documents .", state).decision == "ask"
     assert engine.check("touch /root/notes.txt", state).decision == "ask"
