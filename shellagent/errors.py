@@ -44,7 +44,11 @@ class ConfigError(UsageError):
     """A file that configures shellagent is malformed: names the file and line."""
 
     def __init__(
-        self, message: str, *, path: str | None = None, line: int | None = None,
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
         hint: str | None = None,
     ) -> None:
         where = path or ""

@@ -56,6 +56,12 @@ def runtime_dir() -> Path:
     return Path(f"/tmp/{APP}-{os.getuid()}")
 
 
+def rootfs_dir() -> Path:
+    """Frozen copies of the host's /etc and /var for throwaway roots (see sandbox/snapshot)."""
+    override = os.environ.get("SHELLAGENT_ROOTFS_DIR")
+    return Path(override) if override else cache_dir() / "rootfs"
+
+
 def transcripts_dir() -> Path:
     return data_dir() / "transcripts"
 

@@ -2,8 +2,9 @@
 
 Standard library only: ``ask`` imports this module on its start-up path. The daemon
 validates what it receives with the pydantic models in ``shellagent.daemon.messages``;
-the client trusts the daemon (same user, checked by ``SO_PEERCRED``) and reads events
-with ``decode`` alone.
+the client trusts the daemon (same user, checked by ``SO_PEERCRED``) and reads its events
+with ``decode_event``, into the dataclasses of ``shellagent.events`` (listed below with
+their fields; ``encode_event`` writes them).
 
 Every message carries ``v`` (``VERSION``) and ``type``. A line is at most
 ``MAX_LINE_BYTES`` bytes, newline included; JSON is written with ``ensure_ascii`` so a
@@ -26,7 +27,9 @@ Daemon -> client
     approval_request  {id, turn, command, why, decision, reasons}  answer with approval
     output            {data}                           live output of the running command
     approval          {turn, command, decision, ...}   what was decided (by whom)
-    result            {turn, command, exit_code, duration_s, timed_out, truncated}
+    result            {turn, command, exit_code, duration_s, timed_out, truncated, confined,
+                       refused}                        confined: run read-only (the policy's
+                                                       claim); refused: the kernel caught it
     summary           {reason, summary, turns, session, commands, error, exit_code, transcript}
     status            {pid, version, uptime_s, model, sessions, rss_kb, ...}
     stopping          {}
@@ -37,30 +40,20 @@ Daemon -> client
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
+
+from shellagent.events import WIRE_EVENTS, ApprovalKind, EventError, Failure, Scope, WireEvent
+from shellagent.events import to_dict as _to_dict
+from shellagent.events import wire_from_dict as _wire_from_dict
 
 VERSION = 1
 MAX_LINE_BYTES = 1024 * 1024
 SOCKET_NAME = "daemon.sock"
 
 CLIENT_TYPES = ("ask", "approval", "cancel", "status", "stop")
-EVENT_TYPES = (
-    "accepted",
-    "queued",
-    "thinking",
-    "invalid",
-    "proposed",
-    "approval_request",
-    "approval",
-    "output",
-    "result",
-    "summary",
-    "status",
-    "stopping",
-    "error",
-)
-DECISIONS = ("approve", "refuse", "edit", "always", "quit")
-SCOPES = ("session", "directory", "everywhere")
+EVENT_TYPES = tuple(WIRE_EVENTS)
+DECISIONS: tuple[ApprovalKind, ...] = get_args(ApprovalKind)
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 
 # error codes
 MALFORMED = "malformed"
@@ -69,6 +62,7 @@ OUT_OF_ORDER = "out_of_order"
 UNSUPPORTED_VERSION = "unsupported_version"
 REFUSED = "refused"
 FAILED = "failed"
+NOTE = "note"  # a non-fatal ``error`` event that is information, not a failure
 
 
 class ProtocolError(ValueError):
@@ -107,5 +101,20 @@ def decode(line: bytes) -> dict[str, Any]:
     return message
 
 
+def encode_event(event: WireEvent) -> bytes:
+    """One daemon -> client event as a line of bytes."""
+    fields = _to_dict(event)
+    del fields["type"]
+    return encode(event.kind, **fields)
+
+
+def decode_event(line: bytes) -> WireEvent:
+    """A daemon -> client line as its event; ``ProtocolError`` when it is not one."""
+    try:
+        return _wire_from_dict(decode(line))
+    except EventError as exc:
+        raise ProtocolError(MALFORMED, exc.text()) from None
+
+
 def error(code: str, message: str, *, fatal: bool = False) -> bytes:
-    return encode("error", code=code, message=message, fatal=fatal)
+    return encode_event(Failure(code=code, message=message, fatal=fatal))

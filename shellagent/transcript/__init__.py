@@ -1,13 +1,14 @@
 """Transcripts: the append-only, redacted record of every session, and its exports.
 
-The agent loop writes through a ``TranscriptSink`` (``TranscriptWriter`` on disk,
-``shellagent.testing.MemorySink`` in tests); ``logs`` and ``export`` read files back with
-``read_transcript``. The line format is documented in ``events.py`` and ``docs/transcripts.md``.
+The agent loop writes typed events (``shellagent.events``) through a ``TranscriptSink``
+(``TranscriptWriter`` on disk, ``shellagent.testing.MemorySink`` in tests); ``logs`` and
+``export`` read files back with ``read_transcript``. The line format is documented in
+``shellagent/events.py`` and ``docs/transcripts.md``.
 """
 
 from __future__ import annotations
 
-from shellagent.transcript.events import EVENT_TYPES, MIGRATIONS, VERSION, Event, json_schema
+from shellagent.events import MIGRATIONS, TRANSCRIPT_EVENTS, VERSION, TranscriptEvent, json_schema
 from shellagent.transcript.export import FORMATS, ExportReport, export
 from shellagent.transcript.reader import (
     SessionSummary,
@@ -29,8 +30,6 @@ from shellagent.transcript.store import (
 )
 
 __all__ = [
-    "EVENT_TYPES",
-    "Event",
     "ExportReport",
     "FORMATS",
     "MIGRATIONS",
@@ -38,8 +37,10 @@ __all__ = [
     "Redactor",
     "SessionSummary",
     "Step",
+    "TRANSCRIPT_EVENTS",
     "Transcript",
     "TranscriptError",
+    "TranscriptEvent",
     "TranscriptSink",
     "TranscriptWriter",
     "VERSION",

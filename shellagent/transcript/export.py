@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from shellagent.events import Check
 from shellagent.transcript.reader import Transcript
 from shellagent.transcript.reward import episode_reward
 from shellagent.transcript.steps import ACCEPTED, EXCLUDED, Step, conversation
@@ -100,30 +101,31 @@ def _next_accepted(steps: Iterable[Step]) -> Step | None:
 
 
 def rl_records(transcript: Transcript) -> list[Record]:
-    success = transcript.success
-    if success is None:
+    if transcript.end is None:
         raise SkipSession("the episode never ended (interrupted)")
+    # An unverified "done" is not a success: its reward is that of a failure.
+    success = transcript.success
     conv = conversation(transcript)
     turns = [_rl_turn(step) for step in conv.steps]
     exit_codes = [s.exit_code for s in conv.steps if s.execution is not None]
     n_turns = max(len(conv.steps), transcript.turns)
-    checks = transcript.of_type("check")
+    checks = transcript.of_type(Check)
     check = None
     if checks:
         last = checks[-1]
         check = {
-            "command": str(last.get("command") or ""),
-            "exit_code": last.get("exit_code"),
-            "success": bool(last["success"]),
-            "output": str(last.get("output") or ""),
+            "command": last.command or "",
+            "exit_code": last.exit_code,
+            "success": last.success,
+            "output": last.output or "",
         }
-    start = transcript.start or {}
+    start = transcript.start
     return [
         {
             "session": transcript.session_id,
             "task": transcript.task,
-            "task_id": start.get("task_id"),
-            "source": start.get("source"),
+            "task_id": start.task_id if start else None,
+            "source": start.source if start else None,
             "model": transcript.model,
             "outcome": transcript.outcome,
             "prompt": [dict(m) for m in conv.prefix],
@@ -131,14 +133,15 @@ def rl_records(transcript: Transcript) -> list[Record]:
             "exit_codes": exit_codes,
             "check": check,
             "success": success,
+            "verdict": transcript.verdict,
             "n_turns": n_turns,
-            "reward": episode_reward(success, n_turns, exit_codes),
+            "reward": episode_reward(success is True, n_turns, exit_codes),
         }
     ]
 
 
 def _rl_turn(step: Step) -> Record:
-    model_turn = step.model_turn or {}
+    model_turn = step.model_turn
     action = step.action
     return {
         "turn": step.turn,
@@ -149,9 +152,13 @@ def _rl_turn(step: Step) -> Record:
         "status": step.status,
         "observation": "\n".join(step.observations) if step.observations else None,
         "exit_code": step.exit_code,
-        "token_ids": model_turn.get("token_ids"),
-        "logprobs": model_turn.get("logprobs"),
+        "token_ids": _listed(model_turn.token_ids if model_turn else None),
+        "logprobs": _listed(model_turn.logprobs if model_turn else None),
     }
+
+
+def _listed(values: tuple[Any, ...] | None) -> list[Any] | None:
+    return list(values) if values is not None else None
 
 
 FORMATS: dict[str, Callable[[Transcript], list[Record]]] = {

@@ -1,10 +1,13 @@
 """Reading transcripts back: tolerant of crashes, corruption, newer and older writers.
 
-A line that is not a JSON object, lacks the base keys, or is a known event type with
-missing or mistyped fields is skipped and reported as ``"<file>:<line>: <why>"`` in
-``Transcript.problems`` (and logged). Unknown keys and unknown event types are kept and
-passed through untouched; lines of older format versions are upgraded by the migrations
-in ``events.py``; lines of a newer format version than this reader knows are skipped.
+Each line becomes one of the typed events of ``shellagent.events``. A line that is not a
+JSON object, lacks the base keys, or is a known event type with missing or mistyped fields
+is skipped and reported as ``"<file>:<line>: <why>"`` in ``Transcript.problems`` (and
+logged). Lines of an event type this version does not know (a newer shellagent wrote them)
+are skipped too, silently, and their types listed in ``Transcript.unknown``; keys a line
+has beyond its type's fields are ignored. Lines of older format versions are upgraded by
+the migrations in ``shellagent.events``; lines of a newer format version than this reader
+knows are skipped as problems.
 """
 
 from __future__ import annotations
@@ -13,146 +16,165 @@ import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from shellagent import paths
 from shellagent.errors import InputError
-from shellagent.transcript.events import BASE_KEYS, EVENT_TYPES, VERSION, Event, upgrade
+from shellagent.events import (
+    VERSION,
+    Check,
+    End,
+    EventError,
+    ModelTurn,
+    SessionStart,
+    TranscriptEvent,
+    read_event,
+    upgrade,
+)
 from shellagent.transcript.store import SUFFIX
 
 log = logging.getLogger("shellagent.transcript")
 
+BASE_KEYS = ("v", "type", "ts", "seq")
+_E = TypeVar("_E")
+
 
 @dataclass(frozen=True)
 class Transcript:
-    """One session as read from disk: its valid events in order, and what was skipped."""
+    """One session as read from disk: its valid events in order, what was skipped, and the
+    event types it holds that this version does not know."""
 
     path: Path
-    events: list[Event]
+    events: list[TranscriptEvent]
     problems: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
         start = self.start
-        if start and isinstance(start.get("session"), str):
-            return str(start["session"])
+        if start is not None:
+            return start.session
         return self.path.name.removesuffix(SUFFIX)
 
     @property
-    def start(self) -> Event | None:
-        return next((e for e in self.events if e["type"] == "session_start"), None)
+    def start(self) -> SessionStart | None:
+        return next((e for e in self.events if isinstance(e, SessionStart)), None)
 
     @property
-    def end(self) -> Event | None:
-        return next((e for e in reversed(self.events) if e["type"] == "end"), None)
+    def end(self) -> End | None:
+        return next((e for e in reversed(self.events) if isinstance(e, End)), None)
 
     @property
     def started(self) -> float | None:
         start = self.start or (self.events[0] if self.events else None)
-        return float(start["ts"]) if start else None
+        return start.ts if start else None
 
     @property
     def task(self) -> str:
-        return str((self.start or {}).get("task", ""))
+        return self.start.task if self.start else ""
 
     @property
     def model(self) -> str:
-        return str((self.start or {}).get("model") or "")
+        return (self.start.model if self.start else None) or ""
 
-    def of_type(self, kind: str) -> list[Event]:
-        return [e for e in self.events if e["type"] == kind]
+    def of_type(self, kind: type[_E]) -> list[_E]:
+        return [e for e in self.events if isinstance(e, kind)]
 
     @property
     def turns(self) -> int:
-        n = len(self.of_type("model_turn"))
+        n = len(self.of_type(ModelTurn))
         end = self.end
-        if n == 0 and end and isinstance(end.get("turns"), int):
-            return int(end["turns"])
+        if n == 0 and end and end.turns is not None:
+            return end.turns
         return n
 
     @property
     def outcome(self) -> str:
         """``end.reason``, or ``incomplete`` when the session never ended (crash, kill)."""
         end = self.end
-        return str(end["reason"]) if end else "incomplete"
+        return end.reason if end else "incomplete"
 
     @property
     def success(self) -> bool | None:
-        """Whether the session did its job; None when it never ended.
+        """Whether the session did its job: True or False when that is known, None when it
+        is not (the session never ended, or it finished unverified).
 
-        In order: ``end.success`` when the loop set it; else the last success check;
-        else ``finished`` with a last command that exited 0 (or no command at all).
-        Any other end reason is a failure.
+        In order: ``end.success`` (the user answered "Did that do it?", or the runner
+        judged it); else the last success check; else any end but ``finished`` is a
+        failure. A model saying it is done proves nothing: ``finished`` alone is None.
         """
         end = self.end
         if end is None:
             return None
-        if isinstance(end.get("success"), bool):
-            return bool(end["success"])
-        checks = self.of_type("check")
+        if end.success is not None:
+            return end.success
+        checks = self.of_type(Check)
         if checks:
-            return bool(checks[-1]["success"])
-        if end["reason"] != "finished":
+            return checks[-1].success
+        if end.reason != "finished":
             return False
-        runs = self.of_type("execution")
-        return not runs or runs[-1].get("exit_code") == 0
+        return None
+
+    @property
+    def verdict(self) -> str:
+        """``confirmed``, ``failed``, ``unverified`` (finished, nobody checked) or
+        ``incomplete`` (never ended)."""
+        if self.end is None:
+            return "incomplete"
+        success = self.success
+        if success is None:
+            return "unverified"
+        return "confirmed" if success else "failed"
 
 
-@cache
-def _validator(kind: str) -> Any:
-    # pydantic is imported only when reading back, never on the writer's path.
-    from pydantic import ConfigDict, TypeAdapter, with_config
-
-    allowing = with_config(ConfigDict(extra="allow"))(EVENT_TYPES[kind])
-    return TypeAdapter(allowing)
-
-
-def _parse_line(raw: bytes) -> tuple[Event | None, str | None]:
+def _parse_line(raw: bytes) -> tuple[TranscriptEvent | str | None, str | None]:
+    """(the event, or the type name of an unknown event; None and why when unreadable)."""
     try:
-        event = json.loads(raw)
+        line = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"not valid JSON ({exc.__class__.__name__}), truncated or corrupt"
-    if not isinstance(event, dict):
+    if not isinstance(line, dict):
         return None, "not a JSON object"
-    missing = [k for k in BASE_KEYS if k not in event]
+    missing = [k for k in BASE_KEYS if k not in line]
     if missing:
         return None, f"missing {', '.join(missing)}"
-    if not isinstance(event["v"], int) or not isinstance(event["type"], str):
+    if not isinstance(line["v"], int) or not isinstance(line["type"], str):
         return None, "'v' must be an integer and 'type' a string"
-    if event["v"] > VERSION:
-        return None, f"format v{event['v']} is newer than this shellagent reads (v{VERSION})"
-    event = upgrade(event)
-    if event["type"] in EVENT_TYPES:
-        from pydantic import ValidationError
-
-        try:
-            event = _validator(event["type"]).validate_python(event)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            return None, f"bad {event['type']} event: {where}: {first['msg']}"
+    if line["v"] > VERSION:
+        return None, f"format v{line['v']} is newer than this shellagent reads (v{VERSION})"
+    line = upgrade(line)
+    try:
+        event = read_event(line)
+    except EventError as exc:
+        return None, f"bad {exc.message}"
+    if event is None:
+        return str(line["type"]), None
+    if event.ts is None or event.seq is None:
+        return None, "'ts' must be a number and 'seq' an integer"
     return event, None
 
 
 def read_transcript(path: Path | str) -> Transcript:
     """Every readable event of one transcript file; skipped lines go to ``problems``."""
     path = Path(path)
-    events: list[Event] = []
+    events: list[TranscriptEvent] = []
     problems: list[str] = []
+    unknown: dict[str, None] = {}
     with path.open("rb") as f:
         for number, raw in enumerate(f, start=1):
             if not raw.strip():
                 continue
             event, why = _parse_line(raw)
-            if event is None:
+            if isinstance(event, str):
+                unknown[event] = None
+            elif event is None:
                 problem = f"{path}:{number}: skipped line: {why}"
                 problems.append(problem)
                 log.warning("%s", problem)
             else:
                 events.append(event)
-    return Transcript(path=path, events=events, problems=problems)
+    return Transcript(path=path, events=events, problems=problems, unknown=sorted(unknown))
 
 
 def transcript_paths(directory: Path | None = None) -> list[Path]:

@@ -6,9 +6,10 @@ import json
 import time
 from collections.abc import Sequence
 
-from shellagent.transcript.events import EVENT_TYPES
+from shellagent.events import Check
 from shellagent.transcript.reader import SessionSummary, Transcript
 from shellagent.transcript.steps import conversation
+from shellagent.transcript.store import stamp_event
 
 OUTPUT_LINES = 20
 """Output lines shown per command by ``logs show`` (head and tail); ``--full`` shows all."""
@@ -19,9 +20,10 @@ def when(ts: float | None) -> str:
 
 
 def outcome_label(outcome: str, success: bool | None) -> str:
+    """``finished (confirmed)``, ``finished (unverified)``, ``turn_limit (failed)`` …"""
     if success is None:
-        return outcome
-    return f"{outcome} ({'ok' if success else 'failed'})"
+        return f"{outcome} (unverified)" if outcome == "finished" else outcome
+    return f"{outcome} ({'confirmed' if success else 'failed'})"
 
 
 def _clip(text: str, width: int) -> str:
@@ -29,23 +31,37 @@ def _clip(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def render_table(sessions: Sequence[SessionSummary]) -> str:
-    """One row per session: when, id, task, turns, outcome, model."""
-    header = ("WHEN", "ID", "TASK", "TURNS", "OUTCOME", "MODEL")
+def short_outcome(outcome: str, success: bool | None) -> str:
+    """One word for a table: ``confirmed``, ``unverified``, ``failed`` for a finished
+    session, else how it ended (``turn_limit``, ``cancelled``, ``incomplete`` …)."""
+    if outcome != "finished":
+        return outcome
+    return "unverified" if success is None else "confirmed" if success else "failed"
+
+
+def render_table(sessions: Sequence[SessionSummary], width: int = 80) -> str:
+    """One row per session in ``width`` columns: when, id, turns, outcome, task (the model
+    is in ``logs show`` and ``logs list --json``)."""
+    header = ("WHEN", "ID", "N", "OUTCOME", "TASK")
     rows = [
         (
-            when(s.started),
+            time.strftime("%m-%d %H:%M", time.localtime(s.started)) if s.started else "?",
             s.session_id,
-            _clip(s.task, 40),
             str(s.turns),
-            outcome_label(s.outcome, s.success),
-            _clip(s.model, 24),
+            short_outcome(s.outcome, s.success),
+            s.task,
         )
         for s in sessions
     ]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    room = max(width - sum(widths) - 2 * len(widths), 12)
     lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        "  ".join(
+            [
+                *(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)),
+                _clip(row[-1], room),
+            ]
+        ).rstrip()
         for row in [header, *rows]
     ]
     return "\n".join(lines)
@@ -62,15 +78,16 @@ def _indent(text: str, full: bool, prefix: str = "    ") -> list[str]:
 
 def render_transcript(transcript: Transcript, *, full: bool = False) -> str:
     """A readable page for one session: header, each turn, the check and the end."""
-    start = transcript.start or {}
+    start = transcript.start
     out = [
         f"session  {transcript.session_id}",
         f"started  {when(transcript.started)}",
         f"task     {transcript.task}",
     ]
     for key in ("model", "backend", "policy", "profile", "cwd", "source", "task_id"):
-        if start.get(key):
-            out.append(f"{key:<8} {start[key]}")
+        value = getattr(start, key) if start else None
+        if value:
+            out.append(f"{key:<8} {value}")
     conv = conversation(transcript)
     for step in conv.steps:
         out.append("")
@@ -89,48 +106,55 @@ def render_transcript(transcript: Transcript, *, full: bool = False) -> str:
             if done:
                 out.append(f"  done: {done}")
         if step.policy is not None:
-            reasons = "; ".join(str(r) for r in step.policy.get("reasons") or [])
-            out.append(
-                f"  policy: {step.policy['decision']}" + (f" ({reasons})" if reasons else "")
-            )
+            reasons = "; ".join(step.policy.reasons)
+            out.append(f"  policy: {step.policy.decision}" + (f" ({reasons})" if reasons else ""))
         if step.approval is not None:
-            line = f"  user: {step.approval['decision']}"
-            if step.approval.get("edited_command"):
-                line += f" → $ {step.approval['edited_command']}"
-            if step.approval.get("reason"):
-                line += f" ({step.approval['reason']})"
+            line = f"  user: {step.approval.decision}"
+            if step.approval.edited_command:
+                line += f" → $ {step.approval.edited_command}"
+            if step.approval.reason:
+                line += f" ({step.approval.reason})"
             out.append(line)
         if step.execution is not None:
             ex = step.execution
-            flags = [f for f in ("timed_out", "truncated", "shell_restarted") if ex.get(f)]
-            duration = ex.get("duration_s")
-            timing = f", {duration:.2f}s" if isinstance(duration, int | float) else ""
+            flags = [
+                name
+                for name, on in (
+                    ("timed_out", ex.timed_out),
+                    ("truncated", ex.truncated),
+                    ("shell_restarted", ex.shell_restarted),
+                )
+                if on
+            ]
+            timing = f", {ex.duration_s:.2f}s" if ex.duration_s is not None else ""
             out.append(
-                f"  exit {ex.get('exit_code')}{timing}"
-                + (f" [{', '.join(flags)}]" if flags else "")
+                f"  exit {ex.exit_code}{timing}" + (f" [{', '.join(flags)}]" if flags else "")
             )
-            if str(ex.get("output") or "").strip():
-                out.extend(_indent(str(ex["output"]), full))
-    for check in transcript.of_type("check"):
+            if ex.output.strip():
+                out.extend(_indent(ex.output, full))
+    for check in transcript.of_type(Check):
         out.append("")
-        verdict = "passed" if check["success"] else "failed"
-        out.append(f"check {verdict} (exit {check.get('exit_code')}): {check.get('command', '')}")
+        verdict = "passed" if check.success else "failed"
+        out.append(f"check {verdict} (exit {check.exit_code}): {check.command or ''}")
     out.append("")
     end = transcript.end
     if end is None:
         out.append("end: incomplete (the session was interrupted)")
     else:
         out.append(f"end: {outcome_label(transcript.outcome, transcript.success)}")
-        if end.get("summary"):
-            out.append(f"summary: {end['summary']}")
-    unknown = sorted({e["type"] for e in transcript.events} - set(EVENT_TYPES))
-    if unknown:
-        out.append(f"(also holds events this version does not show: {', '.join(unknown)})")
+        if end.summary:
+            out.append(f"summary: {end.summary}")
+    if transcript.unknown:
+        out.append(
+            f"(also holds events this version does not show: {', '.join(transcript.unknown)})"
+        )
     for problem in transcript.problems:
         out.append(f"warning: {problem}")
     return "\n".join(out)
 
 
 def render_json(transcript: Transcript) -> str:
-    """The events as JSON lines (already redacted on disk)."""
-    return "\n".join(json.dumps(e, ensure_ascii=False) for e in transcript.events)
+    """The events as JSON lines (already redacted on disk), in the stored layout."""
+    return "\n".join(
+        json.dumps(stamp_event(e, e.seq or 0), ensure_ascii=False) for e in transcript.events
+    )

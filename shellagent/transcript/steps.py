@@ -13,9 +13,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
-from shellagent.transcript.events import Event
+from shellagent.events import (
+    ApprovalRecord,
+    ChatMessage,
+    Execution,
+    ModelTurn,
+    PolicyVerdict,
+    TranscriptEvent,
+)
 from shellagent.transcript.reader import Transcript
 
 Status = Literal["executed", "edited", "refused", "denied", "quit", "invalid", "answer", "none"]
@@ -31,42 +38,43 @@ class Step:
 
     turn: int
     reply: str
-    model_turn: Event | None = None
-    policy: Event | None = None
-    approval: Event | None = None
-    execution: Event | None = None
+    model_turn: ModelTurn | None = None
+    policy: PolicyVerdict | None = None
+    approval: ApprovalRecord | None = None
+    execution: Execution | None = None
     observations: list[str] = field(default_factory=list)
 
     @property
-    def action(self) -> dict[str, Any] | None:
-        action = (self.model_turn or {}).get("action")
-        return action if isinstance(action, dict) else None
+    def action(self) -> dict[str, str] | None:
+        return self.model_turn.action if self.model_turn else None
 
     @property
     def command(self) -> str | None:
         """The command the model proposed (before any edit)."""
-        for source in (self.action or {}, self.policy or {}, self.approval or {}):
-            for key in ("cmd", "command"):
-                if isinstance(source.get(key), str):
-                    return str(source[key])
+        action = self.action or {}
+        for key in ("cmd", "command"):
+            if key in action:
+                return action[key]
+        for event in (self.policy, self.approval):
+            if event is not None:
+                return event.command
         return None
 
     @property
     def executed_command(self) -> str | None:
-        return str(self.execution["command"]) if self.execution else None
+        return self.execution.command if self.execution else None
 
     @property
     def exit_code(self) -> int | None:
-        code = (self.execution or {}).get("exit_code")
-        return code if isinstance(code, int) else None
+        return self.execution.exit_code if self.execution else None
 
     @property
     def status(self) -> Status:
-        if self.model_turn is not None and self.model_turn.get("valid") is False:
+        if self.model_turn is not None and self.model_turn.valid is False:
             return "invalid"
-        if self.policy is not None and self.policy.get("decision") == "deny":
+        if self.policy is not None and self.policy.decision == "deny":
             return "denied"
-        decision = (self.approval or {}).get("decision")
+        decision = self.approval.decision if self.approval else None
         if decision == "refuse":
             return "refused"
         if decision == "quit":
@@ -86,9 +94,11 @@ class Step:
         """
         if self.status != "edited":
             return self.reply
-        edited = (self.approval or {}).get("edited_command") or self.executed_command
+        edited = (self.approval.edited_command if self.approval else None) or (
+            self.executed_command
+        )
         original = self.command
-        if not isinstance(edited, str) or original is None:
+        if edited is None or original is None:
             return None
         return rewrite_command(self.reply, original, edited)
 
@@ -121,40 +131,37 @@ class Conversation:
 
 def conversation(transcript: Transcript) -> Conversation:
     """Group a transcript's events into steps (see the module docstring for the rule)."""
-    by_turn: dict[int, dict[str, Event]] = {}
+    by_turn: dict[int, dict[str, TranscriptEvent]] = {}
     turn_order: list[int] = []
     for event in transcript.events:
-        turn = event.get("turn")
-        if event["type"] in ("model_turn", "policy", "approval", "execution") and isinstance(
-            turn, int
-        ):
-            slot = by_turn.setdefault(turn, {})
-            slot[event["type"]] = event  # a repeated event for a turn: the last one wins
-            if event["type"] == "model_turn":
-                turn_order.append(turn)
+        if isinstance(event, ModelTurn | PolicyVerdict | ApprovalRecord | Execution):
+            slot = by_turn.setdefault(event.turn, {})
+            slot[event.kind] = event  # a repeated event for a turn: the last one wins
+            if isinstance(event, ModelTurn):
+                turn_order.append(event.turn)
 
     prefix: list[dict[str, str]] = []
     steps: list[Step] = []
     messages: list[dict[str, str]] = []
     step_of_message: list[int | None] = []
     for event in transcript.events:
-        if event["type"] != "message":
+        if not isinstance(event, ChatMessage):
             continue
-        message = {"role": str(event["role"]), "content": str(event["content"])}
-        if message["role"] == "assistant":
+        message = {"role": event.role, "content": event.content}
+        if event.role == "assistant":
             k = len(steps)
-            turn = event.get("turn")
-            if not isinstance(turn, int):
+            turn = event.turn
+            if turn is None:
                 turn = turn_order[k] if k < len(turn_order) else k + 1
             slot = by_turn.get(turn, {})
             steps.append(
                 Step(
                     turn=turn,
-                    reply=message["content"],
-                    model_turn=slot.get("model_turn"),
-                    policy=slot.get("policy"),
-                    approval=slot.get("approval"),
-                    execution=slot.get("execution"),
+                    reply=event.content,
+                    model_turn=_of(slot, ModelTurn),
+                    policy=_of(slot, PolicyVerdict),
+                    approval=_of(slot, ApprovalRecord),
+                    execution=_of(slot, Execution),
                 )
             )
         elif steps:
@@ -164,3 +171,11 @@ def conversation(transcript: Transcript) -> Conversation:
         messages.append(message)
         step_of_message.append(len(steps) - 1 if steps else None)
     return Conversation(prefix, steps, messages, step_of_message)
+
+
+_E = TypeVar("_E", ModelTurn, PolicyVerdict, ApprovalRecord, Execution)
+
+
+def _of(slot: dict[str, TranscriptEvent], kind: type[_E]) -> _E | None:
+    event = slot.get(kind.kind)
+    return event if isinstance(event, kind) else None

@@ -11,18 +11,18 @@ Reading lives in ``reader.py``; the agent loop only needs ``TranscriptSink``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from shellagent import paths
 from shellagent.errors import EnvironmentProblem
-from shellagent.transcript.events import VERSION, Event
+from shellagent.events import VERSION, Line, TranscriptEvent, to_dict
 from shellagent.transcript.redact import Redactor
 
 SUFFIX = ".jsonl"
@@ -34,9 +34,13 @@ class TranscriptError(EnvironmentProblem):
 
 @runtime_checkable
 class TranscriptSink(Protocol):
-    """Where the agent loop sends events. Implementations stamp ``v``, ``ts`` and ``seq``."""
+    """Where the agent loop sends events. Implementations stamp ``v``, ``ts`` and ``seq``;
+    ``session_id`` names the session they record (the loop's ``session_start`` uses it)."""
 
-    def write(self, event: Mapping[str, Any]) -> None: ...
+    @property
+    def session_id(self) -> str: ...
+
+    def write(self, event: TranscriptEvent) -> None: ...
 
     def close(self) -> None: ...
 
@@ -47,24 +51,20 @@ def new_session_id(now: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def stamp_event(event: Mapping[str, Any], seq: int) -> Event:
-    """The line to store: the event with ``v``, ``ts`` (unless given) and ``seq`` set."""
-    if not isinstance(event.get("type"), str):
-        raise ValueError(f"a transcript event needs a string 'type', got {event!r:.80}")
-    stamped: Event = {"v": VERSION, "type": event["type"], "ts": time.time(), "seq": seq}
-    for key, value in event.items():
-        if key not in ("v", "seq"):
-            stamped[key] = value
-    return stamped
+def stamp_event(event: TranscriptEvent, seq: int) -> Line:
+    """The line to store: ``v``, ``type``, ``ts`` (now, unless the event has one), ``seq``,
+    then the event's fields."""
+    ts = event.ts if event.ts is not None else time.time()
+    return {"v": VERSION, **to_dict(dataclasses.replace(event, ts=ts, seq=seq))}
 
 
-def redact_event(event: Event, redactor: Redactor) -> Event:
+def redact_event(event: Line, redactor: Redactor) -> Line:
     """Redact every string; drop token ids and logprobs of a reply that held a secret.
 
     Generated token ids decode back to the raw reply, so if the reply had to be redacted
     its token ids and logprobs would leak the secret: they are nulled and the turn marked.
     """
-    clean: Event = redactor.redact_value(event)
+    clean: Line = redactor.redact_value(event)
     if clean.get("type") == "model_turn" and clean.get("raw") != event.get("raw"):
         clean["token_ids"] = None
         clean["logprobs"] = None
@@ -102,7 +102,7 @@ class TranscriptWriter:
         self._seq = 0
         self._lock = threading.Lock()
 
-    def write(self, event: Mapping[str, Any]) -> None:
+    def write(self, event: TranscriptEvent) -> None:
         """Stamp, redact and durably append one event."""
         with self._lock:
             if self._fd is None:

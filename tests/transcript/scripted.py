@@ -11,6 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shellagent.events import (
+    ApprovalRecord,
+    ChatMessage,
+    Check,
+    End,
+    EndReason,
+    EventSource,
+    Execution,
+    ModelTurn,
+    PolicyVerdict,
+    RecordedApproval,
+    SessionStart,
+    Verdict,
+)
+
 SYSTEM_PROMPT = (
     'You run shell commands. Reply with one JSON action: {"cmd": "...", "why": "..."} '
     'or {"done": "..."}.'
@@ -24,8 +39,8 @@ class Turn:
     cmd: str | None = None
     why: str = ""
     done: str | None = None
-    policy: str = "allow"  # allow | ask | deny
-    approval: str | None = None  # approve | refuse | edit | always | quit | auto
+    policy: Verdict = "allow"
+    approval: RecordedApproval | None = None
     edited: str | None = None
     reason: str | None = None
     raw: str | None = None  # an unparseable reply instead of an action
@@ -61,28 +76,31 @@ def play(
     cwd: Path,
     env: dict[str, str] | None = None,
     check: str | None = None,
-    end_reason: str = "finished",
-    source: str = "ask",
+    end_reason: EndReason = "finished",
+    source: EventSource = "ask",
     task_id: str | None = None,
+    confirmed: bool | None = True,
 ) -> None:
-    """Write a whole session through ``writer`` as the agent loop would, running commands."""
+    """Write a whole session through ``writer`` as the agent loop would, running commands.
+
+    A session that finishes without a ``check`` ends as the user's answer to "Did that do
+    it?" makes it: ``confirmed`` (None: nobody answered, the session is unverified)."""
     writer.write(
-        {
-            "type": "session_start",
-            "session": writer.session_id,
-            "task": task,
-            "model": "smollm2-135m",
-            "backend": "scripted",
-            "policy": "default",
-            "profile": "default",
-            "cwd": str(cwd),
-            "versions": {"shellagent": "0.1.0", "python": "3.11"},
-            "source": source,
-            "task_id": task_id,
-        }
+        SessionStart(
+            session=writer.session_id,
+            task=task,
+            model="smollm2-135m",
+            backend="scripted",
+            policy="default",
+            profile="default",
+            cwd=str(cwd),
+            versions={"shellagent": "0.1.0", "python": "3.11"},
+            source=source,
+            task_id=task_id,
+        )
     )
-    writer.write({"type": "message", "role": "system", "content": SYSTEM_PROMPT})
-    writer.write({"type": "message", "role": "user", "content": task})
+    writer.write(ChatMessage(role="system", content=SYSTEM_PROMPT))
+    writer.write(ChatMessage(role="user", content=task))
     n = 0
     for n, turn in enumerate(turns, start=1):
         raw = reply_text(turn)
@@ -93,59 +111,53 @@ def play(
         except ValueError:
             action = None
         writer.write(
-            {
-                "type": "model_turn",
-                "turn": n,
-                "raw": raw,
-                "action": action,
-                "valid": action is not None,
-                "prompt_tokens": 100 + 10 * n,
-                "evaluated_prompt_tokens": 12,
-                "generated_tokens": 20,
-                "duration_s": 0.05,
-                "token_ids": turn.token_ids,
-                "logprobs": turn.logprobs,
-            }
-        )
-        writer.write({"type": "message", "role": "assistant", "content": raw})
-        if action is None:
-            writer.write(
-                {"type": "message", "role": "user", "content": "Invalid action: reply with JSON."}
+            ModelTurn(
+                turn=n,
+                raw=raw,
+                action=action,
+                valid=action is not None,
+                prompt_tokens=100 + 10 * n,
+                evaluated_prompt_tokens=12,
+                generated_tokens=20,
+                duration_s=0.05,
+                token_ids=tuple(turn.token_ids) if turn.token_ids is not None else None,
+                logprobs=tuple(turn.logprobs) if turn.logprobs is not None else None,
             )
+        )
+        writer.write(ChatMessage(role="assistant", content=raw))
+        if action is None:
+            writer.write(ChatMessage(role="user", content="Invalid action: reply with JSON."))
             continue
         if turn.done is not None:
             continue
         assert turn.cmd is not None
         writer.write(
-            {
-                "type": "policy",
-                "turn": n,
-                "command": turn.cmd,
-                "decision": turn.policy,
-                "reasons": [] if turn.policy == "allow" else [f"{turn.policy}: scripted"],
-                "segments": [turn.cmd],
-            }
+            PolicyVerdict(
+                turn=n,
+                command=turn.cmd,
+                decision=turn.policy,
+                reasons=() if turn.policy == "allow" else (f"{turn.policy}: scripted",),
+                segments=({"key": turn.cmd},),
+            )
         )
         if turn.policy == "deny":
-            writer.write({"type": "message", "role": "user", "content": "Denied by policy."})
+            writer.write(ChatMessage(role="user", content="Denied by policy."))
             continue
         command = turn.cmd
         if turn.policy == "ask":
             decision = turn.approval or "approve"
             writer.write(
-                {
-                    "type": "approval",
-                    "turn": n,
-                    "command": turn.cmd,
-                    "decision": decision,
-                    "edited_command": turn.edited,
-                    "reason": turn.reason,
-                    "scope": "once",
-                }
+                ApprovalRecord(
+                    turn=n,
+                    command=turn.cmd,
+                    decision=decision,
+                    edited_command=turn.edited,
+                    reason=turn.reason,
+                )
             )
             if decision == "refuse":
                 note = f"The user refused this command: {turn.reason or 'no reason given'}"
-                writer.write({"type": "message", "role": "user", "content": note})
+                writer.write(ChatMessage(role="user", content=note))
                 continue
             if decision == "quit":
                 break
@@ -154,36 +166,15 @@ def play(
                 command = turn.edited
         output, code = run_in_shell(command, cwd, env)
         writer.write(
-            {
-                "type": "execution",
-                "turn": n,
-                "command": command,
-                "output": output,
-                "exit_code": code,
-                "duration_s": 0.01,
-                "timed_out": False,
-                "truncated": False,
-                "shell_restarted": False,
-            }
+            Execution(turn=n, command=command, output=output, exit_code=code, duration_s=0.01)
         )
-        observation = f"exit code {code}\n{output}"
-        writer.write({"type": "message", "role": "user", "content": observation})
-    success: bool | None = None
+        writer.write(ChatMessage(role="user", content=f"exit code {code}\n{output}"))
+    success: bool | None = confirmed if end_reason == "finished" else None
     if check is not None:
         output, code = run_in_shell(check, cwd, env)
         success = code == 0
-        writer.write(
-            {
-                "type": "check",
-                "command": check,
-                "exit_code": code,
-                "success": success,
-                "output": output,
-            }
-        )
-    writer.write(
-        {"type": "end", "reason": end_reason, "summary": "scripted", "turns": n, "success": success}
-    )
+        writer.write(Check(command=check, exit_code=code, success=success, output=output))
+    writer.write(End(reason=end_reason, summary="scripted", turns=n, success=success))
     writer.close()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from shellagent.events import ChatMessage, End, ModelTurn
 from shellagent.transcript import Transcript, read_transcript
 from shellagent.transcript.export import export
 from shellagent.transcript.reward import episode_reward, length_factor
@@ -178,7 +179,16 @@ def test_filters_select_by_date_turns_and_success(sessions: dict[str, Path]) -> 
 def test_one_bad_session_never_stops_an_export(sessions: dict[str, Path], tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text('not json\n{"v": 1}\n')
-    weird = Transcript(path=tmp_path / "weird.jsonl", events=[{"type": "end", "v": 1}])
+    # An action no reader could have produced: exporting it fails inside the converter.
+    unwritable: Any = {"cmd": object()}
+    weird = Transcript(
+        path=tmp_path / "weird.jsonl",
+        events=[
+            ModelTurn(turn=1, raw="x", action=unwritable, ts=1.0, seq=0),
+            ChatMessage(role="assistant", content="x", turn=1, ts=1.0, seq=1),
+            End(reason="finished", ts=1.0, seq=2),
+        ],
+    )
     transcripts = [
         read_transcript(garbage),
         weird,
@@ -216,3 +226,19 @@ def test_each_format_loads_with_the_datasets_json_loader(
         fmt, {"turns", "success", "n_turns", "reward"}
     )
     assert expected <= set(loaded.column_names)
+
+
+def test_a_bare_done_nobody_confirmed_is_never_rewarded_or_taught(record_session: Player) -> None:
+    """The review's case: "done" after running nothing, recorded as a success and rewarded."""
+    bare = record_session(
+        "how much space does ~/Documents use", [Turn(done="done")], confirmed=None
+    )
+    rl, _ = run_export("rl", [bare])
+    assert rl[0]["success"] is None and rl[0]["verdict"] == "unverified"
+    assert rl[0]["reward"] <= 0
+    sft, report = run_export("sft", [bare])
+    assert sft == [] and report.records == 0
+    # the same session, confirmed by the user, is taught and rewarded
+    confirmed = record_session("how much space does ~/Documents use", [Turn(done="done")])
+    rl, _ = run_export("rl", [confirmed])
+    assert rl[0]["verdict"] == "confirmed" and rl[0]["reward"] > 0

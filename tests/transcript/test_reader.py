@@ -5,8 +5,14 @@ from pathlib import Path
 from typing import Any
 
 import shellagent.transcript as transcript_pkg
-from shellagent.transcript import MIGRATIONS, VERSION, list_sessions, read_transcript
-from shellagent.transcript.events import json_schema, upgrade
+from shellagent.events import End, SessionStart, json_schema, upgrade
+from shellagent.transcript import (
+    MIGRATIONS,
+    VERSION,
+    list_sessions,
+    read_transcript,
+    render_transcript,
+)
 
 from .scripted import Player, Turn
 
@@ -23,7 +29,9 @@ def base(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
     return {"v": 1, "type": kind, "ts": 1_700_000_000.0 + seq, "seq": seq, **fields}
 
 
-def test_unknown_keys_and_event_types_from_newer_writers_are_kept(tmp_path: Path) -> None:
+def test_unknown_keys_and_event_types_from_newer_writers_are_skipped_not_errors(
+    tmp_path: Path,
+) -> None:
     path = write_lines(
         tmp_path / "s.jsonl",
         [
@@ -34,9 +42,13 @@ def test_unknown_keys_and_event_types_from_newer_writers_are_kept(tmp_path: Path
     )
     transcript = read_transcript(path)
     assert transcript.problems == []
-    assert [e["type"] for e in transcript.events] == ["session_start", "plan_update", "end"]
-    assert transcript.events[0]["gpu"] == "rtx" and transcript.events[2]["mood"] == "calm"
-    assert transcript.success is True
+    assert transcript.events == [
+        SessionStart(session="s", task="t", ts=1_700_000_000.0, seq=0),
+        End(reason="finished", ts=1_700_000_002.0, seq=2),
+    ]
+    assert transcript.unknown == ["plan_update"]
+    assert transcript.success is None and transcript.verdict == "unverified"
+    assert "events this version does not show: plan_update" in render_transcript(transcript)
 
 
 def test_corrupt_lines_are_skipped_with_file_and_line_named(tmp_path: Path) -> None:
@@ -52,7 +64,7 @@ def test_corrupt_lines_are_skipped_with_file_and_line_named(tmp_path: Path) -> N
         ],
     )
     transcript = read_transcript(path)
-    assert [e["seq"] for e in transcript.events] == [0, 5]
+    assert [e.seq for e in transcript.events] == [0, 5]
     assert [p.split(": ")[0] for p in transcript.problems] == [f"{path}:{n}" for n in (2, 3, 4, 5)]
     assert "exit_code" in transcript.problems[3]
 
@@ -105,8 +117,20 @@ def test_list_sessions_summarises_each_transcript_oldest_first(record_session: P
 def test_finished_session_whose_last_command_failed_is_not_a_success(
     record_session: Player,
 ) -> None:
-    path = record_session("t", [Turn(cmd="true"), Turn(cmd="exit 3"), Turn(done="gave up")])
+    path = record_session(
+        "t", [Turn(cmd="true"), Turn(cmd="exit 3"), Turn(done="gave up")], confirmed=False
+    )
     assert read_transcript(path).success is False
+
+
+def test_a_finished_session_nobody_confirmed_is_unverified_not_a_success(
+    record_session: Player,
+) -> None:
+    path = record_session("t", [Turn(done="all done")], confirmed=None)
+    transcript = read_transcript(path)
+    assert transcript.success is None and transcript.verdict == "unverified"
+    confirmed = read_transcript(record_session("t", [Turn(cmd="true"), Turn(done="ok")]))
+    assert confirmed.success is True and confirmed.verdict == "confirmed"
 
 
 def test_public_names_are_sorted_and_all_exported() -> None:
@@ -128,8 +152,9 @@ def test_every_event_the_loop_writes_is_a_documented_type(record_session: Player
         [Turn(cmd="true", policy="ask", approval="edit", edited="true 1"), Turn(done="x")],
         check="true",
     )
-    events = read_transcript(path).events
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
     variants = {v["properties"]["type"]["const"]: v for v in json_schema()["oneOf"]}
-    for event in events:
-        schema = variants[event["type"]]
-        assert set(schema["required"]) <= set(event), event
+    for line in lines:
+        schema = variants[line["type"]]
+        assert set(schema["required"]) <= set(line), line
+        assert set(line) <= set(schema["properties"]), line

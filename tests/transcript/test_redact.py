@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shellagent import paths
+from shellagent.events import Execution, ModelTurn
 from shellagent.transcript import RedactingFilter, Redactor, read_transcript
 
 from .scripted import Player, Turn
@@ -52,7 +55,7 @@ def test_private_key_cut_off_by_output_truncation_is_still_redacted() -> None:
         ("password=hunter2hunter2 user=bob", "password=[REDACTED:password] user=bob"),
         ('DB_PASSWORD="s3cr3t-value"', 'DB_PASSWORD="[REDACTED:password]"'),
         ("token: abcdef123456", "token: [REDACTED:secret]"),
-        ('{"api_key": "zzzzzzzzzzzz"}', '{"api_key": "[REDACTED:secret]"}'),
+        ('{"api_key": "zq8Xw2Lk9Vb4"}', '{"api_key": "[REDACTED:secret]"}'),
         (
             "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "aws_secret_access_key = [REDACTED:aws_secret_access_key]",
@@ -152,8 +155,8 @@ def test_secret_in_a_reply_also_drops_its_token_ids(record_session: Player) -> N
         [Turn(cmd=f"echo {SHAPES['github_token']}", token_ids=[1, 2, 3], logprobs=[-0.1] * 3)],
     )
     turn = read_transcript(path).events[3]
-    assert turn["type"] == "model_turn" and turn["redacted"] is True
-    assert turn["token_ids"] is None and turn["logprobs"] is None
+    assert isinstance(turn, ModelTurn) and turn.redacted is True
+    assert turn.token_ids is None and turn.logprobs is None
 
 
 def test_session_printing_tokens_env_secrets_and_env_file_leaves_no_secret_on_disk(
@@ -223,7 +226,22 @@ def test_secrets_listed_in_the_config_dir_never_reach_the_disk(tmp_path: Path) -
     config = paths.ensure_private_dir(paths.config_dir())
     (config / "secrets").write_text("# house alarm\nalarm-code-8812\n")
     writer = TranscriptWriter(redactor=Redactor.from_environment(environ={}))
-    writer.write({"type": "execution", "command": "cat codes", "output": "alarm-code-8812\n"})
+    writer.write(Execution(turn=1, command="cat codes", output="alarm-code-8812\n", exit_code=0))
     writer.close()
     text = writer.path.read_text()
     assert "alarm-code-8812" not in text and "[REDACTED:configured_secret]" in text
+
+
+def test_the_redaction_package_exports_a_sorted_complete_surface_on_the_stdlib_alone() -> None:
+    import shellagent.redaction as redaction
+
+    assert redaction.__all__ == sorted(redaction.__all__)
+    for name in redaction.__all__:
+        assert hasattr(redaction, name), name
+    # The sandbox cuts output with it: it must not pull in the transcript package.
+    code = (
+        "import sys, shellagent.redaction; print(sorted(m for m in sys.modules"
+        " if m.startswith(('shellagent.transcript', 'pydantic', 'typing_extensions'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

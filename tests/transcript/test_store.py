@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from shellagent import paths
+from shellagent.events import ChatMessage, End, SessionStart
 from shellagent.testing import MemorySink
 from shellagent.transcript import (
     Redactor,
@@ -25,7 +27,7 @@ from shellagent.transcript import (
 
 def test_transcript_file_is_0600_in_0700_directories() -> None:
     with TranscriptWriter() as writer:
-        writer.write({"type": "session_start", "session": writer.session_id, "task": "t"})
+        writer.write(SessionStart(session=writer.session_id, task="t"))
     assert writer.path.parent == paths.transcripts_dir()
     assert writer.path.stat().st_mode & 0o777 == 0o600
     assert paths.transcripts_dir().stat().st_mode & 0o777 == 0o700
@@ -36,7 +38,7 @@ def test_transcript_is_0600_even_under_a_permissive_umask() -> None:
     old = os.umask(0)
     try:
         with TranscriptWriter() as writer:
-            writer.write({"type": "end", "reason": "finished"})
+            writer.write(End(reason="finished"))
     finally:
         os.umask(old)
     assert writer.path.stat().st_mode & 0o777 == 0o600
@@ -65,8 +67,8 @@ def test_session_ids_sort_by_start_time() -> None:
 
 def test_each_event_is_one_stamped_line_on_disk_as_soon_as_written() -> None:
     writer = TranscriptWriter()
-    writer.write({"type": "session_start", "session": writer.session_id, "task": "list"})
-    writer.write({"type": "message", "role": "user", "content": "list"})
+    writer.write(SessionStart(session=writer.session_id, task="list"))
+    writer.write(ChatMessage(role="user", content="list"))
     # Not closed: the lines must already be there.
     lines = writer.path.read_text().splitlines()
     assert [json.loads(line)["seq"] for line in lines] == [0, 1]
@@ -79,41 +81,47 @@ def test_closed_writer_refuses_more_events() -> None:
     writer = TranscriptWriter()
     writer.close()
     with pytest.raises(TranscriptError):
-        writer.write({"type": "end", "reason": "finished"})
+        writer.write(End(reason="finished"))
 
 
-def test_event_without_a_type_is_a_programming_error() -> None:
-    with TranscriptWriter() as writer, pytest.raises(ValueError):
-        writer.write({"role": "user"})
+def test_an_event_reads_back_as_the_event_written_stamped_with_its_time_and_place() -> None:
+    event = ChatMessage(role="assistant", content='{"done": "ok"}', turn=3)
+    with TranscriptWriter() as writer:
+        writer.write(SessionStart(session=writer.session_id, task="t", source="ask"))
+        writer.write(event)
+    back = read_transcript(writer.path).events[1]
+    assert back == dataclasses.replace(event, ts=back.ts, seq=1)
+    assert back.ts is not None and back.ts > 1_700_000_000
 
 
 def test_writer_and_memory_sink_satisfy_the_sink_protocol() -> None:
     sink = MemorySink()
-    sink.write({"type": "message", "role": "user", "content": "hi"})
+    sink.write(ChatMessage(role="user", content="hi"))
     sink.close()
     assert isinstance(sink, TranscriptSink)
     with TranscriptWriter() as writer:
         assert isinstance(writer, TranscriptSink)
-    assert sink.events[0]["seq"] == 0 and sink.events[0]["v"] == 1 and sink.closed
+    assert sink.events[0].seq == 0 and sink.closed
 
 
 def test_memory_sink_with_a_redactor_shows_what_the_disk_would_get() -> None:
     sink = MemorySink(redactor=Redactor())
-    sink.write({"type": "message", "role": "user", "content": "key glpat-abcdefghij0123456789"})
-    assert sink.of_type("message")[0]["content"] == "key [REDACTED:gitlab_token]"
+    sink.write(ChatMessage(role="user", content="key glpat-abcdefghij0123456789"))
+    assert sink.of_type(ChatMessage)[0].content == "key [REDACTED:gitlab_token]"
 
 
 WRITER_SCRIPT = textwrap.dedent(
     """
     import sys
+    from shellagent.events import ChatMessage, SessionStart
     from shellagent.transcript import TranscriptWriter
     w = TranscriptWriter()
     print(w.path, flush=True)
-    w.write({"type": "session_start", "session": w.session_id, "task": "forever"})
+    w.write(SessionStart(session=w.session_id, task="forever"))
     n = 0
     while True:
         n += 1
-        w.write({"type": "message", "role": "user", "content": "x" * 5000 + str(n)})
+        w.write(ChatMessage(role="user", content="x" * 5000 + str(n)))
         print(n, flush=True)
     """
 )
@@ -133,7 +141,7 @@ def test_writer_killed_mid_session_leaves_every_complete_line_readable() -> None
     assert proc.returncode == -signal.SIGKILL
 
     transcript = read_transcript(path)
-    seqs = [e["seq"] for e in transcript.events]
+    seqs = [e.seq for e in transcript.events]
     # Everything the writer acknowledged is there, in order, with nothing lost in between.
     assert seqs == list(range(len(seqs)))
     assert len(seqs) >= acknowledged + 1
@@ -143,13 +151,13 @@ def test_writer_killed_mid_session_leaves_every_complete_line_readable() -> None
 
 def test_a_line_cut_by_a_crash_is_skipped_and_named() -> None:
     writer = TranscriptWriter()
-    writer.write({"type": "session_start", "session": writer.session_id, "task": "t"})
-    writer.write({"type": "message", "role": "user", "content": "t"})
+    writer.write(SessionStart(session=writer.session_id, task="t"))
+    writer.write(ChatMessage(role="user", content="t"))
     writer.close()
     data = writer.path.read_bytes()
     writer.path.write_bytes(data[: len(data) - 9])  # cut the last line mid-way
     transcript = read_transcript(writer.path)
-    assert [e["type"] for e in transcript.events] == ["session_start"]
+    assert [e.kind for e in transcript.events] == ["session_start"]
     assert transcript.problems == [
         f"{writer.path}:2: skipped line: not valid JSON (JSONDecodeError), truncated or corrupt"
     ]

@@ -1,0 +1,802 @@
+"""The event model: every transcript line and every daemon→client message, one dataclass each.
+
+Writers build these frozen dataclasses and readers get them back; nothing else in
+shellagent spells an event as a dict. Standard library only, and cheap to import: ``ask``
+reads the daemon's messages with it on its start-up path, and the transcript writer's
+path never imports pydantic (only ``json_schema`` does).
+
+Transcript events (one JSON object per line, ``docs/transcripts.md``)::
+
+    session_start  SessionStart   what ran: task, model, policy, sandbox profile, versions
+    message        ChatMessage    a message of the model's conversation, exactly as it saw it
+    model_turn     ModelTurn      one generation: raw reply, parsed action, cost
+    policy         PolicyVerdict  the policy's verdict on a proposed command
+    approval       ApprovalRecord what the user (or ``-y``: ``auto``) decided
+    execution      Execution      a command that ran, with the output the model saw
+    check          Check          a task set's success check
+    job            JobInstalled   a recurring job the user approved and shellagent installed
+    end            End            how the session ended (a file without one was interrupted)
+
+Daemon → client messages (``shellagent.protocol`` frames them)::
+
+    accepted  Accepted      queued  Queued       thinking  Thinking     invalid  InvalidReply
+    proposed  Proposed      approval_request  ApprovalNeeded           approval  Decided
+    output    Output        result  Result       summary   Summary      status   DaemonStatus
+    stopping  Stopping      error   Failure
+
+``to_dict`` turns an event into its JSON object (``type`` first, optional keys left out
+when unset). Reading back comes in two strengths:
+
+* ``from_dict`` / ``wire_from_dict`` are strict: an unknown ``type``, a missing or mistyped
+  field is an ``EventError`` naming it. The ``ask`` client reads the daemon with
+  ``wire_from_dict`` (both ends are the same shellagent, so anything else is a fault).
+* ``read_event`` is for files: an event kind this version does not know (written by a newer
+  shellagent) gives ``None`` so the reader skips it; a known kind is checked strictly. The
+  transcript reader (``shellagent.transcript.reader``) uses it.
+
+Keys a reader does not know are ignored by both: adding a key is not a format change. A
+change to the meaning of a key bumps ``VERSION`` and appends an upgrade to ``MIGRATIONS``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
+
+from shellagent.errors import InputError
+
+__all__ = [
+    "MIGRATIONS",
+    "TRANSCRIPT_EVENTS",
+    "VERSION",
+    "WIRE_EVENTS",
+    "Accepted",
+    "ApprovalKind",
+    "ApprovalNeeded",
+    "ApprovalRecord",
+    "ChangeSetRecord",
+    "ChangesDecision",
+    "ChangesDone",
+    "ChangesOutcome",
+    "ChangesReady",
+    "ChatMessage",
+    "ConfirmRequest",
+    "Check",
+    "DaemonStatus",
+    "Decided",
+    "End",
+    "EndReason",
+    "EventError",
+    "EventSource",
+    "Execution",
+    "Failure",
+    "InvalidReply",
+    "JobInstalled",
+    "ModelTurn",
+    "Output",
+    "PolicyVerdict",
+    "Proposed",
+    "Queued",
+    "RecordedApproval",
+    "ReplyStop",
+    "Result",
+    "Role",
+    "Scope",
+    "SessionStart",
+    "Stopping",
+    "Summary",
+    "Thinking",
+    "TranscriptEvent",
+    "Verdict",
+    "WireEvent",
+    "exit_code",
+    "from_dict",
+    "json_schema",
+    "read_event",
+    "to_dict",
+    "upgrade",
+    "wire_from_dict",
+]
+
+VERSION = 1
+"""The transcript format version written by this shellagent."""
+
+# -- the shared words --------------------------------------------------------------------
+
+EndReason = Literal["finished", "turn_limit", "repeated_failure", "user_quit", "cancelled", "error"]
+"""Why a session ended."""
+ApprovalKind = Literal["approve", "refuse", "edit", "always", "quit"]
+"""What a person can answer when the policy asks."""
+RecordedApproval = Literal["approve", "refuse", "edit", "always", "quit", "auto"]
+"""An answer as recorded: ``auto`` is an approval given by ``-y`` or a replayed job."""
+Scope = Literal["session", "directory", "everywhere"]
+"""Where an ``always`` answer applies."""
+Verdict = Literal["allow", "ask", "deny"]
+"""The policy's decision on a command."""
+Role = Literal["system", "user", "assistant"]
+EventSource = Literal["ask", "eval", "job"]
+"""What started a session: ``ask``, a task-set run, a scheduled job."""
+ChangesDecision = Literal["apply", "discard", "keep"]
+"""What a person can answer about a session's change set."""
+ChangesOutcome = Literal["applied", "discarded", "kept", "refused", "dry_run", "none"]
+"""What became of a session's change set."""
+ReplyStop = Literal["end", "length", "repeat"]
+"""Why a reply ended: the model ended it, the token limit, or it was cut for looping."""
+
+_EXIT_CODES: dict[str, int] = {"finished": 0, "cancelled": 130}
+
+
+def exit_code(reason: str) -> int:
+    """The exit status of a session that ended for ``reason``: 0 finished, 130 cancelled,
+    1 for every other ending."""
+    return _EXIT_CODES.get(reason, 1)
+
+
+class EventError(InputError):
+    """A JSON object that is not a valid event: unknown kind, missing or mistyped field."""
+
+
+# ``omit`` fields are left out of the JSON object while they hold their default, as the
+# format has always written them (an ``approval`` without an edit has no ``edited_command``).
+_OMIT = {"omit": True}
+
+
+def _optional(default: Any = None) -> Any:
+    return field(default=default, metadata=_OMIT)
+
+
+# -- transcript events -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Line:
+    """What every transcript line carries besides its own fields: ``ts`` (unix seconds)
+    and ``seq`` (0, 1, 2 … in the session). The sink stamps them; ``v`` and ``type`` are
+    added on the way to disk."""
+
+    kind: ClassVar[str] = ""
+    ts: float | None = field(default=None, kw_only=True, metadata=_OMIT)
+    seq: int | None = field(default=None, kw_only=True, metadata=_OMIT)
+
+
+@dataclass(frozen=True)
+class SessionStart(_Line):
+    """First line of every transcript: what ran, with which model, policy and sandbox."""
+
+    kind: ClassVar[str] = "session_start"
+    session: str
+    task: str
+    model: str | None = _optional()
+    backend: str | None = _optional()
+    policy: str | None = _optional()
+    profile: str | None = _optional()
+    cwd: str | None = _optional()
+    versions: dict[str, str] | None = _optional()
+    source: EventSource | None = _optional()
+    task_id: str | None = _optional()
+
+
+@dataclass(frozen=True)
+class ChatMessage(_Line):
+    """A message appended to the model's conversation, exactly as the model saw it.
+
+    The system prompt, the task, each raw assistant reply and each observation fed back.
+    ``turn`` (optional) ties an assistant reply and the observations that follow it to
+    its ``model_turn``; without it, the n-th assistant message belongs to the n-th turn.
+    """
+
+    kind: ClassVar[str] = "message"
+    role: Role
+    content: str
+    turn: int | None = _optional()
+
+
+@dataclass(frozen=True)
+class ModelTurn(_Line):
+    """One generation: the raw reply, the parsed action and what it cost."""
+
+    kind: ClassVar[str] = "model_turn"
+    turn: int
+    raw: str
+    action: dict[str, str] | None = None
+    valid: bool | None = _optional()
+    stop: ReplyStop | None = _optional()
+    prompt_tokens: int | None = None
+    evaluated_prompt_tokens: int | None = None
+    generated_tokens: int | None = None
+    duration_s: float | None = None
+    token_ids: tuple[int, ...] | None = None
+    logprobs: tuple[Any, ...] | None = None
+    redacted: bool = _optional(False)
+
+
+@dataclass(frozen=True)
+class PolicyVerdict(_Line):
+    """The policy engine's verdict on a proposed command."""
+
+    kind: ClassVar[str] = "policy"
+    turn: int
+    command: str
+    decision: Verdict
+    reasons: tuple[str, ...] = ()
+    segments: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ApprovalRecord(_Line):
+    """What the user (or ``--yes``: ``auto``) decided about a command the policy asked about."""
+
+    kind: ClassVar[str] = "approval"
+    turn: int
+    command: str
+    decision: RecordedApproval
+    reason: str | None = None
+    edited_command: str | None = _optional()
+    scope: Scope | None = _optional()
+
+
+@dataclass(frozen=True)
+class Execution(_Line):
+    """A command that ran in the sandbox, with its output (as the model saw it, when a
+    model ran it; a replayed job records the output itself and the sandbox's ``note``)."""
+
+    kind: ClassVar[str] = "execution"
+    turn: int
+    command: str
+    output: str
+    exit_code: int | None
+    duration_s: float | None = None
+    timed_out: bool = False
+    truncated: bool = False
+    shell_restarted: bool = False
+    note: str = _optional("")
+    # ran where the kernel refuses writes (the policy allowed it as read-only) ...
+    confined: bool = _optional(False)
+    # ... and something it tried was refused: the policy's read-only claim was wrong
+    refused: bool = _optional(False)
+
+
+@dataclass(frozen=True)
+class Check(_Line):
+    """A task set's success check, run in a fresh shell after the agent finished."""
+
+    kind: ClassVar[str] = "check"
+    exit_code: int | None
+    success: bool
+    command: str | None = _optional()
+    output: str | None = _optional()
+
+
+@dataclass(frozen=True)
+class JobInstalled(_Line):
+    """A recurring job the user approved, as it was installed (``shellagent jobs show``)."""
+
+    kind: ClassVar[str] = "job"
+    turn: int
+    job_id: str
+    name: str
+    commands: tuple[str, ...]
+    schedule: str
+    on_calendar: str
+    cron: str
+    installed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangeSetRecord(_Line):
+    """What the session's commands changed in the user's files (seen through overlays),
+    and what became of it: applied, discarded, kept for ``shellagent apply``, refused."""
+
+    kind: ClassVar[str] = "changes"
+    outcome: ChangesOutcome
+    created: int = 0
+    modified: int = 0
+    deleted: int = 0
+    renamed: int = 0
+    paths: tuple[str, ...] = ()
+    reason: str = _optional("")
+
+
+@dataclass(frozen=True)
+class End(_Line):
+    """Last line of a complete transcript. A file without one was interrupted."""
+
+    kind: ClassVar[str] = "end"
+    reason: EndReason
+    summary: str | None = _optional()
+    turns: int | None = _optional()
+    success: bool | None = _optional()
+    error: str = _optional("")
+
+
+TranscriptEvent = (
+    SessionStart
+    | ChatMessage
+    | ModelTurn
+    | PolicyVerdict
+    | ApprovalRecord
+    | Execution
+    | Check
+    | JobInstalled
+    | ChangeSetRecord
+    | End
+)
+
+TRANSCRIPT_EVENTS: dict[str, type[TranscriptEvent]] = {
+    cls.kind: cls
+    for cls in (
+        SessionStart,
+        ChatMessage,
+        ModelTurn,
+        PolicyVerdict,
+        ApprovalRecord,
+        Execution,
+        Check,
+        JobInstalled,
+        ChangeSetRecord,
+        End,
+    )
+}
+"""Transcript event kind -> its dataclass."""
+
+# -- daemon -> client messages -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Wire:
+    kind: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class Accepted(_Wire):
+    """The task has a session, a sandbox and a model."""
+
+    kind: ClassVar[str] = "accepted"
+    session: str
+    model: str
+    # The user's files are seen through overlays: nothing lands before the change set is
+    # applied (False: the session writes straight into its writable directories).
+    overlay: bool = _optional(False)
+
+
+@dataclass(frozen=True)
+class Queued(_Wire):
+    """Waiting for the model: ``position`` tasks are ahead."""
+
+    kind: ClassVar[str] = "queued"
+    position: int
+
+
+@dataclass(frozen=True)
+class Thinking(_Wire):
+    """The model is generating the reply of ``turn``."""
+
+    kind: ClassVar[str] = "thinking"
+    turn: int
+
+
+@dataclass(frozen=True)
+class InvalidReply(_Wire):
+    """The reply was not an action (``stop`` says how it ended); the model is asked again."""
+
+    kind: ClassVar[str] = "invalid"
+    turn: int
+    stop: ReplyStop
+    raw: str
+
+
+@dataclass(frozen=True)
+class Proposed(_Wire):
+    """A command the model proposed and the policy's verdict on it."""
+
+    kind: ClassVar[str] = "proposed"
+    turn: int
+    command: str
+    why: str
+    decision: Verdict
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ApprovalNeeded(_Wire):
+    """The policy asks: the client answers with an ``approval`` message echoing ``id`` and
+    ``command``."""
+
+    kind: ClassVar[str] = "approval_request"
+    id: int
+    turn: int
+    command: str
+    why: str
+    decision: Verdict
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decided(_Wire):
+    """What was decided about a command the policy asked about, and by whom."""
+
+    kind: ClassVar[str] = "approval"
+    turn: int
+    command: str
+    decision: RecordedApproval
+    edited: str | None = None
+    reason: str | None = None
+    scope: Scope | None = None
+
+
+@dataclass(frozen=True)
+class Output(_Wire):
+    """Live output of the running command."""
+
+    kind: ClassVar[str] = "output"
+    data: str
+
+
+@dataclass(frozen=True)
+class Result(_Wire):
+    """A command finished."""
+
+    kind: ClassVar[str] = "result"
+    turn: int
+    command: str
+    exit_code: int | None
+    duration_s: float | None = None
+    timed_out: bool = False
+    truncated: bool = False
+    # Ran confined as read-only, and the kernel stopped it changing something
+    # (``Execution.confined`` / ``Execution.refused``).
+    confined: bool = _optional(False)
+    refused: bool = _optional(False)
+
+
+@dataclass(frozen=True)
+class ChangesReady(_Wire):
+    """What the session's commands would change. With an ``id`` the daemon waits for a
+    ``changes`` answer (one of ``choices``); without one it only reports."""
+
+    kind: ClassVar[str] = "changes"
+    session: str
+    summary: str
+    lines: tuple[str, ...]
+    total: int
+    deleted: int
+    diff: str = ""
+    id: int | None = _optional()
+    choices: tuple[ChangesDecision, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangesDone(_Wire):
+    """What became of the change set, in one line for the person (``message``)."""
+
+    kind: ClassVar[str] = "changes_done"
+    outcome: ChangesOutcome
+    message: str
+    applied: int = 0
+
+
+@dataclass(frozen=True)
+class ConfirmRequest(_Wire):
+    """The model says it is done: did that do it? The client answers with a ``confirm``
+    message echoing ``id``."""
+
+    kind: ClassVar[str] = "confirm"
+    id: int
+    summary: str
+
+
+@dataclass(frozen=True)
+class Summary(_Wire):
+    """The task ended; ``exit_code`` is the status ``ask`` returns."""
+
+    kind: ClassVar[str] = "summary"
+    reason: EndReason
+    summary: str
+    turns: int
+    session: str
+    commands: tuple[str, ...]
+    exit_codes: tuple[int | None, ...]
+    error: str
+    exit_code: int
+    transcript: str
+    # confirmed (the user said it did), failed, unverified (nobody checked), incomplete
+    verdict: str = _optional("")
+
+
+@dataclass(frozen=True)
+class DaemonStatus(_Wire):
+    """The daemon's answer to ``status``."""
+
+    kind: ClassVar[str] = "status"
+    pid: int
+    version: str
+    protocol: int
+    uptime_s: float
+    socket: str
+    model: dict[str, Any]
+    sessions: tuple[dict[str, Any], ...]
+    clients: int
+    refused: int
+    rss_kb: int | None
+    peak_rss_kb: int | None
+
+
+@dataclass(frozen=True)
+class Stopping(_Wire):
+    """The daemon is shutting down."""
+
+    kind: ClassVar[str] = "stopping"
+
+
+@dataclass(frozen=True)
+class Failure(_Wire):
+    """Something went wrong. ``fatal``: the task ends, and ``exit_code`` (when set) is the
+    status ``ask`` returns."""
+
+    kind: ClassVar[str] = "error"
+    code: str
+    message: str
+    fatal: bool = False
+    exit_code: int | None = _optional()
+
+
+WireEvent = (
+    Accepted
+    | Queued
+    | Thinking
+    | InvalidReply
+    | Proposed
+    | ApprovalNeeded
+    | Decided
+    | Output
+    | Result
+    | ChangesReady
+    | ChangesDone
+    | ConfirmRequest
+    | Summary
+    | DaemonStatus
+    | Stopping
+    | Failure
+)
+
+WIRE_EVENTS: dict[str, type[WireEvent]] = {
+    cls.kind: cls
+    for cls in (
+        Accepted,
+        Queued,
+        Thinking,
+        InvalidReply,
+        Proposed,
+        ApprovalNeeded,
+        Decided,
+        Output,
+        Result,
+        ChangesReady,
+        ChangesDone,
+        ConfirmRequest,
+        Summary,
+        DaemonStatus,
+        Stopping,
+        Failure,
+    )
+}
+"""Daemon -> client message kind -> its dataclass."""
+
+# -- to and from JSON objects ------------------------------------------------------------
+
+
+def to_dict(event: TranscriptEvent | WireEvent) -> dict[str, Any]:
+    """The event as a JSON object: ``type`` first, then its fields (tuples as lists);
+    optional fields that hold their default are left out."""
+    data: dict[str, Any] = {"type": event.kind}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if f.metadata.get("omit") and value == f.default:
+            continue
+        data[f.name] = _plain(value)
+    return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def from_dict(data: Mapping[str, Any]) -> TranscriptEvent:
+    """A transcript event from its JSON object, or ``EventError`` saying what is wrong
+    (an unknown ``type`` included). ``v`` is not checked here: see ``upgrade``."""
+    return _build(_kind_of(data, TRANSCRIPT_EVENTS, "transcript event"), data)
+
+
+def read_event(data: Mapping[str, Any]) -> TranscriptEvent | None:
+    """Like ``from_dict``, but an event kind this version does not know gives None (to be
+    skipped: a newer shellagent wrote it)."""
+    kind = data.get("type")
+    if isinstance(kind, str) and kind not in TRANSCRIPT_EVENTS:
+        return None
+    return from_dict(data)
+
+
+def wire_from_dict(data: Mapping[str, Any]) -> WireEvent:
+    """A daemon -> client message from its JSON object, or ``EventError``."""
+    return _build(_kind_of(data, WIRE_EVENTS, "daemon message"), data)
+
+
+_E = TypeVar("_E", bound="_Line | _Wire")
+
+
+def _kind_of(data: Mapping[str, Any], known: Mapping[str, type[_E]], what: str) -> type[_E]:
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise EventError(f"a {what} needs a string 'type', got {kind!r:.40}")
+    try:
+        return known[kind]
+    except KeyError:
+        raise EventError(
+            f"unknown {what} type {kind!r:.60}",
+            hint=f"known types: {', '.join(known)}",
+        ) from None
+
+
+def _build(cls: type[_E], data: Mapping[str, Any]) -> _E:
+    values: dict[str, Any] = {}
+    for name, (hint, required) in _fields(cls).items():
+        if name not in data:
+            if required:
+                raise EventError(f"{cls.kind} event: missing {name!r}")
+            continue
+        values[name] = _check(data[name], hint, f"{cls.kind} event: {name!r}")
+    return cls(**values)
+
+
+_FIELDS: dict[type[Any], dict[str, tuple[Any, bool]]] = {}
+
+
+def _fields(cls: type[Any]) -> dict[str, tuple[Any, bool]]:
+    """Field name -> (resolved type, required) of an event class."""
+    known = _FIELDS.get(cls)
+    if known is not None:
+        return known
+    hints = typing.get_type_hints(cls)
+    known = _FIELDS[cls] = {
+        f.name: (
+            hints[f.name],
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+    }
+    return known
+
+
+def _check(value: Any, hint: Any, where: str) -> Any:
+    """``value`` if it is a ``hint`` (lists become tuples where the field is a tuple)."""
+    if hint is Any:
+        return value
+    origin = get_origin(hint)
+    if origin is Literal:
+        if isinstance(value, str) and value in get_args(hint):
+            return value
+        raise EventError(f"{where} must be one of {', '.join(get_args(hint))}, got {value!r:.40}")
+    if origin in (Union, types.UnionType):
+        for option in get_args(hint):
+            try:
+                return _check(value, option, where)
+            except EventError:
+                continue
+        raise EventError(f"{where} must be {_name(hint)}, got {_name(type(value))}")
+    if hint is type(None):
+        if value is None:
+            return None
+    elif hint is bool:
+        if isinstance(value, bool):
+            return value
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value
+    elif hint is str:
+        if isinstance(value, str):
+            return value
+    elif origin is tuple:
+        if isinstance(value, list | tuple):
+            item = get_args(hint)[0]
+            return tuple(_check(v, item, f"{where}[{i}]") for i, v in enumerate(value))
+    elif origin is dict:
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            item = get_args(hint)[1]
+            return {k: _check(v, item, f"{where}[{k!r}]") for k, v in value.items()}
+    else:  # pragma: no cover - a field type this checker was not taught
+        raise TypeError(f"{where}: cannot check {hint!r}")
+    raise EventError(f"{where} must be {_name(hint)}, got {_name(type(value))}")
+
+
+def _name(hint: Any) -> str:
+    if hint is type(None):
+        return "null"
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_name(a) for a in get_args(hint))
+    if origin is Literal:
+        return "one of " + ", ".join(get_args(hint))
+    if origin is tuple or hint in (list, tuple):
+        return "a list"
+    if origin is dict or hint is dict:
+        return "an object"
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}.get(
+        hint, getattr(hint, "__name__", str(hint))
+    )
+
+
+# -- format versions ---------------------------------------------------------------------
+
+Line = dict[str, Any]
+"""A transcript line as stored: a JSON object with ``v``, ``type``, ``ts``, ``seq``."""
+
+# Append-only: MIGRATIONS[i] upgrades one line from version i + 1 to version i + 2.
+# Never edit or remove an entry; files written by every older shellagent depend on it.
+MIGRATIONS: list[Callable[[Line], Line]] = []
+
+
+def upgrade(line: Line, migrations: Sequence[Callable[[Line], Line]] = MIGRATIONS) -> Line:
+    """Bring a line of any older version up to the newest by running the migrations."""
+    version = line.get("v", 1)
+    while isinstance(version, int) and version <= len(migrations):
+        line = migrations[version - 1](dict(line))
+        version += 1
+        line["v"] = version
+    return line
+
+
+# -- the documented schema ---------------------------------------------------------------
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one transcript line (any known event type), as shipped in
+    ``docs/transcript.schema.json``. The only function here that imports pydantic."""
+    from pydantic import TypeAdapter
+
+    base = {
+        "v": {"title": "V", "type": "integer"},
+        "ts": {"title": "Ts", "type": "number"},
+        "seq": {"title": "Seq", "type": "integer"},
+    }
+    variants = []
+    for kind, cls in TRANSCRIPT_EVENTS.items():
+        generated = TypeAdapter(cls).json_schema(ref_template="#/$defs/{model}")
+        own = {k: v for k, v in generated["properties"].items() if k not in base}
+        variants.append(
+            {
+                "additionalProperties": True,
+                "description": " ".join((cls.__doc__ or kind).split()),
+                "properties": {
+                    "v": base["v"],
+                    "type": {"const": kind, "title": "Type", "type": "string"},
+                    "ts": base["ts"],
+                    "seq": base["seq"],
+                    **own,
+                },
+                "required": ["v", "type", "ts", "seq"]
+                + [k for k in generated.get("required", []) if k in own],
+                "title": cls.__name__,
+                "type": "object",
+            }
+        )
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://shellagent.invalid/transcript.schema.json",
+        "title": f"shellagent transcript line, format v{VERSION}",
+        "description": (
+            "One JSON object per line. Unknown keys and unknown event types must be "
+            "ignored by readers; see docs/transcripts.md."
+        ),
+        "oneOf": variants,
+    }

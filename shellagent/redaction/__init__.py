@@ -1,0 +1,23 @@
+"""Where secrets are in text, and how to cut output without cutting one in two.
+
+Used by the transcript writer and the daemon's log (``transcript/redact.py``'s ``Redactor``),
+and by the two places output is cut before it is written (the sandbox's head and tail, the
+loop's observation budget). Standard library only, so the sandbox can use it.
+
+- ``spans``: ``find`` runs every rule over a text and merges the hits;
+- ``shapes``: tokens with a fixed prefix (``ghp_``, ``AKIA``, ``pypi-AgE`` …), PEM and PuTTY
+  private keys, crypt hashes, a bare 40-character AWS secret key;
+- ``context``: ``NAME=VALUE`` and ``--name VALUE`` where the name says secret, HTTP
+  ``Authorization`` and ``Cookie`` headers, credentials in URLs, ``.netrc``, ``.pgpass``;
+- ``programs``: passwords on the command lines of the programs that take them;
+- ``values``: what makes a value a secret and a name a secret's name;
+- ``cuts``: cutting output so that what is kept can still be redacted on its own.
+"""
+
+from __future__ import annotations
+
+from shellagent.redaction.cuts import BlockTracker, Cut, cut_text, guard
+from shellagent.redaction.scan import Hit
+from shellagent.redaction.spans import Known, find
+
+__all__ = ["BlockTracker", "Cut", "Hit", "Known", "cut_text", "find", "guard"]

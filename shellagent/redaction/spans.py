@@ -1,0 +1,118 @@
+"""Finding secrets in one text: every rule's hits, merged, invisible characters seen through.
+
+``find`` runs the known values (``Known``: literal secrets the user or the environment
+named) and every rule of this package over a text. Overlapping hits merge into one, named
+by the lowest rank (known values, then shapes, then context), so a secret is replaced once
+and never a placeholder inside a placeholder. Invisible characters (zero-width spaces, soft
+hyphens, bidi controls …) slipped into a secret do not hide it: the rules run on the text
+without them and the spans are mapped back, so the invisible characters go with the secret.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from shellagent.redaction.context import (
+    assignment_hits,
+    config_hits,
+    header_hits,
+    pgpass_hits,
+    url_hits,
+)
+from shellagent.redaction.programs import htpasswd_hits, pipe_hits, program_hits
+from shellagent.redaction.scan import KNOWN, Finder, Hit, Scan
+from shellagent.redaction.shapes import shape_hits
+
+FINDERS: tuple[Finder, ...] = (
+    shape_hits,
+    assignment_hits,
+    header_hits,
+    url_hits,
+    pgpass_hits,
+    program_hits,
+    pipe_hits,
+    htpasswd_hits,
+    config_hits,
+)
+# No rule matches fewer characters than this, so shorter strings skip the rules.
+MIN_RULE_MATCH = 8
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+@dataclass(frozen=True)
+class Known:
+    """Literal secrets and the labels of their placeholders: value -> label."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        values = sorted((v for v in self.labels if v), key=len, reverse=True)
+        pattern = re.compile("|".join(re.escape(v) for v in values)) if values else None
+        object.__setattr__(self, "pattern", pattern)
+
+    def hits(self, text: str) -> list[Hit]:
+        if self.pattern is None or not any(v in text for v in self.labels):
+            return []
+        return [
+            Hit(m.start(), m.end(), self.labels[m.group()], KNOWN, m.start(), m.end())
+            for m in self.pattern.finditer(text)
+        ]
+
+
+NOTHING_KNOWN = Known()
+
+
+def find(text: str, known: Known = NOTHING_KNOWN) -> list[Hit]:
+    """The secrets in ``text``, in order, overlapping ones merged into one."""
+    if not text:
+        return []
+    view, where = text, None
+    if not text.isascii() and _INVISIBLE.search(text):
+        where = [i for i, c in enumerate(text) if not _INVISIBLE.match(c)]
+        view = "".join(text[i] for i in where)
+    hits = known.hits(view)
+    if len(view) >= MIN_RULE_MATCH and not (len(view) < 20 and view.isalpha()):
+        # (shorter, or letters only: no rule matches)
+        scan = Scan(view)
+        for finder in FINDERS:
+            hits.extend(finder(scan))
+    if where is not None:
+        hits = [_map_back(h, where, len(text)) for h in hits]
+    return merge(hits)
+
+
+def merge(hits: Iterable[Hit]) -> list[Hit]:
+    """Hits sorted by position, overlapping ones united and named by the lowest rank."""
+    merged: list[Hit] = []
+    for hit in sorted(hits, key=lambda h: (h.start, h.rank)):
+        last = merged[-1] if merged else None
+        if last is None or hit.start >= last.end:
+            merged.append(hit)
+            continue
+        best = last if last.rank <= hit.rank else hit
+        merged[-1] = Hit(
+            last.start,
+            max(last.end, hit.end),
+            best.kind,
+            best.rank,
+            min(last.outer_start, hit.outer_start),
+            max(last.outer_end, hit.outer_end),
+        )
+    return merged
+
+
+def _map_back(hit: Hit, where: list[int], size: int) -> Hit:
+    """A hit in the text without invisible characters, as a span of the original text."""
+
+    def at(i: int) -> int:
+        return where[i] if i < len(where) else size
+
+    def end(i: int) -> int:
+        return where[i - 1] + 1 if i > 0 else 0
+
+    return Hit(
+        at(hit.start), end(hit.end), hit.kind, hit.rank, at(hit.outer_start), end(hit.outer_end)
+    )

@@ -1,0 +1,278 @@
+"""Dependencies point one way (docs/architecture.md, "Layers"), and no module reaches into
+another module's private names.
+
+Every ``import`` in the package is read from the source (ast), at module level, inside
+functions and under ``TYPE_CHECKING`` alike: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parents[1] / "shellagent"
+
+LAYERS: dict[str, int] = {
+    # 0: the ground everything stands on; these may import each other
+    "errors": 0,
+    "paths": 0,
+    "protocol": 0,
+    "events": 0,
+    "tomlfile": 0,
+    "config": 0,
+    "chars": 0,
+    "redaction": 0,
+    # 1: the parts
+    "model": 1,
+    "policy": 1,
+    "sandbox": 1,
+    "transcript": 1,
+    # 2: what puts the parts together
+    "agent": 2,
+    "testing": 2,
+    "transaction": 2,
+    "training": 2,
+    # 3: what runs the agent (or replays what it made)
+    "daemon": 3,
+    "eval": 3,
+    "jobs": 3,
+    # 4: what is built on the task sets: generated tasks verified by the eval runner
+    "taskgen": 4,
+    # 5: the command lines, and the package's front door (lazy re-exports)
+    "cli": 5,
+    "__main__": 5,
+    "__init__": 5,
+}
+SHARED_LAYERS = (0, 5)  # the layers whose parts may import each other
+# The package root defines the version; anything may read it.
+ROOT_CONSTANTS = {"__version__"}
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # dotted name of the importing module
+    line: int
+    target: str  # dotted name of the imported module
+    names: tuple[str, ...]  # the names taken from it (from-imports)
+    typing_only: bool = False  # under ``if TYPE_CHECKING:``
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_package(name: str) -> bool:
+    return (PACKAGE.parent / name.replace(".", "/") / "__init__.py").exists()
+
+
+def imports(path: Path) -> Iterator[Import]:
+    source = module_name(path)
+    package = source if path.name == "__init__.py" else source.rpartition(".")[0]
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    for node in ast.walk(tree):
+        hint = id(node) in typing_only
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "shellagent":
+                    yield Import(source, node.lineno, alias.name, (), hint)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base.split(".")[0] != "shellagent":
+                continue
+            names = tuple(alias.name for alias in node.names)
+            submodules = [n for n in names if is_package(base) and _exists(f"{base}.{n}")]
+            for name in submodules:  # ``from shellagent import paths``: the module paths
+                yield Import(source, node.lineno, f"{base}.{name}", (), hint)
+            rest = tuple(n for n in names if n not in submodules)
+            if rest:
+                yield Import(source, node.lineno, base, rest, hint)
+
+
+def _exists(name: str) -> bool:
+    path = PACKAGE.parent / name.replace(".", "/")
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def part(module: str) -> str:
+    """The top-level part a module belongs to (``agent`` for ``shellagent.agent.loop``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def all_imports() -> list[Import]:
+    return [i for path in sorted(PACKAGE.rglob("*.py")) for i in imports(path)]
+
+
+def violations(found: list[Import]) -> list[str]:
+    problems = []
+    for imp in found:
+        src, dst = part(imp.source), part(imp.target)
+        if dst == "__init__" and set(imp.names) <= ROOT_CONSTANTS:
+            continue
+        if src == dst:
+            continue
+        if src not in LAYERS or dst not in LAYERS:
+            problems.append(f"{imp.source}:{imp.line}: {src} or {dst} is not in the layer table")
+            continue
+        up = LAYERS[dst] > LAYERS[src]
+        sideways = LAYERS[dst] == LAYERS[src] and LAYERS[src] not in SHARED_LAYERS
+        if up or sideways:
+            way = "up" if up else "sideways"
+            problems.append(
+                f"{imp.source}:{imp.line}: imports {imp.target} ({way}: layer {LAYERS[src]} "
+                f"-> {LAYERS[dst]})"
+            )
+    return problems
+
+
+def private_reaches(found: list[Import]) -> list[str]:
+    problems = []
+    for imp in found:
+        if imp.target == imp.source:
+            continue
+        for name in imp.names:
+            if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                problems.append(f"{imp.source}:{imp.line}: takes {imp.target}.{name}")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        aliases = _module_aliases(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                problems.append(
+                    f"{module_name(path)}:{node.lineno}: uses {aliases[node.value.id]}.{node.attr}"
+                )
+    return problems
+
+
+def _module_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> shellagent module, for names bound by ``import`` to a module."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("shellagent.") and alias.asname:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("shellagent"):
+            for alias in node.names:
+                if _exists(f"{node.module}.{alias.name}"):
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def test_every_part_of_the_package_is_in_the_layer_table() -> None:
+    parts = {
+        p.stem if p.is_file() else p.name
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py") or (p / "__init__.py").exists()
+    }
+    assert parts <= set(LAYERS), parts - set(LAYERS)
+
+
+def test_dependencies_point_one_way() -> None:
+    assert violations(all_imports()) == []
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    assert private_reaches(all_imports()) == []
+
+
+def cycles(found: list[Import]) -> list[list[str]]:
+    """Groups of modules that import each other, directly or around a circle, when run
+    (imports made only for type checking do not count; neither do package ``__init__``
+    modules, which import their own modules by design)."""
+    graph: dict[str, set[str]] = {}
+    for imp in found:
+        if imp.typing_only or imp.source == imp.target:
+            continue
+        if is_package(imp.source) or is_package(imp.target):
+            continue
+        graph.setdefault(imp.source, set()).add(imp.target)
+    groups = []
+    for start in sorted(graph):
+        reached, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in reached:
+                    reached.add(nxt)
+                    todo.append(nxt)
+        if start in reached:
+            group = sorted(m for m in reached if start in _reach(graph, m))
+            if group not in groups:
+                groups.append(group)
+    return groups
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    reached, todo = set(), [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in reached:
+                reached.add(nxt)
+                todo.append(nxt)
+    return reached
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    assert cycles(all_imports()) == []
+
+
+def test_the_circle_rule_sees_a_circle() -> None:
+    found = [
+        Import("shellagent.agent.loop", 1, "shellagent.agent.scheduling", ("propose_job",)),
+        Import("shellagent.agent.scheduling", 9, "shellagent.agent.loop", ("ask",)),
+        Import("shellagent.agent.session", 2, "shellagent.agent.loop", (), typing_only=True),
+    ]
+    assert cycles(found) == [["shellagent.agent.loop", "shellagent.agent.scheduling"]]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "names", "expected"),
+    [
+        ("shellagent.agent.loop", "shellagent.jobs", ("install",), "up: layer 2 -> 3"),
+        ("shellagent.model.pool", "shellagent.sandbox.shell", (), "sideways: layer 1 -> 1"),
+        ("shellagent.events", "shellagent.cli.ask", (), "up: layer 0 -> 5"),
+        ("shellagent.jobs.runner", "shellagent", ("__version__",), None),
+        ("shellagent.cli.main", "shellagent.daemon.server", (), None),
+        ("shellagent.protocol", "shellagent.events", ("to_dict",), None),
+    ],
+)
+def test_the_rule_catches_what_it_should_and_only_that(
+    source: str, target: str, names: tuple[str, ...], expected: str | None
+) -> None:
+    found = violations([Import(source, 1, target, names)])
+    assert found == ([] if expected is None else [f"{source}:1: imports {target} ({expected})"])
+
+
+def test_the_private_rule_catches_a_taken_private_name() -> None:
+    taken = Import("shellagent.agent.scheduling", 3, "shellagent.agent.loop", ("_ask", "run_task"))
+    assert private_reaches([taken]) == [
+        "shellagent.agent.scheduling:3: takes shellagent.agent.loop._ask"
+    ]
+
+
+def test_imports_inside_functions_are_read_too() -> None:
+    lazy = PACKAGE / "agent" / "front.py"
+    found = [i.target for i in imports(lazy)]
+    assert "shellagent.model.registry" in found  # imported inside Agent.backend only
