@@ -1,0 +1,192 @@
+"""Transactions: what working on a copy of the user's files costs, measured in one run.
+
+1. Session start-up with the home and working directory as overlays against the same
+   session with direct write grants (median ms), and the per-command overhead of each.
+2. Change-set computation for 10, 1,000 and 100,000 created files in an upper layer.
+3. Apply and undo of 1,000 files of 16 KiB against ``cp -a`` of the same files (files/s,
+   MB/s); every file goes through the journal, the undo store and an fsync.
+
+Everything runs in a scratch home under ``$HOME/.cache`` (not /tmp: the sandbox gives every
+command a private /tmp). Prints ratios against the baseline of the same run.
+
+Usage: .venv/bin/python bench/transaction_bench.py [--runs N] [--large N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def startup_and_commands(home: Path, runs: int) -> None:
+    from shellagent.sandbox import Session, get_profile
+    from shellagent.transaction import Workspace
+
+    work = home / "project"
+    work.mkdir(exist_ok=True)
+    direct = get_profile("default", cwd=work)
+    starts: dict[str, list[float]] = {"direct": [], "overlay": []}
+    per_command: dict[str, list[float]] = {"direct": [], "overlay": []}
+    for i in range(runs):
+        for kind in ("direct", "overlay"):
+            ws = None
+            profile = direct
+            if kind == "overlay":
+                ws = Workspace.create(f"bench-{os.getpid()}-{i}", [home, work])
+                profile = dataclasses.replace(direct, writable=(), overlays=ws.overlays())
+            start = time.perf_counter()
+            session = Session(profile, timeout=10)
+            session.run("true")
+            starts[kind].append(time.perf_counter() - start)
+            for _ in range(5):
+                t = time.perf_counter()
+                session.run("echo x > f.txt")
+                per_command[kind].append(time.perf_counter() - t)
+            session.close()
+            if ws is not None:
+                ws.remove()
+    base, over = _median_ms(starts["direct"]), _median_ms(starts["overlay"])
+    print(f"session start (to the first command's result), median of {runs}:")
+    print(f"  direct grants {base:7.1f} ms   overlays {over:7.1f} ms   ratio {over / base:.2f}")
+    base, over = _median_ms(per_command["direct"]), _median_ms(per_command["overlay"])
+    print(f"per command (a write), median of {runs * 5}:")
+    print(f"  direct grants {base:7.2f} ms   overlays {over:7.2f} ms   ratio {over / base:.2f}")
+
+
+def fill(upper: Path, files: int, size: int = 64) -> None:
+    """``files`` new files in 100-file directories of an upper layer, as overlayfs stores
+    files the session created."""
+    payload = b"x" * size
+    for i in range(files):
+        d = upper / "new" / f"d{i // 100:04d}"
+        if i % 100 == 0:
+            d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i:06d}.txt").write_bytes(payload)
+
+
+def changeset(home: Path, sizes: list[int]) -> None:
+    from shellagent.transaction import Workspace, compute
+
+    print("change-set computation (created files in 100-file folders):")
+    for n in sizes:
+        ws = Workspace.create(f"bench-cs-{n}-{os.getpid()}", [home])
+        fill(ws.trees[0].upper, n)
+        start = time.perf_counter()
+        changes = compute(ws)
+        took = time.perf_counter() - start
+        lines = changes.render()
+        assert changes.count("created") >= n, changes.summary()
+        print(f"  {n:>7} files: {took * 1000:9.1f} ms  ({n / took:,.0f} files/s; {lines[0]})")
+        ws.remove()
+
+
+def apply_and_undo(home: Path, files: int, size: int) -> None:
+    from shellagent.transaction import Workspace, compute
+    from shellagent.transaction.apply import Baseline, apply, undo
+
+    ws = Workspace.create(f"bench-apply-{os.getpid()}", [home])
+    fill(ws.trees[0].upper, files, size)
+    copy_src = home.parent / "copy-src"
+    shutil.copytree(ws.trees[0].upper, copy_src)
+    copy_dst = home.parent / "copy-dst"
+    start = time.perf_counter()
+    subprocess.run(["cp", "-a", f"{copy_src}/.", str(copy_dst)], check=True)
+    subprocess.run(["sync", "-f", str(copy_dst)], check=True)
+    cp_s = time.perf_counter() - start
+    changes = compute(ws)
+    Baseline(ws).note(changes)
+    start = time.perf_counter()
+    result = apply(ws, changes)
+    apply_s = time.perf_counter() - start
+    start = time.perf_counter()
+    undo(ws.session)
+    undo_s = time.perf_counter() - start
+    mb = files * size / 1e6
+    print(f"apply and undo of {files} files of {size // 1024} KiB ({mb:.1f} MB):")
+    print(f"  cp -a + sync {files / cp_s:9,.0f} files/s {mb / cp_s:7.1f} MB/s")
+    print(
+        f"  apply        {files / apply_s:9,.0f} files/s {mb / apply_s:7.1f} MB/s  "
+        f"ratio to cp -a {apply_s / cp_s:.1f}x the time ({result.applied} changes)"
+    )
+    print(f"  undo         {files / undo_s:9,.0f} files/s {mb / undo_s:7.1f} MB/s")
+    ws.remove()
+
+
+def copy_up(home: Path, megabytes: int) -> None:
+    """Appending one line to a big file: overlayfs copies the whole file up first."""
+    import dataclasses
+
+    from shellagent.sandbox import Session, get_profile
+    from shellagent.transaction import Workspace
+
+    big = home / "project" / "big.bin"
+    with big.open("wb") as f:
+        f.truncate(0)
+        block = os.urandom(1 << 20)
+        for _ in range(megabytes):
+            f.write(block)
+    times = {}
+    for kind in ("direct", "overlay"):
+        ws = None
+        profile = get_profile("default", cwd=home / "project")
+        if kind == "overlay":
+            ws = Workspace.create(f"bench-big-{os.getpid()}", [home])
+            profile = dataclasses.replace(profile, writable=(), overlays=ws.overlays())
+        with Session(profile, timeout=600) as session:
+            start = time.perf_counter()
+            result = session.run(f"echo appended >> {big}", timeout=600)
+            times[kind] = time.perf_counter() - start
+            assert result.exit_code == 0, result.output
+        if ws is not None:
+            ws.remove()
+    print(f"appending a line to a {megabytes} MiB file (overlayfs copies it up first):")
+    print(
+        f"  direct grants {times['direct'] * 1000:8.1f} ms   overlays "
+        f"{times['overlay'] * 1000:8.1f} ms ({megabytes / times['overlay']:.0f} MiB/s copy-up)"
+    )
+    big.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--large", type=int, default=100_000, help="the biggest change set")
+    parser.add_argument("--copy-up-mb", type=int, default=1024, help="the big file, MiB")
+    args = parser.parse_args()
+    scratch_root = Path.home() / ".cache" / "shellagent-bench"
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=scratch_root))
+    home = scratch / "home"
+    home.mkdir()
+    (home / "Documents").mkdir()
+    (home / "Documents" / "notes.txt").write_text("hello\n")
+    for name in ("CONFIG", "DATA", "STATE", "CACHE"):
+        os.environ[f"SHELLAGENT_{name}_DIR"] = str(scratch / name.lower())
+    os.environ["SHELLAGENT_WORKSPACES_DIR"] = str(scratch / "workspaces")
+    real_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        print(f"load average at start: {os.getloadavg()[0]:.2f}")
+        startup_and_commands(home, args.runs)
+        changeset(home, [10, 1000, args.large])
+        apply_and_undo(home, 1000, 16 * 1024)
+        copy_up(home, args.copy_up_mb)
+    finally:
+        if real_home is not None:
+            os.environ["HOME"] = real_home
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""``shellagent apply SESSION`` and ``shellagent undo [SESSION] [--list]``: land the change
+set a session kept, or take back what an apply landed."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from typing import Any
+
+from shellagent.cli.display import shown
+
+
+def add_parser(subparsers: Any) -> None:
+    apply = subparsers.add_parser(
+        "apply",
+        help="apply the changes a session kept (shown first)",
+        description="Show the change set a session kept, then apply it: exactly those "
+        "files, atomically per file, refusing protected paths and files that changed on "
+        "your machine meanwhile. What it replaces can be undone.\n\n"
+        "example: shellagent apply 20261123T010203-ab12cd",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    apply.add_argument("session", metavar="SESSION")
+    apply.add_argument("--diff", action="store_true", help="print the full diff first")
+    apply.add_argument("--discard", action="store_true", help="throw the changes away instead")
+    apply.add_argument("--json", action="store_true", help="print one JSON object")
+    apply.set_defaults(func=run_apply)
+    undo = subparsers.add_parser(
+        "undo",
+        help="take back the newest apply (of SESSION); --list shows what can be undone",
+        description="Restore what the newest apply replaced or deleted, only if those files "
+        "are still as the apply left them.\n\nexample: shellagent undo --list",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    undo.add_argument("session", nargs="?", metavar="SESSION")
+    undo.add_argument("--list", action="store_true", help="list what can be undone")
+    undo.add_argument("--json", action="store_true", help="print one JSON object")
+    undo.set_defaults(func=run_undo)
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    from shellagent.transaction import Workspace, compute
+    from shellagent.transaction.apply import Baseline, apply
+
+    workspace = Workspace.open(args.session)
+    changes = compute(workspace)
+    if args.discard:
+        workspace.remove()
+        print(f"discarded: {changes.summary()}")
+        return 0
+    if not changes:
+        print("nothing to apply: the session changed nothing")
+        workspace.remove()
+        return 0
+    # File names and contents were written inside the sandbox: shown, never obeyed.
+    if args.diff:
+        print(shown(changes.diff(), lines=True), end="")
+    elif not args.json:
+        print(shown("\n".join(changes.render()), lines=True))
+    Baseline(workspace).note(changes)
+    result = apply(workspace, changes)
+    workspace.remove()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "applied": result.applied,
+                    "bytes": result.bytes,
+                    "undo": str(result.record),
+                    **changes.to_dict(),
+                }
+            )
+        )
+    else:
+        print(f"applied {result.applied} changes; undo with `shellagent undo {args.session}`")
+    return 0
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    from shellagent.transaction.apply import undo, undoable
+
+    if args.list:
+        records = undoable()
+        if args.json:
+            print(
+                json.dumps(
+                    [
+                        {
+                            "session": r.session,
+                            "at": r.at,
+                            "changes": len(r.done),
+                            "finished": r.finished,
+                        }
+                        for r in records
+                    ]
+                )
+            )
+            return 0
+        if not records:
+            print("nothing to undo")
+        for r in records:
+            when = dt.datetime.fromtimestamp(r.at).strftime("%Y-%m-%d %H:%M")
+            state = "" if r.finished else "  (interrupted: partly applied)"
+            print(f"{r.session}  {when}  {len(r.done)} changes{state}")
+        return 0
+    record = undo(args.session)
+    if args.json:
+        print(json.dumps({"undone": record.session, "changes": len(record.done)}))
+    else:
+        print(f"undone: {len(record.done)} changes of session {record.session}")
+    return 0

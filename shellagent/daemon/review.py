@@ -1,0 +1,172 @@
+"""The change-set review of an ``ask`` session (docs/transactions.md).
+
+The session's sandbox sees the home directory and its other writable directories through
+overlays (``transaction.Workspace``), so every write lands in an upper layer and nothing
+touches the user's files. After every command that could have written, the change set so
+far is read and the real side of each new change fingerprinted (a later apply refuses a
+file that changed on the host meanwhile). At the end the change set is shown and, as the
+user or the request says, applied (outside the sandbox, with the user's own rights, never
+re-running a command), discarded, or kept for ``shellagent apply SESSION``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shellagent.errors import ShellagentError
+from shellagent.events import ChangesDecision, ChangeSetRecord, ChangesOutcome
+
+if TYPE_CHECKING:
+    from shellagent.agent import Approval, ApprovalRequest, Approver
+    from shellagent.sandbox import Profile
+    from shellagent.transaction import ChangeSet, Workspace
+
+log = logging.getLogger("shellagent.daemon")
+
+DIFF_SENT_MAX = 256 * 1024  # the diff a client can page through; the rest is counted
+PATHS_RECORDED = 50  # changed paths kept in the transcript's ``changes`` event
+
+
+def overlay_problem() -> str | None:
+    """Why this machine cannot run sessions on overlays, or None when it can."""
+    from shellagent.sandbox.bwrap import find_bwrap
+
+    try:
+        bwrap = find_bwrap()
+    except ShellagentError as exc:
+        return exc.message
+    if not bwrap.has_overlay:
+        return f"bwrap at {bwrap.path} is older than 0.9 and cannot mount overlays"
+    return None
+
+
+@dataclass
+class Review:
+    """One session's overlays and what became of them."""
+
+    workspace: Workspace
+    outcome: ChangesOutcome = "none"
+
+    @classmethod
+    def create(cls, session: str, profile: Profile) -> Review:
+        """Overlays over the home directory and every directory ``profile`` may write."""
+        from shellagent.transaction import Workspace
+
+        lowers = [Path.home(), *profile.writable]
+        return cls(Workspace.create(session, [p for p in lowers if p.is_dir()]))
+
+    def profile(self, base: Profile) -> Profile:
+        """``base`` with its write grants turned into overlays."""
+        return dataclasses.replace(base, writable=(), overlays=self.workspace.overlays())
+
+    def changes(self) -> ChangeSet:
+        """The change set so far; the real side of each new change is fingerprinted."""
+        from shellagent.transaction import compute
+        from shellagent.transaction.apply import Baseline
+
+        changes = compute(self.workspace)
+        Baseline(self.workspace).note(changes)
+        return changes
+
+    def finish(self, changes: ChangeSet, decision: ChangesDecision | None) -> tuple[str, int]:
+        """Apply, discard or keep ``changes``; the line to show and how many landed."""
+        from shellagent.transaction.apply import apply
+
+        session = self.workspace.session
+        if decision == "apply":
+            try:
+                result = apply(self.workspace, changes)
+            except ShellagentError as exc:
+                self.outcome = "refused"
+                return f"{exc.message}; kept: `shellagent apply {session} --discard` drops them", 0
+            self.workspace.remove()
+            self.outcome = "applied"
+            return (
+                f"applied {result.applied} changes; undo with `shellagent undo {session}`",
+                result.applied,
+            )
+        if decision == "discard":
+            self.discard()
+            return "discarded: your files are as they were", 0
+        self.outcome = "kept"
+        return (
+            f"kept, not applied: `shellagent apply {session}` shows and applies them, "
+            f"`--discard` drops them",
+            0,
+        )
+
+    def discard(self, outcome: ChangesOutcome = "discarded") -> None:
+        self.workspace.remove()
+        self.outcome = outcome
+
+    def record(self, changes: ChangeSet, reason: str = "") -> ChangeSetRecord:
+        return ChangeSetRecord(
+            outcome=self.outcome,
+            created=changes.count("created"),
+            modified=changes.count("modified") + changes.count("mode"),
+            deleted=changes.count("deleted"),
+            renamed=changes.count("renamed"),
+            paths=tuple(str(c.path) for c in list(changes)[:PATHS_RECORDED]),
+            reason=reason,
+        )
+
+
+def diff_text(changes: ChangeSet) -> str:
+    text = changes.diff()
+    if len(text) > DIFF_SENT_MAX:
+        rest = text[DIFF_SENT_MAX:].count("\n")
+        text = text[:DIFF_SENT_MAX] + f"\n… {rest} more lines (shellagent apply SESSION --diff)\n"
+    return text
+
+
+def interrupted_note() -> str | None:
+    """A line about an apply that died midway (the daemon was killed), or None."""
+    from shellagent.transaction.apply import interrupted
+
+    try:
+        records = interrupted()
+    except OSError:
+        return None
+    if not records:
+        return None
+    r = records[0]
+    return (
+        f"an apply of session {r.session} was interrupted: {len(r.done)} of {r.total} changes "
+        f"landed, each file whole; `shellagent undo {r.session}` takes them back"
+    )
+
+
+# Effects a change set cannot show or take back: these keep their per-command prompt.
+OUTSIDE_FILES = frozenset(
+    {
+        "network",
+        "network-redirect",
+        "lookup",
+        "sends-data",
+        "fetch",
+        "download-to-shell",
+        "privilege",
+        "changes-state",
+    }
+)
+
+
+class ChangesApprover:
+    """``review = "changes"``: a command the policy asks about only because it changes
+    files runs without a prompt (its changes wait in the change set); anything with an
+    effect outside the files goes to ``ask_person`` as before."""
+
+    def __init__(self, ask_person: Approver) -> None:
+        self.ask_person = ask_person
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        from shellagent.agent import Approval
+
+        segments = request.decision.segments
+        if segments and not any(OUTSIDE_FILES & set(s.traits) for s in segments):
+            return Approval("approve", reason="file changes only: reviewed in the change set")
+        return self.ask_person(request)
