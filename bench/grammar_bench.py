@@ -18,6 +18,7 @@ import argparse
 import statistics
 import time
 
+from shellagent.agent.actions import ACTION_FORMAT
 from shellagent.model.backend import Generation
 from shellagent.model.embedded import embedded_model_path
 from shellagent.model.llama import LlamaBackend
@@ -47,9 +48,9 @@ def grammar_cost(backend: LlamaBackend, runs: int) -> None:
     constrained: list[float] = []
     for _ in range(runs):
         backend.reset()
-        g_on = backend.generate(messages, grammar=True, max_tokens=96)
+        g_on = backend.generate(messages, reply_format=ACTION_FORMAT, max_tokens=96)
         backend.reset()
-        g_off = backend.generate(messages, grammar=False, max_tokens=96)
+        g_off = backend.generate(messages, max_tokens=96)
         constrained.append(per_token_s(g_on))
         free.append(per_token_s(g_off))
     on, off = statistics.median(constrained), statistics.median(free)
@@ -74,9 +75,11 @@ def sampled_cost(model: str, threads: int, runs: int) -> None:
     native: list[float] = []
     for _ in range(runs):
         backend.reset()
-        ours.append(per_token_s(backend.generate(messages, grammar=True, max_tokens=96)))
+        ours.append(
+            per_token_s(backend.generate(messages, reply_format=ACTION_FORMAT, max_tokens=96))
+        )
         backend.reset()
-        free.append(per_token_s(backend.generate(messages, grammar=False, max_tokens=96)))
+        free.append(per_token_s(backend.generate(messages, max_tokens=96)))
         backend.reset()
         grammar = LlamaGrammar.from_string(ACTION_GBNF, verbose=False)
         count, first = 0, 0.0
@@ -103,7 +106,7 @@ def session(backend: LlamaBackend) -> None:
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
     turns: list[Generation] = []
     for turn in range(5):
-        g = backend.generate(messages, grammar=True, max_tokens=96)
+        g = backend.generate(messages, reply_format=ACTION_FORMAT, max_tokens=96)
         turns.append(g)
         print(
             f"turn {turn + 1}: prompt {g.prompt_tokens:4d} tok, evaluated "
@@ -115,7 +118,9 @@ def session(backend: LlamaBackend) -> None:
                 {"role": "user", "content": OBSERVATIONS[turn]},
             ]
     backend.reset()
-    cold = backend.generate(messages[:-2] + messages[-2:], grammar=True, max_tokens=96)
+    cold = backend.generate(
+        messages[:-2] + messages[-2:], reply_format=ACTION_FORMAT, max_tokens=96
+    )
     print(
         f"turn 5 without reuse: evaluated {cold.evaluated_prompt_tokens} tok, "
         f"first token {cold.first_token_s * 1e3:.1f} ms"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Iterator
+from typing import Any, cast
 
 from llama_cpp import Llama
 
@@ -29,13 +31,13 @@ MESSAGES = [
 
 
 def raw_run(llm: Llama, tokens: list[int], n: int) -> tuple[int, float]:
-    llm.reset()
+    llm.reset()  # type: ignore[no-untyped-call]
     start = time.perf_counter()
     first = 0.0
     count = 0
     stream = llm.create_completion(prompt=tokens, max_tokens=n, temperature=0.0, stream=True)
     last = 0.0
-    for chunk in stream:
+    for chunk in cast(Iterator[dict[str, Any]], stream):
         if chunk["choices"][0]["finish_reason"] is not None and not chunk["choices"][0]["text"]:
             continue  # the closing chunk carries no token
         count += 1
@@ -47,7 +49,7 @@ def raw_run(llm: Llama, tokens: list[int], n: int) -> tuple[int, float]:
 
 def backend_run(backend: LlamaBackend, n: int) -> tuple[int, float]:
     backend.reset()
-    generation = backend.generate(MESSAGES, grammar=False, max_tokens=n)
+    generation = backend.generate(MESSAGES, max_tokens=n)
     return generation.generated_tokens, generation.tokens_per_s
 
 

@@ -24,7 +24,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from shellagent.events import ModelTurn, PolicyVerdict
+
+if TYPE_CHECKING:
+    from shellagent import Agent
 
 TASKS = Path(__file__).resolve().parents[2] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
 
@@ -43,13 +48,11 @@ def check(session: Any, condition: str, cwd: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def run_one(task: dict[str, Any], backend: Any, policy: Any, config: Any) -> dict[str, Any]:
-    from shellagent.agent import AutoApprover, run_task
-    from shellagent.sandbox import Session
+def run_one(task: dict[str, Any], agent: Agent) -> dict[str, Any]:
     from shellagent.testing import MemorySink
 
     record: dict[str, Any] = {"id": task["id"], "task": task["task"]}
-    with Session("ephemeral", timeout=config.command_timeout) as session:
+    with agent.open_shell() as session:
         start_cwd = session.cwd
         for command in task["setup_commands"]:
             result = session.run(command, timeout=60)
@@ -62,35 +65,25 @@ def run_one(task: dict[str, Any], backend: Any, policy: Any, config: Any) -> dic
             return record
         sink = MemorySink()
         began = time.perf_counter()
-        outcome = run_task(
-            task["task"],
-            backend=backend,
-            shell=session,
-            policy=policy,
-            approver=AutoApprover(),
-            sink=sink,
-            config=config,
-            source="eval",
-            task_id=task["id"],
-        )
+        outcome = agent.run(task["task"], shell=session, sink=sink, task_id=task["id"])
         elapsed = time.perf_counter() - began
         code, output = check(session, task["success_condition"], start_cwd)
-    turns = sink.of_type("model_turn")
-    commands = [t["action"]["cmd"] for t in turns if t.get("action") and "cmd" in t["action"]]
+    turns = sink.of_type(ModelTurn)
+    commands = [t.action["cmd"] for t in turns if t.action and "cmd" in t.action]
     record.update(
         valid=True,
         solved=code == 0,
         reason=outcome.reason,
         turns=len(turns),
-        valid_turns=sum(1 for t in turns if t.get("valid")),
+        valid_turns=sum(1 for t in turns if t.valid),
         commands=commands,
         bash_ok=[bash_syntax_ok(c) for c in commands],
-        denied=sum(1 for e in sink.of_type("policy") if e["decision"] == "deny"),
+        denied=sum(1 for e in sink.of_type(PolicyVerdict) if e.decision == "deny"),
         executed=len(outcome.commands),
         nonzero=sum(1 for r in outcome.commands if r.exit_code != 0),
         distinct_commands=len(set(commands)),
-        generated_tokens=sum(int(t.get("generated_tokens") or 0) for t in turns),
-        model_s=round(sum(float(t.get("duration_s") or 0) for t in turns), 2),
+        generated_tokens=sum(t.generated_tokens or 0 for t in turns),
+        model_s=round(sum(t.duration_s or 0.0 for t in turns), 2),
         seconds=round(elapsed, 2),
         summary=outcome.summary,
         error=outcome.error,
@@ -168,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         print(report(done, 0.0))
         return 0
 
-    from shellagent.agent import AgentConfig
+    from shellagent import Agent, AgentConfig, AutoApprover
     from shellagent.model import load_backend
     from shellagent.policy import PolicyEngine, default_policy_path
 
@@ -177,13 +170,19 @@ def main(argv: list[str] | None = None) -> int:
     backend = load_backend(
         args.model, temperature=args.temperature, repeat_penalty=args.repeat_penalty
     )
-    policy = PolicyEngine.load([default_policy_path()], workspace=Path("/root"))
-    config = AgentConfig(max_turns=args.max_turns, command_timeout=20.0)
+    agent = Agent(
+        backend,
+        policy=PolicyEngine.load([default_policy_path()], workspace=Path("/root")),
+        profile="ephemeral",
+        approver=AutoApprover(),
+        config=AgentConfig(max_turns=args.max_turns, command_timeout=20.0),
+        source="eval",
+    )
     out = args.out.open("w") if args.out else None
     records: list[dict[str, Any]] = []
     began = time.perf_counter()
     for task in tasks:
-        record = run_one(task, backend, policy, config)
+        record = run_one(task, agent)
         records.append(record)
         status = (
             ("SOLVED" if record["solved"] else record["reason"]) if record["valid"] else "invalid"

@@ -1,11 +1,16 @@
 """The agent: the loop, its prompts, and the action schema the model answers in.
 
+    outcome = Agent(cwd=project, approver=AutoApprover()).run("free up space in ~/Downloads")
     outcome = run_task("free up space in ~/Downloads", backend=backend, shell=session,
                        policy=engine, approver=AutoApprover(), sink=writer)
 
-``loop`` runs a session, ``approval`` is what the user is asked, ``prompts`` the system
-prompt, ``observation`` what the model is told back, ``context`` keeps the conversation
-inside the model's context, ``actions`` the action schema and grammar.
+``front`` is the front door (``Agent``: builds the model, policy, sandbox and transcript);
+``loop`` runs a session (``run_task``: every part given), ``session`` holds its state and the
+steps turns share, ``scheduling`` the schedule action, ``proposal`` the job it proposes and
+the installer it is handed to, ``schedule`` the schedule format, ``approval`` is what the
+user is asked, ``prompts`` the system prompt, ``observation`` what the model is told back,
+``context`` keeps the conversation inside the model's context, ``actions`` the action
+schema and grammar.
 """
 
 from __future__ import annotations
@@ -17,12 +22,18 @@ from shellagent.agent.approval import (
     Approver,
     AutoApprover,
     RefuseApprover,
+    is_automatic,
 )
-from shellagent.agent.loop import AgentConfig, Outcome, run_task
+from shellagent.agent.config import AgentConfig
+from shellagent.agent.front import Agent
+from shellagent.agent.loop import Outcome, run_task
 from shellagent.agent.prompts import Environment, system_prompt
+from shellagent.agent.proposal import InstalledJob, JobInstaller, JobProposal, describe_job
+from shellagent.agent.schedule import Schedule
 
 __all__ = [
     "Action",
+    "Agent",
     "AgentConfig",
     "Approval",
     "ApprovalRequest",
@@ -30,9 +41,15 @@ __all__ = [
     "AutoApprover",
     "Environment",
     "FinishAction",
+    "InstalledJob",
+    "JobInstaller",
+    "JobProposal",
     "Outcome",
     "RefuseApprover",
     "RunAction",
+    "Schedule",
+    "describe_job",
+    "is_automatic",
     "parse_action",
     "run_task",
     "system_prompt",

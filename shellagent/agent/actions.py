@@ -9,10 +9,15 @@ One flat JSON object per reply, with short keys a 135M model can copy from an ex
                                                 recurring job (see ``shellagent.jobs``)
 
 ``ACTION_GBNF`` constrains a llama.cpp model so every reply parses: strings are bounded
-(a tiny model cannot ramble forever) and hold no raw control characters (a newline must be
-written ``\\n``). ``ACTION_JSON_SCHEMA`` says the same thing to OpenAI-compatible servers.
-``parse_action`` is lenient about wrapping (code fences, leading chatter from a server that
-ignores the schema) and strict about content: anything else is an ``InputError``.
+(a tiny model cannot ramble forever) and hold nothing a terminal would hide or reinterpret
+(``shellagent.chars``): no control character, escape, bidi control, zero-width character or
+line separator, raw or escaped (the grammar has no ``\\u`` escape; text is UTF-8, so
+accented letters, CJK and emoji pass). A command and a summary may hold ``\\n`` and
+``\\t``; a reason and a job name are one line. ``ACTION_JSON_SCHEMA`` says the bounds to
+OpenAI-compatible servers. ``parse_action`` is lenient about wrapping (code fences, leading
+chatter from a server that ignores the schema) and strict about content: it applies the
+same rules to every field, for servers that ignore the grammar, and anything else is an
+``InputError``.
 
 A new action kind is a frozen dataclass with a distinguishing first key, one alternative in
 the grammar and the schema, and one branch in ``_from_object``. The schedule action names
@@ -24,12 +29,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from shellagent.agent import schedule
+from shellagent.chars import HIDDEN_RANGES, NON_ASCII_SPACES, check_text
 from shellagent.errors import InputError
+from shellagent.model.backend import ReplyFormat
 
 __all__ = [
+    "ACTION_FORMAT",
     "ACTION_GBNF",
     "ACTION_JSON_SCHEMA",
     "Action",
@@ -48,8 +58,8 @@ CMD_MAX = 400
 WHY_MAX = 160
 DONE_MAX = 400
 NAME_MAX = 60
-EVERY = ("hour", "day", "week", "month")
-DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+EVERY = schedule.EVERY
+DAYS = schedule.WEEKDAYS
 
 
 @dataclass(frozen=True)
@@ -107,28 +117,67 @@ def _dumps(obj: dict[str, str]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
 
 
+def _code(code: int) -> str:
+    if code <= 0xFF:
+        return f"\\x{code:02X}"
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
+def _allowed(excluded: Iterable[tuple[int, int]]) -> str:
+    """A GBNF character class of every code point from U+0020 up except ``excluded``, the
+    quote, the backslash and the surrogates.
+
+    Written as the allowed ranges, not as a negated class: llama.cpp decides about a token
+    that ends inside a multi-byte character by whether the character's possible range
+    overlaps the class, so a negated class with scattered exclusions would refuse, say, the
+    first byte of every character from U+2000 to U+2FFF, and a tokenizer that spells ❤ or
+    rare CJK as single bytes could then not write them at all.
+    """
+    holes = sorted([*excluded, (0x22, 0x22), (0x5C, 0x5C), (0xD800, 0xDFFF)])
+    parts, start = [], 0x20
+    for lo, hi in holes:
+        if lo > start:
+            end = lo - 1
+            parts.append(_code(start) if start == end else f"{_code(start)}-{_code(end)}")
+        start = max(start, hi + 1)
+    parts.append(f"{_code(start)}-{_code(0x10FFFF)}")
+    return "[" + "".join(parts) + "]"
+
+
+_SPACES = [(c, c) for c in NON_ASCII_SPACES]
+_VISIBLE = _allowed([*HIDDEN_RANGES, *_SPACES, (0x20, 0x20)])  # the first character
+_PROSE = _allowed(HIDDEN_RANGES)
+_COMMAND = _allowed([*HIDDEN_RANGES, *_SPACES])
+
 # The exact shape ``to_json`` writes, no optional whitespace: a tiny model copies an example
 # more reliably when there is one way to write it, and the reply it generates is then the
 # canonical text the next turn's prompt repeats (which keeps prefix reuse token-exact).
-# The first character of a command or summary must be visible, so a constrained reply is
-# never blank; after that any JSON string character (escapes included, raw controls not).
+# The first character of a command, summary or name must be visible, so a constrained reply
+# is never blank. After that: ``line`` is one line of prose (no hidden character, raw or
+# escaped), ``para`` may also hold \n and \t, ``word`` is a command's (no unusual spaces).
+# Each is one character class or one escape, with no rule in between: every level of rule
+# is one more parse stack for llama.cpp to advance on every token it checks.
 ACTION_GBNF = (
-    rf"""
-root    ::= run | done | sched
-run     ::= "{{\"cmd\": " cmd ", \"why\": " why "}}"
-done    ::= "{{\"done\": " text "}}"
-sched   ::= "{{\"every\": \"" every "\", \"on\": \"" day "\", " when
-when    ::= "\"at\": \"" hhmm "\", \"name\": " name "}}"
-every   ::= {" | ".join(f'"{e}"' for e in EVERY)}
-day     ::= {" | ".join(f'"{d}"' for d in DAYS)}
-hhmm    ::= ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]
-name    ::= "\"" lead char{{0,{NAME_MAX - 1}}} "\""
-cmd     ::= "\"" lead char{{0,{CMD_MAX - 1}}} "\""
-why     ::= "\"" char{{0,{WHY_MAX}}} "\""
-text    ::= "\"" lead char{{0,{DONE_MAX - 1}}} "\""
-lead    ::= [^"\\\x00-\x1f\x7f ]
-char    ::= [^"\\\x00-\x1f\x7f] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{{4}})
-""".strip()
+    "\n".join(
+        [
+            "root    ::= run | done | sched",
+            'run     ::= "{\\"cmd\\": " cmd ", \\"why\\": " why "}"',
+            'done    ::= "{\\"done\\": " text "}"',
+            'sched   ::= "{\\"every\\": \\"" every "\\", \\"on\\": \\"" day "\\", " when',
+            'when    ::= "\\"at\\": \\"" hhmm "\\", \\"name\\": " name "}"',
+            "every   ::= " + " | ".join(f'"{e}"' for e in EVERY),
+            "day     ::= " + " | ".join(f'"{d}"' for d in DAYS),
+            'hhmm    ::= ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]',
+            f'name    ::= "\\"" lead line{{0,{NAME_MAX - 1}}} "\\""',
+            f'cmd     ::= "\\"" lead word{{0,{CMD_MAX - 1}}} "\\""',
+            f'why     ::= "\\"" line{{0,{WHY_MAX}}} "\\""',
+            f'text    ::= "\\"" lead para{{0,{DONE_MAX - 1}}} "\\""',
+            f"lead    ::= {_VISIBLE}",
+            f'line    ::= {_PROSE} | "\\\\" ["\\\\/]',
+            f'para    ::= {_PROSE} | "\\\\" ["\\\\/nt]',
+            f'word    ::= {_COMMAND} | "\\\\" ["\\\\/nt]',
+        ]
+    )
     + "\n"
 )
 
@@ -164,6 +213,9 @@ ACTION_JSON_SCHEMA: dict[str, Any] = {
     ],
 }
 
+# What the loop hands a backend: the model layer knows reply formats, not actions.
+ACTION_FORMAT = ReplyFormat("action", ACTION_GBNF, ACTION_JSON_SCHEMA)
+
 _EXPECTED = 'expected {"cmd": "...", "why": "..."}, {"done": "..."} or {"every": ...}'
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
@@ -191,30 +243,74 @@ def _from_object(obj: dict[str, Any], text: str) -> Action:
     for key, value in obj.items():
         if not isinstance(value, str):
             raise InputError(
-                f"action field {key!r} must be a string, got {type(value).__name__}",
+                f"action field {_key_name(key)} must be a string, got {type(value).__name__}",
                 hint=_EXPECTED,
             )
     if "cmd" in keys and keys <= {"cmd", "why"}:
-        cmd = obj["cmd"].strip()
+        cmd = _text(obj, "cmd", limit=CMD_MAX, lines=True, spaces=False)
         if not cmd:
             raise InputError("action has an empty command", hint=_EXPECTED)
-        return RunAction(cmd=cmd, why=obj.get("why", "").strip())
+        return RunAction(cmd=cmd, why=_text(obj, "why", limit=WHY_MAX))
     if keys == {"done"}:
-        done = obj["done"].strip()
+        done = _text(obj, "done", limit=DONE_MAX, lines=True)
         if not done:
             raise InputError("finish action has an empty summary", hint=_EXPECTED)
         return FinishAction(done=done)
     if "every" in keys and keys <= {"every", "on", "at", "name"}:
-        every, on = obj["every"].strip().lower(), obj.get("on", "mon").strip().lower()[:3]
-        at, name = obj.get("at", "09:00").strip(), obj.get("name", "").strip()
-        if every not in EVERY or on not in DAYS or not re.fullmatch(r"\d{1,2}:\d{2}", at):
-            raise InputError(f"schedule action has a bad field: {_preview(text)}",
-                             hint='e.g. {"every": "week", "on": "sun", "at": "03:00", ...}')
-        return ScheduleAction(every=every, on=on, at=at, name=name or "job")
-    found = ", ".join(sorted(keys)) or "no keys"
+        every = _text(obj, "every", limit=16).lower()
+        on = _text(obj, "on", limit=16, default="mon").lower()
+        at = _text(obj, "at", limit=5, default="09:00")
+        name = _text(obj, "name", limit=NAME_MAX)
+        day = next((d for d in DAYS if _WEEKDAY.get(on, on) == d), None)
+        if every not in EVERY or day is None or not _HHMM.fullmatch(at):
+            raise InputError(
+                f"schedule action has a bad field: {_preview(text)}",
+                hint='e.g. {"every": "week", "on": "sun", "at": "03:00", ...}',
+            )
+        return ScheduleAction(every=every, on=day, at=at, name=name or "job")
+    found = ", ".join(sorted(_key_name(k) for k in keys)) or "no keys"
     raise InputError(f"unknown action ({found}): {_preview(text)}", hint=_EXPECTED)
 
 
+_HHMM = re.compile(r"[0-9]{1,2}:[0-9]{2}", re.ASCII)
+_WEEKDAY = {
+    name: name[:3]
+    for name in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+}
+_FIELDS = {
+    "cmd": "the command",
+    "why": "the reason (why)",
+    "done": "the summary (done)",
+    "every": "the schedule's every",
+    "on": "the schedule's on",
+    "at": "the schedule's at",
+    "name": "the job name",
+}
+
+
+def _text(
+    obj: dict[str, Any],
+    key: str,
+    *,
+    limit: int,
+    lines: bool = False,
+    spaces: bool = True,
+    default: str = "",
+) -> str:
+    """One field, stripped, holding nothing a terminal would hide or reinterpret."""
+    value: str = obj.get(key, default).strip()
+    hint = "write one line of visible text" if not lines else "write visible text"
+    return check_text(value, what=_FIELDS[key], limit=limit, lines=lines, spaces=spaces, hint=hint)
+
+
+def _key_name(key: str) -> str:
+    """A key as a message shows it: a plain name as is, anything else cut and ``repr``'d."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,19}", key):
+        return key
+    return repr(key if len(key) <= 20 else key[:19] + "…")
+
+
 def _preview(text: str, limit: int = 80) -> str:
-    flat = text.strip().replace("\n", "\\n")
+    """A reply in a message: cut short, and ``repr`` shows every hidden character escaped."""
+    flat = text.strip()
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")

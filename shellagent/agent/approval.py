@@ -15,9 +15,12 @@ unattended run without ``--yes`` gets: every ``ask`` is refused, and the reason 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from shellagent.events import ApprovalKind, Scope
 
 if TYPE_CHECKING:
+    from shellagent.agent.proposal import JobProposal
     from shellagent.policy import Decision
 
 __all__ = [
@@ -28,10 +31,8 @@ __all__ = [
     "AutoApprover",
     "RefuseApprover",
     "Scope",
+    "is_automatic",
 ]
-
-ApprovalKind = Literal["approve", "refuse", "edit", "always", "quit"]
-Scope = Literal["session", "directory", "everywhere"]
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,9 @@ class ApprovalRequest:
     why: str
     decision: Decision
     turn: int
-    # Set when the request is a recurring job (``shellagent.jobs.Job``): ``command`` then
-    # holds its commands one per line, and an edit returns them the same way.
-    job: Any = None
+    # Set when the request is a recurring job: ``command`` then holds its commands one per
+    # line, and an edit returns them the same way.
+    job: JobProposal | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,13 @@ class Approver(Protocol):
     """Anything that answers an approval request (a terminal prompt, the daemon's client)."""
 
     def __call__(self, request: ApprovalRequest) -> Approval: ...
+
+
+def is_automatic(approver: Approver) -> bool:
+    """Whether ``approver`` answers without a person (``AutoApprover``, or any approver that
+    sets ``automatic = True``): its approvals are recorded as ``auto``, and it never gets to
+    install a recurring job."""
+    return getattr(approver, "automatic", False) is True
 
 
 class AutoApprover:

@@ -21,44 +21,46 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shellagent.agent import observation
-from shellagent.agent.actions import FinishAction, RunAction, ScheduleAction, parse_action
-from shellagent.agent.approval import Approval, ApprovalRequest, Approver
+from shellagent.agent.actions import (
+    ACTION_FORMAT,
+    FinishAction,
+    RunAction,
+    ScheduleAction,
+    parse_action,
+)
+from shellagent.agent.approval import ApprovalRequest, Approver
+from shellagent.agent.config import AgentConfig
 from shellagent.agent.context import ContextWindow
+from shellagent.agent.examples import render, rewrite
 from shellagent.agent.prompts import describe_environment, system_prompt, task_message
-from shellagent.errors import EnvironmentProblem, InputError, ShellagentError
+from shellagent.agent.scheduling import propose_job
+from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
+from shellagent.errors import InputError, ShellagentError
+from shellagent.events import (
+    ChatMessage,
+    End,
+    EndReason,
+    EventSource,
+    Execution,
+    ModelTurn,
+    SessionStart,
+    TranscriptEvent,
+    exit_code,
+)
 
 if TYPE_CHECKING:
+    from shellagent.agent.examples import ExampleLibrary
+    from shellagent.agent.proposal import JobInstaller
     from shellagent.model.backend import Backend, Generation
-    from shellagent.policy import Decision, PolicyEngine
-    from shellagent.sandbox import CommandResult
+    from shellagent.policy import PolicyEngine
+    from shellagent.sandbox import CommandResult, Shell
     from shellagent.transcript import TranscriptSink
 
 __all__ = ["AgentConfig", "EndReason", "Outcome", "run_task"]
-
-EndReason = Literal["finished", "turn_limit", "repeated_failure", "user_quit", "cancelled", "error"]
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """Limits and switches of one session.
-
-    ``observation_chars`` bounds the output shown to the model per command; ``max_tokens``
-    bounds one reply; ``repeat_limit`` is how often the same command may fail (non-zero
-    exit, or denied) before the session gives up; ``dry_run`` shows commands, runs none.
-    """
-
-    max_turns: int = 15
-    command_timeout: float = 30.0
-    observation_chars: int = 2000
-    max_tokens: int = 256
-    repeat_limit: int = 3
-    capture_logprobs: bool = False
-    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,86 +84,66 @@ class Outcome:
         """0 finished, 130 cancelled, 3 the model or sandbox became unavailable, else 1."""
         if self.environment_problem:
             return 3
-        return {"finished": 0, "cancelled": 130}.get(self.reason, 1)
+        return exit_code(self.reason)
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """An example's recorded step, shaped like a ``CommandResult`` for ``observation``."""
+
+    output: str
+    exit_code: int
+    command: str = ""
+    timed_out: bool = False
+    duration_s: float = 0.0
 
 
 class _Cancelled(Exception):
     """Raised inside a generation's token callback to stop it when the task is cancelled."""
 
 
-class _Stop(Exception):
-    def __init__(
-        self, reason: EndReason, summary: str, error: str = "", *, cause: Exception | None = None
-    ) -> None:
-        super().__init__(summary)
-        self.reason: EndReason = reason
-        self.summary = summary
-        self.error = error
-        self.environment_problem = isinstance(cause, EnvironmentProblem)
-
-
-@dataclass
-class _Session:
-    """The state one ``run_task`` call carries between turns."""
-
-    task: str
-    backend: Backend
-    shell: Any
-    policy: PolicyEngine
-    approver: Approver
-    config: AgentConfig
-    emit: Callable[[dict[str, Any]], None]
-    cancel: threading.Event
-    on_output: Callable[[str], None] | None
-    on_token: Callable[[str], None] | None
-    conversation: list[dict[str, str]] = field(default_factory=list)
-    commands: list[CommandResult] = field(default_factory=list)
-    failures: dict[str, int] = field(default_factory=dict)
-    succeeded: dict[str, int] = field(default_factory=dict)
-    # Commands that changed something (policy "ask"), were approved and exited 0: what a
-    # schedule action turns into a job.
-    job_commands: list[str] = field(default_factory=list)
-    session_id: str = ""
-    turn: int = 0
-    invalid_in_a_row: int = 0
-    running: bool = False
-
-
 def run_task(
     task: str,
     *,
     backend: Backend,
-    shell: Any,
+    shell: Shell,
     policy: PolicyEngine,
     approver: Approver,
     sink: TranscriptSink,
     config: AgentConfig = AgentConfig(),  # noqa: B008 - frozen, so sharing it is safe
     cancel: threading.Event | None = None,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: Callable[[TranscriptEvent], None] | None = None,
     on_output: Callable[[str], None] | None = None,
     on_token: Callable[[str], None] | None = None,
-    source: str = "ask",
+    source: EventSource = "ask",
     model_name: str = "",
     task_id: str | None = None,
+    job_installer: JobInstaller | None = None,
+    examples: ExampleLibrary | None = None,
 ) -> Outcome:
     """Run ``task`` to its end and return how it ended (see the module docstring).
 
-    ``shell`` is anything with ``run(command, *, timeout, on_output) -> CommandResult``,
-    ``cwd`` and ``functions`` (a sandbox ``Session``, or ``shellagent.testing.FakeShell``);
-    its ``interrupt()`` is called, when it has one, to stop a command on cancellation.
+    ``shell`` is a ``shellagent.sandbox.Shell`` (a sandbox ``Session``, or
+    ``shellagent.testing.FakeShell``); its ``interrupt()`` stops a command on cancellation.
+    Commands the policy allows as read-only run with ``confined=True``: the kernel refuses
+    their writes, and one it caught is judged as a writer from then on.
+    ``job_installer`` installs a recurring job the user approved; without one the model is
+    told that jobs cannot be made here. ``examples`` is the library worked examples are
+    retrieved from (``config.examples`` of them, rewritten to the task's paths); without
+    one the prompt shows the reply format on the task's own paths.
     """
-    session_id = str(getattr(sink, "session_id", "") or "")
+    session_id = sink.session_id
     if not session_id:
         from shellagent.transcript.store import new_session_id
 
         session_id = new_session_id()
 
-    def emit(event: dict[str, Any]) -> None:
+    def emit(event: TranscriptEvent) -> None:
         sink.write(event)
         if on_event is not None:
             on_event(event)
 
-    state = _Session(
+    state = SessionState(
         task=task,
         backend=backend,
         shell=shell,
@@ -173,31 +155,40 @@ def run_task(
         on_output=on_output,
         session_id=session_id,
         on_token=on_token,
+        job_installer=job_installer,
     )
     env = describe_environment(shell, max_turns=config.max_turns)
-    profile = getattr(shell, "profile", None)
-    start: dict[str, Any] = {
-        "type": "session_start",
-        "session": session_id,
-        "task": task,
-        "model": model_name or str(getattr(backend, "name", "")),
-        "backend": type(backend).__name__,
-        "policy": "default",
-        "cwd": env.cwd,
-        "versions": _versions(),
-        "source": source,
-    }
-    if profile is not None:
-        start["profile"] = str(getattr(profile, "name", ""))
-    if task_id is not None:
-        start["task_id"] = task_id
-    emit(start)
+    from shellagent.policy.sources import describe_files
+
+    emit(
+        SessionStart(
+            session=session_id,
+            task=task,
+            model=model_name or backend.name,
+            backend=type(backend).__name__,
+            policy=describe_files(policy.policy.files),
+            profile=shell.grants.profile,
+            cwd=env.cwd,
+            versions=_versions(),
+            source=source,
+            task_id=task_id,
+        )
+    )
+    shown = ""
+    if examples is not None and config.examples > 0:
+        chosen = [rewrite(e, task) for e in examples.search(task, config.examples)]
+
+        def observe_step(out: str, code: int) -> str:
+            return observation.executed(_Observed(out, code), config.observation_chars // 4)
+
+        shown = render(chosen, observe=observe_step)
+    system, user = system_prompt(env, shown, task), task_message(task)
     state.conversation = [
-        {"role": "system", "content": system_prompt(env)},
-        {"role": "user", "content": task_message(task)},
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
     ]
-    for message in state.conversation:
-        emit({"type": "message", **message})
+    emit(ChatMessage(role="system", content=system))
+    emit(ChatMessage(role="user", content=user))
 
     watcher = _CancelWatcher(state)
     watcher.start()
@@ -205,15 +196,7 @@ def run_task(
         stop = _loop(state)
     finally:
         watcher.stop()
-    emit(
-        {
-            "type": "end",
-            "reason": stop.reason,
-            "summary": stop.summary,
-            "turns": state.turn,
-            **({"error": stop.error} if stop.error else {}),
-        }
-    )
+    emit(End(reason=stop.reason, summary=stop.summary, turns=state.turn, error=stop.error))
     return Outcome(
         reason=stop.reason,
         summary=stop.summary,
@@ -225,21 +208,23 @@ def run_task(
     )
 
 
-def _loop(state: _Session) -> _Stop:
+def _loop(state: SessionState) -> SessionEnd:
     window = ContextWindow(state.backend, reply_tokens=state.config.max_tokens)
     try:
         while True:
             if state.cancel.is_set():
-                raise _Stop("cancelled", "cancelled before the task was done")
+                raise SessionEnd("cancelled", "cancelled before the task was done")
             if state.turn >= state.config.max_turns:
-                raise _Stop("turn_limit", f"stopped after {state.turn} replies without finishing")
+                raise SessionEnd(
+                    "turn_limit", f"stopped after {state.turn} replies without finishing"
+                )
             state.turn += 1
             _one_turn(state, window)
-    except _Stop as stop:
+    except SessionEnd as stop:
         return stop
 
 
-def _one_turn(state: _Session, window: ContextWindow) -> None:
+def _one_turn(state: SessionState, window: ContextWindow) -> None:
     generation = _generate(state, window)
     turn = state.turn
     try:
@@ -248,31 +233,37 @@ def _one_turn(state: _Session, window: ContextWindow) -> None:
         _record_reply(state, generation, None)
         state.invalid_in_a_row += 1
         if state.invalid_in_a_row >= 2:
-            raise _Stop(
+            raise SessionEnd(
                 "error",
                 "the model did not produce a valid action twice in a row",
                 f"the model's replies are not actions: {exc.message}",
             ) from None
         if generation.stop == "end":
-            _observe(state, observation.invalid_reply(exc.message))
+            observe(state, observation.invalid_reply(exc.message))
         else:
-            _observe(state, observation.cut_reply(generation.stop, generation.generated_tokens))
+            observe(state, observation.cut_reply(generation.stop, generation.generated_tokens))
         return
     state.invalid_in_a_row = 0
     _record_reply(state, generation, action.to_dict())
     if isinstance(action, FinishAction):
-        raise _Stop("finished", action.done)
+        if not state.commands and not state.nudged and turn == 1:
+            state.nudged = True  # once: a small model often "finishes" before doing anything
+            observe(state, observation.done_without_commands())
+            return
+        raise SessionEnd("finished", action.done)
     if isinstance(action, ScheduleAction):
-        schedule(state, action, turn)
+        propose_job(state, action, turn)
         return
     _run_action(state, action, turn)
 
 
-def _generate(state: _Session, window: ContextWindow) -> Generation:
+def _generate(state: SessionState, window: ContextWindow) -> Generation:
     try:
         shown = window.fit(state.conversation)
     except InputError as exc:
-        raise _Stop("error", "the conversation no longer fits the model", exc.message) from None
+        raise SessionEnd(
+            "error", "the conversation no longer fits the model", exc.message
+        ) from None
     cancel = state.cancel
     user_on_token = state.on_token
 
@@ -285,197 +276,158 @@ def _generate(state: _Session, window: ContextWindow) -> Generation:
     try:
         return state.backend.generate(
             shown,
-            grammar=True,
+            reply_format=ACTION_FORMAT,
             max_tokens=state.config.max_tokens,
             on_token=on_token,
             capture_logprobs=state.config.capture_logprobs,
         )
     except _Cancelled:
-        raise _Stop("cancelled", "cancelled while the model was thinking") from None
+        raise SessionEnd("cancelled", "cancelled while the model was thinking") from None
     except ShellagentError as exc:
-        raise _Stop("error", "the model failed", exc.show(), cause=exc) from None
+        raise SessionEnd("error", "the model failed", exc.show(), cause=exc) from None
     except (RuntimeError, OSError, ValueError) as exc:
-        raise _Stop("error", "the model failed", f"{type(exc).__name__}: {exc}") from None
+        raise SessionEnd("error", "the model failed", f"{type(exc).__name__}: {exc}") from None
 
 
-def _record_reply(state: _Session, generation: Generation, action: dict[str, str] | None) -> None:
+def _record_reply(
+    state: SessionState, generation: Generation, action: dict[str, str] | None
+) -> None:
     state.emit(
-        {
-            "type": "model_turn",
-            "turn": state.turn,
-            "raw": generation.text,
-            "action": action,
-            "valid": action is not None,
-            "stop": generation.stop,
-            "prompt_tokens": generation.prompt_tokens,
-            "evaluated_prompt_tokens": generation.evaluated_prompt_tokens,
-            "generated_tokens": generation.generated_tokens,
-            "duration_s": round(generation.duration_s, 4),
-            "token_ids": list(generation.token_ids) if generation.token_ids is not None else None,
-            "logprobs": list(generation.logprobs) if generation.logprobs is not None else None,
-        }
+        ModelTurn(
+            turn=state.turn,
+            raw=generation.text,
+            action=action,
+            valid=action is not None,
+            stop=generation.stop,
+            prompt_tokens=generation.prompt_tokens,
+            evaluated_prompt_tokens=generation.evaluated_prompt_tokens,
+            generated_tokens=generation.generated_tokens,
+            duration_s=round(generation.duration_s, 4),
+            token_ids=generation.token_ids,
+            logprobs=generation.logprobs,
+        )
     )
     # The reply exactly as generated, so the next prompt extends this one token for token.
-    message = {"role": "assistant", "content": generation.text}
-    state.conversation.append(message)
-    state.emit({"type": "message", **message, "turn": state.turn})
+    state.conversation.append({"role": "assistant", "content": generation.text})
+    state.emit(ChatMessage(role="assistant", content=generation.text, turn=state.turn))
 
 
-def _observe(state: _Session, text: str) -> None:
-    message = {"role": "user", "content": text}
-    state.conversation.append(message)
-    state.emit({"type": "message", **message, "turn": state.turn})
-
-
-def _check(state: _Session, command: str) -> Decision:
-    from shellagent.policy import ShellState
-
-    cwd = getattr(state.shell, "cwd", "") or None
-    shell_state = ShellState(
-        functions=frozenset(getattr(state.shell, "functions", frozenset())),
-        cwd=Path(cwd) if cwd else None,
-    )
-    decision = state.policy.check(command, shell_state)
-    state.emit(
-        {
-            "type": "policy",
-            "turn": state.turn,
-            "command": command,
-            "decision": decision.decision,
-            "reasons": list(decision.reasons),
-            "segments": [s.to_dict() for s in decision.segments],
-        }
-    )
-    return decision
-
-
-def _run_action(state: _Session, action: RunAction, turn: int) -> None:
+def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     command = action.cmd
-    decision = _check(state, command)
+    key = command.strip()
+    times, _ = state.outputs.get(key, (0, ""))
+    if times >= 2:
+        observe(state, observation.not_rerun(times))
+        _give_up_if_repeated(state, command)
+        return
+    if key in state.refusals:
+        observe(state, observation.refused_before())
+        _give_up_if_repeated(state, command)
+        return
+    decision = check(state, command)
     if decision.decision == "deny":
-        _observe(state, observation.denied(decision.reasons))
+        observe(state, observation.denied(decision.reasons))
         _give_up_if_repeated(state, command)
         return
     if state.config.dry_run:
-        _observe(state, observation.dry_run(decision.decision))
+        observe(state, observation.dry_run(decision.decision))
         return
     edited_from: str | None = None
     if decision.decision == "ask":
-        approval = _ask(state, ApprovalRequest(command, action.why, decision, turn))
+        approval = ask(state, ApprovalRequest(command, action.why, decision, turn))
         if approval.decision == "quit":
             if state.cancel.is_set():  # an approver that gave up because the task was cancelled
-                raise _Stop("cancelled", "cancelled while waiting for approval")
-            raise _Stop("user_quit", "stopped by the user")
+                raise SessionEnd("cancelled", "cancelled while waiting for approval")
+            raise SessionEnd("user_quit", "stopped by the user")
         if approval.decision == "refuse":
-            _observe(state, observation.refused(approval.reason))
+            state.refusals.add(key)
+            observe(state, observation.refused(approval.reason))
             _give_up_if_repeated(state, command)
             return
         if approval.decision == "edit" and approval.command and approval.command != command:
             edited_from, command = command, approval.command
-            edited = _check(state, command)
+            edited = check(state, command)
             if edited.decision == "deny":
-                _observe(state, observation.denied(edited.reasons, edited=True))
+                observe(state, observation.denied(edited.reasons, edited=True))
                 return
     ran = len(state.commands)
-    _execute(state, command, edited_from)
+    # Only what the policy itself allowed as read-only runs confined: an approved or edited
+    # command keeps the sandbox's normal rights.
+    _execute(state, command, edited_from, confined=decision.read_only and edited_from is None)
     if decision.decision == "ask" and len(state.commands) > ran:
         result = state.commands[-1]
         if result.exit_code == 0 and not result.timed_out:
             state.job_commands.append(command)
 
 
-def _ask(state: _Session, request: ApprovalRequest) -> Approval:
-    approval = state.approver(request)
-    automatic = bool(getattr(state.approver, "automatic", False))
-    recorded = "auto" if automatic and approval.decision == "approve" else approval.decision
-    reason = approval.reason
-    if approval.decision == "always":
-        cwd = Path(getattr(state.shell, "cwd", "") or ".")
-        try:
-            reason = state.policy.remember_always(
-                request.decision, approval.scope or "session", cwd
-            )
-        except InputError as exc:
-            reason = f"not remembered: {exc.message}; approved this once"
-    event: dict[str, Any] = {
-        "type": "approval",
-        "turn": request.turn,
-        "command": request.command,
-        "decision": recorded,
-        "reason": reason,
-    }
-    if approval.decision == "edit":
-        event["edited_command"] = approval.command
-    if approval.scope is not None:
-        event["scope"] = approval.scope
-    state.emit(event)
-    return approval
-
-
-def _execute(state: _Session, command: str, edited_from: str | None) -> None:
+def _execute(state: SessionState, command: str, edited_from: str | None, *, confined: bool) -> None:
     state.running = True
     try:
         result: CommandResult = state.shell.run(
-            command, timeout=state.config.command_timeout, on_output=state.on_output
+            command,
+            timeout=state.config.command_timeout,
+            on_output=state.on_output,
+            confined=confined,
         )
     except InputError as exc:
-        _observe(state, f"The command could not be run: {exc.message}")
+        observe(state, f"The command could not be run: {exc.message}")
         _give_up_if_repeated(state, command)
         return
     except ShellagentError as exc:
-        raise _Stop("error", "the shell failed", exc.show(), cause=exc) from None
+        raise SessionEnd("error", "the shell failed", exc.show(), cause=exc) from None
     finally:
         state.running = False
     state.commands.append(result)
+    refused = result.refused
+    if refused:
+        state.refuted.add(command.strip())
     shown = observation.executed(result, state.config.observation_chars, edited_from=edited_from)
+    if refused:
+        shown = f"{shown}\n{observation.claim_refuted()}"
     state.emit(
-        {
-            "type": "execution",
-            "turn": state.turn,
-            "command": command,
-            "output": shown,
-            "exit_code": result.exit_code,
-            "duration_s": round(result.duration_s, 4),
-            "timed_out": result.timed_out,
-            "truncated": result.truncated or len(result.output) > state.config.observation_chars,
-            "shell_restarted": result.shell_restarted,
-        }
+        Execution(
+            turn=state.turn,
+            command=command,
+            output=shown,
+            exit_code=result.exit_code,
+            duration_s=round(result.duration_s, 4),
+            timed_out=result.timed_out,
+            truncated=result.truncated or len(result.output) > state.config.observation_chars,
+            shell_restarted=result.shell_restarted,
+            confined=result.confined,
+            refused=refused,
+        )
     )
     if state.cancel.is_set():
-        _observe(state, shown)
-        raise _Stop("cancelled", "cancelled while a command was running")
+        observe(state, shown)
+        raise SessionEnd("cancelled", "cancelled while a command was running")
     if result.exit_code != 0 or result.timed_out:
-        _observe(state, shown)
+        observe(state, shown)
         _give_up_if_repeated(state, command)
         return
     # A small model under greedy decoding tends to loop on a command that worked; saying so
     # changes its context enough to move it on.
     key = command.strip()
+    runs, last = state.outputs.get(key, (0, None))
+    state.outputs[key] = (runs + 1 if last == result.output else 1, result.output)
     times = state.succeeded[key] = state.succeeded.get(key, 0) + 1
     if times > 1:
         shown = f"{shown}\n{observation.repeated(key, times)}"
-    _observe(state, shown)
+    observe(state, shown)
 
 
-def _give_up_if_repeated(state: _Session, command: str) -> None:
+def _give_up_if_repeated(state: SessionState, command: str) -> None:
     """Count a failure (non-zero exit, denial, refusal) of ``command``; stop at the limit."""
     key = command.strip()
     count = state.failures[key] = state.failures.get(key, 0) + 1
     if count >= state.config.repeat_limit:
-        raise _Stop("repeated_failure", f"`{key}` failed {count} times")
-
-
-def schedule(state: _Session, action: ScheduleAction, turn: int) -> None:
-    """Propose the session's approved commands as a recurring job; install it if approved."""
-    from shellagent.agent.scheduling import propose_job
-
-    propose_job(state, action, turn)
+        raise SessionEnd("repeated_failure", f"`{key}` failed {count} times")
 
 
 class _CancelWatcher:
     """Interrupts the running command when ``cancel`` is set from another thread."""
 
-    def __init__(self, state: _Session) -> None:
+    def __init__(self, state: SessionState) -> None:
         self.state = state
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="agent-cancel", daemon=True)
@@ -490,11 +442,10 @@ class _CancelWatcher:
     def _watch(self) -> None:
         while not self.done.is_set():
             if self.state.cancel.wait(0.05):
-                interrupt = getattr(self.state.shell, "interrupt", None)
                 # Keep interrupting while a command runs: it may have started just now.
                 while not self.done.is_set():
-                    if self.state.running and callable(interrupt):
-                        interrupt()
+                    if self.state.running:
+                        self.state.shell.interrupt()
                     time.sleep(0.05)
                 return
 

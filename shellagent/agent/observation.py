@@ -13,27 +13,34 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
+    "claim_refuted",
     "cut",
     "cut_reply",
     "denied",
+    "done_without_commands",
     "dry_run",
     "executed",
     "invalid_reply",
+    "not_rerun",
     "refused",
+    "refused_before",
     "repeated",
 ]
 
 
 def cut(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters: head and tail kept, the cut said in between."""
+    """``text`` within ``limit`` characters: head and tail kept, the cut said in between.
+    The cut never keeps part of a secret without what identifies it (``redaction.cuts``)."""
     if limit <= 0 or len(text) <= limit:
         return text
+    from shellagent.redaction.cuts import cut_text
+
     note_room = 40
     keep = max(limit - note_room, 2)
     head = keep * 2 // 3
-    tail = keep - head
-    dropped = len(text) - head - tail
-    return f"{text[:head]}\n[... {dropped} characters cut ...]\n{text[len(text) - tail :]}"
+    kept = cut_text(text, head, keep - head)
+    dropped = len(text) - len(kept.head) - len(kept.tail)
+    return f"{kept.head}\n[... {dropped} characters cut ...]\n{kept.tail}"
 
 
 def executed(result: Any, limit: int, *, edited_from: str | None = None) -> str:
@@ -50,6 +57,15 @@ def executed(result: Any, limit: int, *, edited_from: str | None = None) -> str:
     if getattr(result, "note", ""):
         lines.append(f"({result.note})")
     return "\n".join(lines)
+
+
+def claim_refuted() -> str:
+    """Said after a command the policy allowed as read-only was caught changing something."""
+    return (
+        "The policy had allowed this command because it only reads, but the kernel stopped "
+        "it changing something. If it must change things, propose it again: it will be "
+        "judged as a command that changes things, and the user may be asked."
+    )
 
 
 def denied(reasons: Sequence[str], *, edited: bool = False) -> str:
@@ -92,3 +108,27 @@ def cut_reply(stop: str, tokens: int) -> str:
 
 def repeated(command: str, times: int) -> str:
     return f"You ran this command {times} times already. Do the next step, or finish."
+
+
+def not_rerun(times: int) -> str:
+    """Said instead of running a command that already ran ``times`` times with one output."""
+    return (
+        f"Not run: you ran this exact command {times} times and it printed the same each "
+        "time. Use that output, do the next step, or reply done."
+    )
+
+
+def refused_before() -> str:
+    """Said instead of asking the user again about a command they refused in this task."""
+    return (
+        "Not run: the user already refused this exact command in this task. Do not propose "
+        "it again; try another way, or reply done."
+    )
+
+
+def done_without_commands() -> str:
+    """The one nudge after ``done`` on the first turn with no command run."""
+    return (
+        "You replied done without running any command. Run a command that does the task, "
+        "or that shows the answer, first; then reply done with what its output showed."
+    )

@@ -8,12 +8,21 @@ wording are in ``docs/agent.md``.
 
 from __future__ import annotations
 
+import json
 import platform
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["EXAMPLES", "Environment", "describe_environment", "system_prompt", "task_message"]
+if TYPE_CHECKING:
+    from shellagent.sandbox.interface import Shell
+
+__all__ = [
+    "Environment",
+    "describe_environment",
+    "format_example",
+    "system_prompt",
+    "task_message",
+]
 
 
 @dataclass(frozen=True)
@@ -29,54 +38,17 @@ class Environment:
     shell: str = "bash"
 
 
-def describe_environment(shell: Any, *, max_turns: int) -> Environment:
-    """Read the environment off a shell: a sandbox ``Session`` (its profile) or a fake."""
-    profile = getattr(shell, "profile", None)
-    writable: tuple[str, ...] = ()
-    anywhere = False
-    network = False
-    if profile is not None:
-        anywhere = bool(getattr(profile, "ephemeral", False))
-        network = bool(getattr(profile, "network", False))
-        writable = tuple(str(Path(p)) for p in getattr(profile, "writable", ()) or ())
-    else:
-        writable = tuple(str(p) for p in getattr(shell, "writable", ()) or ())
-        anywhere = bool(getattr(shell, "anywhere_writable", False))
-    system = platform.system() or "Linux"
+def describe_environment(shell: Shell, *, max_turns: int) -> Environment:
+    """Read the environment off a shell: where it is and what its grants allow."""
+    grants = shell.grants
     return Environment(
-        cwd=str(getattr(shell, "cwd", "") or "/"),
-        writable=writable,
-        anywhere_writable=anywhere,
-        network=network,
+        cwd=shell.cwd or "/",
+        writable=tuple(str(p) for p in grants.writable),
+        anywhere_writable=grants.anywhere_writable,
+        network=grants.network,
         max_turns=max_turns,
-        os_name=system,
+        os_name=platform.system() or "Linux",
     )
-
-
-# Each example: a task, then the replies and the observations the loop would feed back, in
-# the exact formats the loop uses. Multi-turn on purpose: look, act, check, finish.
-EXAMPLES = "\n".join(
-    [
-        "Task: The 'web' service logs to '/var/log/web/app.log'. "
-        "Save the number of lines of the log to '/tmp/count.txt'.",
-        '{"cmd": "wc -l < /var/log/web/app.log > /tmp/count.txt", '
-        '"why": "count the lines into /tmp/count.txt"}',
-        "exit 0",
-        '{"cmd": "cat /tmp/count.txt", "why": "check the result"}',
-        "exit 0",
-        "42",
-        '{"done": "Saved the line count of /var/log/web/app.log (42) to /tmp/count.txt."}',
-        "",
-        "Task: Remove the files ending in '.tmp' from '/srv/cache'.",
-        '{"cmd": "ls /srv/cache", "why": "see the files in /srv/cache"}',
-        "exit 0",
-        "a.tmp",
-        "b.log",
-        '{"cmd": "rm /srv/cache/*.tmp", "why": "remove the .tmp files"}',
-        "exit 0",
-        '{"done": "Removed a.tmp from /srv/cache; b.log is kept."}',
-    ]
-)
 
 
 # Only where jobs can be made (not in a throwaway sandbox), so task-set prompts are unchanged.
@@ -87,7 +59,9 @@ SCHEDULE_RULE = (
 )
 
 
-def system_prompt(env: Environment) -> str:
+def system_prompt(env: Environment, examples: str = "", task: str = "") -> str:
+    """The system prompt. ``examples`` are worked examples chosen for this task
+    (``examples.render``); without any, the format is shown on the task's own paths."""
     if env.anywhere_writable:
         writable = "everywhere (a throwaway sandbox)"
     elif env.writable:
@@ -95,19 +69,42 @@ def system_prompt(env: Environment) -> str:
     else:
         writable = "only /tmp"
     network = "network is on" if env.network else "no network"
+    shown = (
+        f"Examples of similar tasks:\n{examples}"
+        if examples
+        else f"The reply format:\n{format_example(task, env.cwd)}"
+    )
     return (
         f"You are a shell agent on {env.os_name}. You do the user's task by running "
         f"{env.shell} commands, one per reply.\n"
         f"Current directory: {env.cwd}. You can write: {writable}. {network.capitalize()}. "
         f"At most {env.max_turns} replies.\n"
-        'Reply with one JSON object, as in the examples: "cmd" runs a command and shows you '
-        'its exit code and output; "done" ends the task with a summary for the user.\n'
+        'Reply with one JSON object: "cmd" runs a command and shows you its exit code and '
+        'output; "done" ends the task with a summary for the user.\n'
         "Use the exact paths and names the task gives. Never ask the user questions. "
-        "When the task is done, reply done.\n"
+        "Do not run the same command twice. When the task is done, reply done, and put "
+        "what the output showed in the summary.\n"
         f"{'' if env.anywhere_writable else SCHEDULE_RULE}"
         "\n"
-        "Two examples:\n"
-        f"{EXAMPLES}"
+        f"{shown}"
+    )
+
+
+def format_example(task: str, cwd: str) -> str:
+    """The action layout on the task's own first path (never a placeholder word: a small
+    model copies those literally)."""
+    from shellagent.agent.examples import slots_of
+
+    slots = slots_of(task)
+    target = next((v for k, v in slots.items() if k.startswith(("dir", "file"))), "") or cwd
+    look = f"ls -la {target}" if not slots.get("file") else f"head -n 20 {target}"
+    return "\n".join(
+        [
+            json.dumps({"cmd": look, "why": f"look at {target} first"}),
+            "exit 0",
+            "(its output)",
+            json.dumps({"done": "what was done, or the answer, with the output that shows it"}),
+        ]
     )
 
 

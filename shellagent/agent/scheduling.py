@@ -5,97 +5,107 @@ The job is made of what the session already tried: the commands that changed som
 model only names the schedule; it never retypes the commands. The user sees the whole job
 (commands, schedule in words, OnCalendar and cron, the paths it may write, network) and
 approves, edits (one command per line, checked by the policy again), refuses or quits, as
-for a command. Nothing is installed by an automatic approver (``-y``, task-set runs) or from
-a throwaway sandbox: a job must be a person's decision about their own machine.
+for a command. An approved job is handed to the session's ``JobInstaller``; nothing is
+installed by an automatic approver (``-y``, task-set runs), from a throwaway sandbox, or in
+a session without an installer: a job must be a person's decision about their own machine.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from shellagent.agent.actions import ScheduleAction
-from shellagent.agent.approval import ApprovalRequest
+from shellagent.agent.approval import ApprovalRequest, is_automatic
+from shellagent.agent.proposal import JobProposal, describe_job
+from shellagent.agent.schedule import Schedule
+from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
 from shellagent.errors import InputError, ShellagentError
+from shellagent.events import JobInstalled
 
-if TYPE_CHECKING:
-    from shellagent.agent.loop import _Session
-
-
-def _grants(shell: Any) -> tuple[Path, list[Path], bool, bool]:
-    """(workdir, writable, network, ephemeral) of the shell's sandbox profile."""
-    profile = getattr(shell, "profile", None)
-    workdir = Path(getattr(shell, "cwd", "") or getattr(profile, "workdir", None) or ".")
-    writable = [Path(p) for p in getattr(profile, "writable", ())]
-    return (workdir, writable, bool(getattr(profile, "network", False)),
-            bool(getattr(profile, "ephemeral", False)))
+__all__ = ["propose_job"]
 
 
-def describe(job: Any) -> str:
-    spec = job.schedule.schedule()
-    writes = ", ".join(job.writable) or "nothing outside its sandbox"
-    return (f"recurring job '{job.name}': {spec.words()} (systemd OnCalendar="
-            f"{spec.on_calendar()}; cron {spec.cron()}); runs in {job.workdir}; may write "
-            f"{writes}; network {'yes' if job.network else 'no'}")
-
-
-def propose_job(state: _Session, action: ScheduleAction, turn: int) -> None:
-    from shellagent.agent.loop import _ask, _check, _observe, _Stop
-    from shellagent.jobs import Schedule, install, make_job
-
-    workdir, writable, network, ephemeral = _grants(state.shell)
-    if ephemeral:
-        _observe(state, "Jobs cannot be made from a throwaway sandbox; finish the task instead.")
+def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
+    grants = state.shell.grants
+    if grants.anywhere_writable:
+        observe(state, "Jobs cannot be made from a throwaway sandbox; finish the task instead.")
+        return
+    installer = state.job_installer
+    if installer is None:
+        observe(state, "Recurring jobs cannot be installed from here; finish the task instead.")
         return
     if not state.job_commands:
-        _observe(state, "Nothing to schedule yet: first run the commands that do the task "
-                        "(they need the user's approval), then reply with the schedule.")
+        observe(
+            state,
+            "Nothing to schedule yet: first run the commands that do the task "
+            "(they need the user's approval), then reply with the schedule.",
+        )
         return
     try:
         schedule = Schedule.parse(action.every, action.at, action.on)
     except InputError as exc:
-        _observe(state, f"That schedule is not valid: {exc.message}")
+        observe(state, f"That schedule is not valid: {exc.message}")
         return
-    def job_of(commands: list[str]) -> Any:
-        return make_job(action.name, commands, schedule, workdir=workdir, writable=writable,
-                        network=network, created_from=str(state.session_id))
-
-    commands = list(state.job_commands)
-    job = job_of(commands)
+    job = JobProposal(
+        name=action.name,
+        commands=tuple(state.job_commands),
+        schedule=schedule,
+        workdir=Path(state.shell.cwd or grants.workdir or "."),
+        writable=grants.writable,
+        network=grants.network,
+        created_from=state.session_id,
+    )
     if state.config.dry_run:
-        _observe(state, f"Not scheduled (dry run): {describe(job)}")
+        observe(state, f"Not scheduled (dry run): {describe_job(job)}")
         return
-    if getattr(state.approver, "automatic", False):
-        _observe(state, "A recurring job needs a person's approval, and this run approves "
-                        "automatically: not scheduled. Finish the task instead.")
+    if is_automatic(state.approver):
+        observe(
+            state,
+            "A recurring job needs a person's approval, and this run approves "
+            "automatically: not scheduled. Finish the task instead.",
+        )
         return
-    decision = _check(state, "\n".join(commands))
+    decision = check(state, "\n".join(job.commands))
     if decision.decision == "deny":
-        _observe(state, "The policy denies one of these commands: " + "; ".join(decision.reasons))
+        observe(state, "The policy denies one of these commands: " + "; ".join(decision.reasons))
         return
-    approval = _ask(state, ApprovalRequest("\n".join(commands), describe(job), decision, turn,
-                                           job=job))
+    approval = ask(
+        state, ApprovalRequest("\n".join(job.commands), describe_job(job), decision, turn, job=job)
+    )
     if approval.decision == "quit":
-        raise _Stop("user_quit", "stopped by the user")
+        raise SessionEnd("user_quit", "stopped by the user")
     if approval.decision == "refuse":
-        _observe(state, "The user did not want this job"
-                 + (f": {approval.reason}" if approval.reason else "."))
+        observe(
+            state,
+            "The user did not want this job" + (f": {approval.reason}" if approval.reason else "."),
+        )
         return
     if approval.decision == "edit" and approval.command:
-        commands = [line.strip() for line in approval.command.splitlines() if line.strip()]
-        edited = _check(state, "\n".join(commands))
+        commands = tuple(line.strip() for line in approval.command.splitlines() if line.strip())
+        edited = check(state, "\n".join(commands))
         if edited.decision == "deny" or not commands:
-            _observe(state, "The edited job is denied by the policy: "
-                     + "; ".join(edited.reasons))
+            observe(state, "The edited job is denied by the policy: " + "; ".join(edited.reasons))
             return
-        job = job_of(commands)
+        job = dataclasses.replace(job, commands=commands)
     try:
-        where = install(job)
+        installed = installer.install(job)
     except ShellagentError as exc:
-        raise _Stop("error", "the job could not be installed", exc.show()) from None
-    state.emit({"type": "job", "turn": turn, "job_id": job.id, "name": job.name,
-                "commands": job.commands, "schedule": schedule.words(),
-                "on_calendar": schedule.on_calendar(), "cron": schedule.cron(),
-                "installed": [str(w) for w in where]})
-    raise _Stop("finished", f"Scheduled job {job.id}: {schedule.words()}. "
-                f"See it with `shellagent jobs show {job.id}`.")
+        raise SessionEnd("error", "the job could not be installed", exc.show()) from None
+    state.emit(
+        JobInstalled(
+            turn=turn,
+            job_id=installed.job_id,
+            name=job.name,
+            commands=job.commands,
+            schedule=schedule.words(),
+            on_calendar=schedule.on_calendar(),
+            cron=schedule.cron(),
+            installed=installed.written,
+        )
+    )
+    raise SessionEnd(
+        "finished",
+        f"Scheduled job {installed.job_id}: {schedule.words()}. "
+        f"See it with `shellagent jobs show {installed.job_id}`.",
+    )

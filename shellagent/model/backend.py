@@ -1,17 +1,28 @@
 """The one interface the agent loop talks to, and what a generation returns.
 
 A backend turns a conversation (OpenAI-style ``{"role", "content"}`` messages) into the
-model's next reply. With ``grammar=True`` the reply is constrained to one action (see
-``shellagent.agent.actions``); ``on_token`` receives text as it is produced.
+model's next reply. With a ``reply_format`` the reply is constrained to that shape (the
+agent passes its action format, ``shellagent.agent.actions.ACTION_FORMAT``; the model layer
+knows nothing of actions); ``on_token`` receives text as it is produced.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Backend", "Generation", "Message", "Stop", "TokenCallback", "is_looping"]
+from shellagent.events import ReplyStop
+
+__all__ = [
+    "Backend",
+    "Generation",
+    "Message",
+    "ReplyFormat",
+    "Stop",
+    "TokenCallback",
+    "is_looping",
+]
 
 Message = dict[str, str]
 TokenCallback = Callable[[str], None]
@@ -19,7 +30,7 @@ TokenCallback = Callable[[str], None]
 # Why a reply ended: the model ended it, it reached ``max_tokens``, or it was cut because it
 # kept repeating the same few tokens. Only an ``"end"`` reply is complete; a grammar-
 # constrained reply that ended any other way may stop mid-string.
-Stop = Literal["end", "length", "repeat"]
+Stop = ReplyStop
 
 # A reply whose last LOOP_SPAN tokens are one cycle of at most LOOP_MAX_PERIOD tokens repeated
 # is a small model stuck in a loop ("-rw-rw-rw -rw-rw-rw ..."): waiting for the token limit
@@ -27,6 +38,16 @@ Stop = Literal["end", "length", "repeat"]
 # (a 60-character ruler of "=" is a handful of tokens).
 LOOP_SPAN = 64
 LOOP_MAX_PERIOD = 16
+
+
+@dataclass(frozen=True)
+class ReplyFormat:
+    """The shape every reply must have, said twice: as a GBNF grammar (llama.cpp, and
+    llama-server's ``grammar`` field) and as a JSON schema (OpenAI-compatible servers)."""
+
+    name: str
+    gbnf: str
+    json_schema: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -85,7 +106,7 @@ class Backend(Protocol):
         self,
         messages: Sequence[Message],
         *,
-        grammar: bool = True,
+        reply_format: ReplyFormat | None = None,
         max_tokens: int = 256,
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,

@@ -12,6 +12,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -26,7 +27,8 @@ __all__ = [
     "lookup",
 ]
 
-_PACKAGE_PREFIX = "package:"
+_PACKAGE_PREFIX = "package:"  # the embedded model's wheel
+_SHIPPED_PREFIX = "shellagent:"  # a file inside this package (adapters)
 
 
 class _EntryFile(BaseModel):
@@ -39,6 +41,8 @@ class _EntryFile(BaseModel):
     chat_format: str = ""
     context: int = 4096
     license: str = ""
+    kind: Literal["model", "adapter"] = "model"
+    base: str = ""  # an adapter's base model (a catalog name)
 
 
 @dataclass(frozen=True)
@@ -51,11 +55,13 @@ class CatalogEntry:
     chat_format: str
     context: int
     license: str
+    kind: str = "model"
+    base: str = ""
 
     @property
     def embedded(self) -> bool:
         """Shipped inside an installed package rather than downloaded."""
-        return self.url.startswith(_PACKAGE_PREFIX)
+        return self.url.startswith((_PACKAGE_PREFIX, _SHIPPED_PREFIX))
 
     @property
     def filename(self) -> str:
@@ -94,6 +100,8 @@ def _read(path: Path) -> dict[str, CatalogEntry]:
         sha = entry.sha256.lower()
         if sha and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
             raise ConfigError(f"model {name!r}: sha256 must be 64 hex digits", path=str(path))
+        if entry.kind == "adapter" and not entry.base:
+            raise ConfigError(f"adapter {name!r} needs base = MODEL", path=str(path))
         entries[name] = CatalogEntry(name=name, **{**entry.model_dump(), "sha256": sha})
     return entries
 
@@ -117,6 +125,8 @@ def lookup(name: str) -> CatalogEntry:
 
 def installed_path(entry: CatalogEntry) -> Path:
     """Where the model's file is (embedded) or will be once pulled (models dir)."""
+    if entry.url.startswith(_SHIPPED_PREFIX):
+        return Path(__file__).resolve().parents[1] / entry.url.removeprefix(_SHIPPED_PREFIX)
     if entry.embedded:
         from shellagent.model.embedded import embedded_model_path
 

@@ -9,12 +9,15 @@ part file. Progress is one plain-text line on stderr, rewritten in place.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.client
 import os
+import socket
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +137,13 @@ def pull(
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
         size = part.stat().st_size if part.exists() else 0
+        unreachable = _unreachable(url, reason) if not received else None
+        if unreachable:
+            raise ModelUnavailable(
+                unreachable,
+                hint="connect to the internet and run it again, or download the GGUF "
+                "elsewhere and use it with --model PATH",
+            ) from None
         raise ModelUnavailable(
             f"download of {entry.name} interrupted at {_mb(size)}: {reason}",
             hint=f"run `shellagent model pull {entry.name}` again to resume",
@@ -142,6 +152,21 @@ def pull(
         if received or offset:
             bar.finish(offset + received)
     return _verify_and_install(entry, part, final, digest.hexdigest(), received, resumed_from)
+
+
+def _unreachable(url: str, reason: object) -> str | None:
+    """Why no connection could be made at all (no network, no DNS, nothing listening), or
+    None when the failure came after the server answered."""
+    host = urllib.parse.urlsplit(url).hostname or url
+    if isinstance(reason, socket.gaierror):
+        return f"no network: cannot resolve {host} (name lookup failed)"
+    if isinstance(reason, ConnectionRefusedError):
+        return f"no network: {host} refused the connection"
+    if isinstance(reason, (TimeoutError, socket.timeout)):
+        return f"no network: {host} did not answer"
+    if isinstance(reason, OSError) and reason.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+        return f"no network: {host} is unreachable"
+    return None
 
 
 def _copy(

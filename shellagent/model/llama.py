@@ -19,9 +19,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from shellagent.agent.actions import ACTION_GBNF
 from shellagent.errors import InputError, ModelUnavailable
-from shellagent.model.backend import Generation, Message, Stop, TokenCallback, is_looping
+from shellagent.model.backend import (
+    Generation,
+    Message,
+    ReplyFormat,
+    Stop,
+    TokenCallback,
+    is_looping,
+)
 from shellagent.model.chat_template import CHATML_TEMPLATE, ChatTemplate
 from shellagent.model.gguf import check_model_file
 from shellagent.model.grammar_gate import GrammarGate
@@ -64,10 +70,17 @@ class LlamaBackend:
         repeat_penalty: float = 1.0,
         seed: int = 0,
         check_memory: bool = True,
+        adapter: str | os.PathLike[str] | None = None,
+        base_sha256: str = "",
     ) -> None:
         path = Path(model_path).expanduser()
         check_model_file(path, check_memory=check_memory)
         self.path = path
+        self.adapter = Path(adapter).expanduser() if adapter is not None else None
+        if self.adapter is not None:
+            from shellagent.model.adapters import check_adapter
+
+            check_adapter(self.adapter, path, base_sha256=base_sha256)
         self.name = name or path.stem
         try:
             self.sampling = Sampling(
@@ -85,6 +98,7 @@ class LlamaBackend:
         try:
             self._llm = _counting_llama(
                 model_path=str(path),
+                lora_path=str(self.adapter) if self.adapter is not None else None,
                 n_ctx=n_ctx,
                 n_threads=n_threads or max(1, min(8, os.cpu_count() or 1)),
                 seed=seed,
@@ -134,6 +148,16 @@ class LlamaBackend:
         add_bos = at_start and not (self._bos_text and text.startswith(self._bos_text))
         return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True))
 
+    def tokenize(self, text: str, *, at_start: bool) -> list[int]:
+        """Token ids of ``text`` exactly as a turn's prompt is tokenized (training data
+        must see what the model sees at run time)."""
+        return self._tokenize(text, at_start=at_start)
+
+    def is_end_of_generation(self, token: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
     def _prompt_tokens(self, text: str) -> list[int]:
         if self._prev_text and text.startswith(self._prev_text):
             return self._prev_tokens + self._tokenize(text[len(self._prev_text) :], at_start=False)
@@ -149,7 +173,7 @@ class LlamaBackend:
         self,
         messages: Sequence[Message],
         *,
-        grammar: bool = True,
+        reply_format: ReplyFormat | None = None,
         max_tokens: int = 256,
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
@@ -180,7 +204,7 @@ class LlamaBackend:
         start = time.perf_counter()
         llm = self._llm
         stop: Stop = "end"
-        for token in self._decode(tokens, grammar):
+        for token in self._decode(tokens, reply_format):
             if not ids and not first_token_s:
                 first_token_s = time.perf_counter() - start
                 evaluated_prompt = llm.evaluated - evaluated_before
@@ -222,7 +246,7 @@ class LlamaBackend:
             stop=stop,
         )
 
-    def _decode(self, tokens: list[int], grammar: bool) -> Iterator[int]:
+    def _decode(self, tokens: list[int], reply_format: ReplyFormat | None) -> Iterator[int]:
         """Decoding driven directly: reuse the cached prefix, eval, choose, repeat.
 
         The cache bookkeeping is ``Llama.generate``'s (``n_tokens`` marks how much of the
@@ -242,7 +266,7 @@ class LlamaBackend:
             keep += 1
         # At least one token must be evaluated to have logits to sample from.
         llm.n_tokens = min(keep, len(tokens) - 1)
-        gate = GrammarGate(self._vocab, self._n_vocab, ACTION_GBNF) if grammar else None
+        gate = GrammarGate(self._vocab, self._n_vocab, reply_format.gbnf) if reply_format else None
         history = list(tokens)
         try:
             pending = tokens[llm.n_tokens :]

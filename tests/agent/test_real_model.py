@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from shellagent.agent import AgentConfig, AutoApprover, run_task
+from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine
 from shellagent.sandbox import Session, get_profile
 from shellagent.testing import MemorySink
@@ -50,13 +51,13 @@ def test_the_embedded_model_proposes_a_valid_action_for_everyday_tasks(
             sink=sink,
             config=AgentConfig(max_turns=1, dry_run=True),
         )
-    turn = sink.of_type("model_turn")[0]
-    if turn["stop"] == "end":
-        assert turn["valid"] is True, turn["raw"]
-        action = turn["action"]
-        assert action.get("cmd", action.get("done", "")).strip()
+    turn = sink.of_type(ModelTurn)[0]
+    if turn.stop == "end":
+        assert turn.valid is True, turn.raw
+        action = turn.action
+        assert action is not None and action.get("cmd", action.get("done", "")).strip()
     else:  # cut by the token limit or as a loop: the only way to be invalid
-        assert turn["generated_tokens"] >= 64, turn["raw"]
+        assert (turn.generated_tokens or 0) >= 64, turn.raw
 
 
 def test_a_whole_run_with_the_real_model_reuses_its_prefix_and_exports(

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
 from typing import Any
 
 from shellagent.agent import Approval, AutoApprover, run_task
-from shellagent.policy import PolicyEngine
-from shellagent.testing import FakeShell, ScriptedBackend
+from shellagent.events import ChatMessage, End, SessionStart
+from shellagent.policy import PolicyEngine, default_policy_path, preset_path
+from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
 from shellagent.transcript import (
     TranscriptWriter,
     conversation,
@@ -19,6 +21,23 @@ from shellagent.transcript import (
 )
 
 from .conftest import Approvals, cmd, done
+
+
+class _Confirmed:
+    """The sink of a session whose user answered "yes" to "Did that do it?" (as the daemon
+    worker records it: the loop's ``end`` with ``success``)."""
+
+    def __init__(self, target: TranscriptWriter) -> None:
+        self.target = target
+        self.session_id = target.session_id
+
+    def write(self, event: Any) -> None:
+        if isinstance(event, End) and event.reason == "finished":
+            event = dataclasses.replace(event, success=True)
+        self.target.write(event)
+
+    def close(self) -> None:
+        self.target.close()
 
 
 def _session(
@@ -31,7 +50,7 @@ def _session(
             shell=shell,
             policy=policy,
             approver=approver,
-            sink=sink,
+            sink=_Confirmed(sink),
             source="eval" if task_id else "ask",
             task_id=task_id,
         )
@@ -44,7 +63,7 @@ def test_events_come_in_the_documented_order_and_on_event_sees_each_as_written(
     run_agent: Any, fake: FakeShell
 ) -> None:
     run = run_agent([cmd("touch a"), cmd("echo hello"), done("ok")], fake, approver=AutoApprover())
-    kinds = [(e["type"], e.get("role")) for e in run.sink.events]
+    kinds = [(e.kind, e.role if isinstance(e, ChatMessage) else None) for e in run.sink.events]
     turn = [("model_turn", None), ("message", "assistant"), ("policy", None)]
     observed = [("execution", None), ("message", "user")]
     assert kinds == [
@@ -56,9 +75,9 @@ def test_events_come_in_the_documented_order_and_on_event_sees_each_as_written(
         ("model_turn", None), ("message", "assistant"),
         ("end", None),
     ]  # fmt: skip
-    assert [e["type"] for e in run.events] == [e["type"] for e in run.sink.events]
-    assert [e["seq"] for e in run.sink.events] == list(range(len(run.sink.events)))
-    assert all(e["turn"] in (1, 2, 3) for e in run.sink.events[3:-1])
+    assert [e.kind for e in run.events] == [e.kind for e in run.sink.events]
+    assert [e.seq for e in run.sink.events] == list(range(len(run.sink.events)))
+    assert all(getattr(e, "turn", None) in (1, 2, 3) for e in run.sink.events[3:-1])
 
 
 def test_a_written_transcript_reads_back_with_its_turns_and_outcome(
@@ -69,7 +88,7 @@ def test_a_written_transcript_reads_back_with_its_turns_and_outcome(
     assert transcript.problems == []
     assert transcript.outcome == "finished"
     assert transcript.success is True
-    assert transcript.start is not None and transcript.start["task_id"] == "t-1"
+    assert transcript.start is not None and transcript.start.task_id == "t-1"
     steps = conversation(transcript).steps
     assert [s.status for s in steps] == ["executed", "answer"]
     assert steps[0].observations == ["exit 0\nhello"]
@@ -99,3 +118,21 @@ def test_sessions_export_as_sft_dpo_and_rl(policy: PolicyEngine, fake: FakeShell
     rl = records["rl"]
     assert sorted(r["n_turns"] for r in rl) == [2, 3]
     assert all(r["success"] is True and r["reward"] > 0 for r in rl)
+
+
+def test_session_start_names_the_policy_files_in_force(fake: FakeShell, tmp_path: Path) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text('remove = ["nothing"]\n')
+    named = []
+    for paths in ([default_policy_path()], [preset_path("strict"), mine]):
+        sink = MemorySink()
+        run_task(
+            "t",
+            backend=ScriptedBackend([done("ok"), done("ok")]),
+            shell=fake,
+            policy=PolicyEngine.load(paths),
+            approver=AutoApprover(),
+            sink=sink,
+        )
+        named.append(sink.of_type(SessionStart)[0].policy)
+    assert named == ["default", f"strict + {mine.resolve()}"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -162,6 +163,17 @@ def test_a_missing_file_on_the_server_is_a_clear_error(
     server = start_server(NotFound)
     with pytest.raises(ModelUnavailable, match="HTTP 404"):
         pull(_entry(), tmp_path, url=f"{server.url}/tiny.gguf", progress=None)
+
+
+def test_no_network_says_so_instead_of_interrupted(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="no network: cannot resolve") as info:
+        pull(_entry(), tmp_path, url="http://models.example.invalid/tiny.gguf", progress=None)
+    assert "interrupted" not in info.value.message and "--model PATH" in str(info.value.hint)
+    with socket.socket() as s:  # a port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ModelUnavailable, match="no network: 127.0.0.1 refused"):
+        pull(_entry(), tmp_path, url=f"http://127.0.0.1:{port}/tiny.gguf", progress=None)
 
 
 # -- through the command line --------------------------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from shellagent.agent.actions import FinishAction, RunAction, parse_action
+from shellagent.agent.actions import ACTION_FORMAT, FinishAction, RunAction, parse_action
 from shellagent.errors import InputError
 from shellagent.model import Backend, load_backend
 from shellagent.model.llama import LlamaBackend
@@ -57,7 +57,7 @@ def test_embedded_model_loads_with_its_own_chat_template(backend: LlamaBackend) 
     ],
 )
 def test_constrained_reply_is_always_a_parseable_action(fresh: LlamaBackend, task: str) -> None:
-    generation = fresh.generate(_conversation(task), max_tokens=200)
+    generation = fresh.generate(_conversation(task), max_tokens=200, reply_format=ACTION_FORMAT)
     action = parse_action(generation.text)
     assert isinstance(action, RunAction | FinishAction)
     assert generation.text == action.to_json()
@@ -65,13 +65,13 @@ def test_constrained_reply_is_always_a_parseable_action(fresh: LlamaBackend, tas
 
 def test_prefix_reuse_evaluates_only_the_new_tokens_on_turn_two(fresh: LlamaBackend) -> None:
     messages = _conversation("list the files in /tmp")
-    first = fresh.generate(messages)
+    first = fresh.generate(messages, reply_format=ACTION_FORMAT)
     assert first.evaluated_prompt_tokens == first.prompt_tokens
     messages += [
         {"role": "assistant", "content": first.text},
         {"role": "user", "content": "exit code 0\noutput:\na.txt\nb.txt"},
     ]
-    second = fresh.generate(messages)
+    second = fresh.generate(messages, reply_format=ACTION_FORMAT)
     new_tokens = second.prompt_tokens - (first.prompt_tokens + first.generated_tokens)
     assert second.evaluated_prompt_tokens == new_tokens
     assert second.evaluated_prompt_tokens < second.prompt_tokens / 2
@@ -80,8 +80,8 @@ def test_prefix_reuse_evaluates_only_the_new_tokens_on_turn_two(fresh: LlamaBack
 
 def test_changed_history_is_evaluated_from_where_it_differs(fresh: LlamaBackend) -> None:
     one, other = _conversation("list the files in /tmp"), _conversation("show the kernel")
-    fresh.generate(one)
-    second = fresh.generate(other)
+    fresh.generate(one, reply_format=ACTION_FORMAT)
+    second = fresh.generate(other, reply_format=ACTION_FORMAT)
     a, b = (fresh._tokenize(fresh.template.render(m), at_start=True) for m in (one, other))
     shared = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
     assert second.evaluated_prompt_tokens == second.prompt_tokens - shared
@@ -89,7 +89,11 @@ def test_changed_history_is_evaluated_from_where_it_differs(fresh: LlamaBackend)
 
 
 def test_token_ids_and_logprobs_of_the_reply_are_captured(fresh: LlamaBackend) -> None:
-    generation = fresh.generate(_conversation("print the working directory"), capture_logprobs=True)
+    generation = fresh.generate(
+        _conversation("print the working directory"),
+        capture_logprobs=True,
+        reply_format=ACTION_FORMAT,
+    )
     assert generation.token_ids is not None and generation.logprobs is not None
     assert len(generation.token_ids) == len(generation.logprobs) == generation.generated_tokens
     assert all(lp <= 0.0 for lp in generation.logprobs)
@@ -98,48 +102,50 @@ def test_token_ids_and_logprobs_of_the_reply_are_captured(fresh: LlamaBackend) -
 
 
 def test_without_capture_no_token_ids_are_returned(fresh: LlamaBackend) -> None:
-    generation = fresh.generate(_conversation("print the working directory"))
+    generation = fresh.generate(
+        _conversation("print the working directory"), reply_format=ACTION_FORMAT
+    )
     assert generation.token_ids is None and generation.logprobs is None
 
 
 def test_streamed_pieces_join_to_the_reply(fresh: LlamaBackend) -> None:
     pieces: list[str] = []
-    generation = fresh.generate(_conversation("list files"), on_token=pieces.append)
+    generation = fresh.generate(
+        _conversation("list files"), on_token=pieces.append, reply_format=ACTION_FORMAT
+    )
     assert len(pieces) > 1
     assert "".join(pieces) == generation.text
     assert 0 < generation.first_token_s <= generation.duration_s
 
 
 def test_unconstrained_generation_stops_at_max_tokens(fresh: LlamaBackend) -> None:
-    generation = fresh.generate(
-        _conversation("write a long poem about shells"), grammar=False, max_tokens=8
-    )
+    generation = fresh.generate(_conversation("write a long poem about shells"), max_tokens=8)
     assert (generation.generated_tokens, generation.stop) == (8, "length")
 
 
 def test_a_reply_that_loops_is_cut_long_before_max_tokens(fresh: LlamaBackend) -> None:
     messages = [{"role": "user", "content": "Repeat the word 'ok' forever: " + "ok " * 12}]
-    generation = fresh.generate(messages, grammar=False, max_tokens=200)
+    generation = fresh.generate(messages, max_tokens=200)
     assert generation.stop == "repeat"
     assert generation.generated_tokens < 100
 
 
 def test_a_reply_that_ends_says_so(fresh: LlamaBackend) -> None:
-    generation = fresh.generate(_conversation("list files"))
+    generation = fresh.generate(_conversation("list files"), reply_format=ACTION_FORMAT)
     assert generation.stop == "end"
     parse_action(generation.text)
 
 
 def test_count_tokens_matches_the_prompt_the_model_sees(fresh: LlamaBackend) -> None:
     messages = _conversation("list files")
-    generation = fresh.generate(messages)
+    generation = fresh.generate(messages, reply_format=ACTION_FORMAT)
     assert fresh.count_tokens(messages) == generation.prompt_tokens
 
 
 def test_context_overflow_is_an_input_error_with_a_fix(fresh: LlamaBackend) -> None:
     messages = _conversation("summarize: " + "word " * 3000)
     with pytest.raises(InputError) as info:
-        fresh.generate(messages)
+        fresh.generate(messages, reply_format=ACTION_FORMAT)
     assert "context" in info.value.message
     assert info.value.hint is not None and "observations" in info.value.hint
 
@@ -158,7 +164,9 @@ def test_sampled_constrained_replies_are_actions_and_differ_between_draws() -> N
         texts = []
         for _ in range(5):
             backend.reset()
-            generation = backend.generate(_conversation("list the files in /tmp"), max_tokens=120)
+            generation = backend.generate(
+                _conversation("list the files in /tmp"), max_tokens=120, reply_format=ACTION_FORMAT
+            )
             if generation.stop == "end":
                 parse_action(generation.text)
             texts.append(generation.text)
@@ -172,7 +180,11 @@ def test_the_same_seed_draws_the_same_replies() -> None:
     for _ in range(2):
         backend = _sampled(seed=42)
         try:
-            replies.append(backend.generate(_conversation("how much disk is free?")).text)
+            replies.append(
+                backend.generate(
+                    _conversation("how much disk is free?"), reply_format=ACTION_FORMAT
+                ).text
+            )
         finally:
             backend.close()
     assert replies[0] == replies[1]

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from shellagent.agent.actions import ACTION_GBNF, RunAction, parse_action
+from shellagent.agent.actions import ACTION_FORMAT, ACTION_GBNF, RunAction, parse_action
 from shellagent.errors import InputError, ModelUnavailable
 from shellagent.model import load_backend
 from shellagent.model.openai import OpenAIBackend
@@ -48,10 +48,10 @@ class ChatServer(BaseHTTPRequestHandler):
             answer = {"choices": [choice], "usage": usage}
             self._send("application/json", json.dumps(answer).encode())
             return
-        events = []
+        events: list[dict[str, Any]] = []
         for i in range(0, len(self.reply), 5):
             piece = self.reply[i : i + 5]
-            logprobs = {"content": [{"token": piece, "logprob": -0.5}]}
+            logprobs: dict[str, Any] = {"content": [{"token": piece, "logprob": -0.5}]}
             events.append(
                 {"choices": [{"index": 0, "delta": {"content": piece}, "logprobs": logprobs}]}
             )
@@ -80,7 +80,9 @@ def test_reply_streams_in_and_the_action_schema_is_sent(start_server: Callable[.
     server = start_server(handler)
     backend = load_backend(f"openai:{server.url}/v1#qwen")
     pieces: list[str] = []
-    generation = backend.generate(MESSAGES, on_token=pieces.append, capture_logprobs=True)
+    generation = backend.generate(
+        MESSAGES, on_token=pieces.append, capture_logprobs=True, reply_format=ACTION_FORMAT
+    )
     assert parse_action(generation.text) == RunAction(cmd="df -h", why="free space")
     assert "".join(pieces) == generation.text and len(pieces) > 1
     assert generation.prompt_tokens == 40 and generation.evaluated_prompt_tokens == 12
@@ -96,7 +98,9 @@ def test_llama_server_grammar_can_be_sent_instead_of_the_schema(
 ) -> None:
     handler = _handler()
     server = start_server(handler)
-    OpenAIBackend(f"{server.url}/v1", constraint="grammar", api_key="k").generate(MESSAGES)
+    OpenAIBackend(f"{server.url}/v1", constraint="grammar", api_key="k").generate(
+        MESSAGES, reply_format=ACTION_FORMAT
+    )
     sent = handler.requests[0]
     assert sent["grammar"] == ACTION_GBNF and "response_format" not in sent
     assert sent["auth"] == "Bearer k"
@@ -105,13 +109,13 @@ def test_llama_server_grammar_can_be_sent_instead_of_the_schema(
 def test_unconstrained_requests_carry_no_schema(start_server: Callable[..., Any]) -> None:
     handler = _handler()
     server = start_server(handler)
-    OpenAIBackend(f"{server.url}/v1").generate(MESSAGES, grammar=False)
+    OpenAIBackend(f"{server.url}/v1").generate(MESSAGES)
     assert "response_format" not in handler.requests[0]
 
 
 def test_a_server_that_does_not_stream_is_read_too(start_server: Callable[..., Any]) -> None:
     server = start_server(_handler(streams=False))
-    generation = OpenAIBackend(f"{server.url}/v1").generate(MESSAGES)
+    generation = OpenAIBackend(f"{server.url}/v1").generate(MESSAGES, reply_format=ACTION_FORMAT)
     assert generation.text == REPLY and generation.evaluated_prompt_tokens == 40
 
 
@@ -121,9 +125,9 @@ def test_a_reply_cut_at_the_token_limit_says_so(
 ) -> None:
     server = start_server(_handler(reply=REPLY[:12], finish_reason="length", streams=streams))
     backend = OpenAIBackend(f"{server.url}/v1")
-    assert backend.generate(MESSAGES, max_tokens=3).stop == "length"
+    assert backend.generate(MESSAGES, max_tokens=3, reply_format=ACTION_FORMAT).stop == "length"
     finished = OpenAIBackend(f"{start_server(_handler(streams=streams)).url}/v1")
-    assert finished.generate(MESSAGES).stop == "end"
+    assert finished.generate(MESSAGES, reply_format=ACTION_FORMAT).stop == "end"
 
 
 def test_an_unreachable_server_says_connection_refused() -> None:
@@ -132,7 +136,7 @@ def test_an_unreachable_server_says_connection_refused() -> None:
         port = s.getsockname()[1]
     backend = load_backend(f"openai:http://127.0.0.1:{port}/v1")
     with pytest.raises(ModelUnavailable) as info:
-        backend.generate(MESSAGES)
+        backend.generate(MESSAGES, reply_format=ACTION_FORMAT)
     assert info.value.message == (
         f"could not reach http://127.0.0.1:{port}/v1/chat/completions: connection refused"
     )
@@ -144,20 +148,20 @@ def test_a_wrong_path_is_model_unavailable_with_the_status(
 ) -> None:
     server = start_server(_handler())
     with pytest.raises(ModelUnavailable, match="HTTP 404"):
-        OpenAIBackend(f"{server.url}/api").generate(MESSAGES)
+        OpenAIBackend(f"{server.url}/api").generate(MESSAGES, reply_format=ACTION_FORMAT)
 
 
 def test_a_response_that_is_not_json_is_an_input_error(start_server: Callable[..., Any]) -> None:
     server = start_server(_handler(raw_body=b"<html>hello</html>"))
     with pytest.raises(InputError, match="not an OpenAI response"):
-        OpenAIBackend(f"{server.url}/v1").generate(MESSAGES)
+        OpenAIBackend(f"{server.url}/v1").generate(MESSAGES, reply_format=ACTION_FORMAT)
 
 
 def test_a_reply_that_ignores_the_schema_fails_to_parse_cleanly(
     start_server: Callable[..., Any],
 ) -> None:
     server = start_server(_handler(reply="I would run ls to see the files."))
-    generation = OpenAIBackend(f"{server.url}/v1").generate(MESSAGES)
+    generation = OpenAIBackend(f"{server.url}/v1").generate(MESSAGES, reply_format=ACTION_FORMAT)
     with pytest.raises(InputError, match="not an action"):
         parse_action(generation.text)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -68,6 +70,6 @@ def test_draws_follow_the_probabilities_and_skip_zeroed_ones() -> None:
     "options",
     [{"temperature": -0.1}, {"top_p": 0.0}, {"min_p": 1.0}, {"repeat_penalty": 0.0}],
 )
-def test_settings_out_of_range_are_refused(options: dict[str, float]) -> None:
+def test_settings_out_of_range_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         Sampling(**options)

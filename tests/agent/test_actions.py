@@ -79,9 +79,10 @@ def test_garbage_is_an_input_error_that_shows_the_expected_shape(reply: str, say
 
 
 def test_grammar_bounds_every_string_and_forbids_raw_control_characters() -> None:
-    assert f"char{{0,{CMD_MAX - 1}}}" in ACTION_GBNF
-    assert "char*" not in ACTION_GBNF and "char+" not in ACTION_GBNF
-    assert r"\x00-\x1f" in ACTION_GBNF
+    assert f"word{{0,{CMD_MAX - 1}}}" in ACTION_GBNF
+    assert "*" not in ACTION_GBNF and "+" not in ACTION_GBNF
+    # allowed characters are listed from U+0020 up; no \u escape can name a control
+    assert r"[\x20-\x21\x23-\x5B" in ACTION_GBNF and '"u"' not in ACTION_GBNF
 
 
 def test_json_schema_matches_the_action_keys() -> None:
@@ -99,10 +100,13 @@ def test_a_schedule_reply_parses_and_round_trips() -> None:
     assert action.to_json() == text
 
 
-@pytest.mark.parametrize("text", [
-    '{"every": "fortnight", "on": "sun", "at": "03:00", "name": "x"}',
-    '{"every": "week", "on": "sun", "at": "noon", "name": "x"}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"every": "fortnight", "on": "sun", "at": "03:00", "name": "x"}',
+        '{"every": "week", "on": "sun", "at": "noon", "name": "x"}',
+    ],
+)
 def test_a_schedule_with_bad_fields_is_an_input_error(text: str) -> None:
     with pytest.raises(InputError, match="schedule action"):
         parse_action(text)

@@ -1,0 +1,359 @@
+"""Worked examples chosen per task: a library of verified trajectories, searched with BM25,
+with the example's paths and names rewritten to the task's own.
+
+A 135M model imitates well and plans poorly, so the prompt shows it one or two solved
+tasks *like this one* instead of fixed examples it would copy into unrelated tasks. Tasks
+are indexed with their paths, names and numbers abstracted (``/srv/cache`` and
+``/var/log/app`` both read as a directory; an extension keeps its kind, ``.log`` is not
+``.tmp``), so the search matches what is to be done, not where. The retrieved example's
+*slots* (its directories, files, extensions …) are then replaced by the task's in the same
+roles, so the example reads as if it were about the task's own paths; when the roles do
+not line up, the example is shown as it is.
+
+Search uses ``bm25s`` (BM25 over sparse matrices, numpy only), not a hand-made index.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Example",
+    "ExampleLibrary",
+    "Step",
+    "abstract",
+    "default_library",
+    "library_files",
+    "render",
+    "rewrite",
+    "slots_of",
+]
+
+# The verified library the package ships (written by ``shellagent tasks build``). It is data
+# beside the generator; reading it needs no import of the generator.
+SHIPPED_LIBRARY = Path(__file__).parents[1] / "taskgen" / "data" / "library.jsonl.gz"
+
+
+@dataclass(frozen=True)
+class Step:
+    command: str
+    output: str
+    exit_code: int = 0
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Example:
+    task: str
+    steps: tuple[Step, ...]
+    answer: str
+    slots: Mapping[str, str] = field(default_factory=dict)
+    family: str = ""
+    id: str = ""
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Example:
+        """From one library line: ``task``, ``steps`` (``command``, ``output``,
+        ``exit_code``) or ``commands`` + ``observations``, ``answer``, ``slots``."""
+        gold = record.get("gold")
+        if isinstance(gold, Mapping):  # a task of the generated library (``taskgen``)
+            observed = list(gold.get("observations") or [])
+            steps = tuple(
+                Step(
+                    str(c),
+                    str(observed[i].get("output", "")) if i < len(observed) else "",
+                    int(observed[i].get("exit_code", 0)) if i < len(observed) else 0,
+                )
+                for i, c in enumerate(gold.get("commands") or [])
+            )
+            task = str(record["task"])
+            return cls(
+                task=task,
+                steps=steps,
+                answer=str(gold.get("answer") or ""),
+                slots=slots_of(task),  # the generator's slot names are its own
+                family=str(record.get("family", "")),
+                id=str(record.get("id", "")),
+            )
+        if "steps" in record:
+            steps = tuple(
+                Step(
+                    str(s["command"]),
+                    str(s.get("output", "")),
+                    int(s.get("exit_code", 0)),
+                    str(s.get("why", "")),
+                )
+                for s in record["steps"]
+            )
+        else:
+            outputs = list(record.get("observations") or [])
+            commands = list(record.get("commands") or record.get("gold") or [])
+            steps = tuple(
+                Step(str(c), str(outputs[i]) if i < len(outputs) else "")
+                for i, c in enumerate(commands)
+            )
+        slots = {str(k): str(v) for k, v in (record.get("slots") or {}).items()}
+        return cls(
+            task=str(record["task"]),
+            steps=steps,
+            answer=str(record.get("answer") or record.get("final_answer") or ""),
+            slots=slots or slots_of(str(record["task"])),
+            family=str(record.get("family", "")),
+            id=str(record.get("id", "")),
+        )
+
+
+# -- abstraction --------------------------------------------------------------------------
+
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|`([^`]+)`")
+_BARE_PATH = re.compile(r"(?<![\w.])(~?/[\w.@%+=:,-/]*[\w/])")
+_EXT = re.compile(r"^\.?[A-Za-z0-9]{1,8}$")
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+# Words users use for the same operation, read as one for the search.
+_SAME = {
+    "biggest": "largest",
+    "huge": "largest",
+    "heaviest": "largest",
+    "smallest": "smallest",
+    "delete": "remove",
+    "erase": "remove",
+    "purge": "remove",
+    "wipe": "remove",
+    "rm": "remove",
+    "clean": "remove",
+    "cleanup": "remove",
+    "tally": "count",
+    "many": "count",
+    "amount": "count",
+    "copy": "copy",
+    "duplicate": "copy",
+    "backup": "backup",
+    "archive": "archive",
+    "compress": "archive",
+    "tarball": "archive",
+    "zip": "archive",
+    "tar": "archive",
+    "rename": "rename",
+    "move": "move",
+    "mv": "move",
+    "search": "find",
+    "locate": "find",
+    "list": "find",
+    "show": "find",
+    "which": "find",
+    "older": "old",
+    "newer": "recent",
+    "latest": "recent",
+    "newest": "recent",
+    "modified": "modified",
+    "changed": "modified",
+    "edited": "modified",
+    "lines": "line",
+    "words": "word",
+    "bytes": "size",
+    "space": "size",
+    "usage": "size",
+}
+_WORD = re.compile(r"[a-z]+")
+
+
+def _role(value: str) -> str | None:
+    """What a quoted or path-looking value is: dir, file, ext, pattern or None."""
+    if value.startswith(("/", "~/", "./")) or "/" in value.strip("/"):
+        name = value.rstrip("/").rsplit("/", 1)[-1]
+        return "file" if re.search(r"\.[A-Za-z0-9]{1,6}$", name) else "dir"
+    if "*" in value or "?" in value:
+        return "pattern"
+    if value.startswith(".") and _EXT.match(value):
+        return "ext"
+    if re.fullmatch(r"[\w.-]+\.[A-Za-z0-9]{1,6}", value):
+        return "file"
+    return None
+
+
+def slots_of(text: str) -> dict[str, str]:
+    """The task's paths and names by role, numbered in order: dir, dir2, file, ext …"""
+    found: dict[str, str] = {}
+    values = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
+    values += [m.group(1) for m in _BARE_PATH.finditer(_QUOTED.sub(" ", text))]
+    counts: dict[str, int] = {}
+    for value in values:
+        role = _role(value)
+        if role is None or value in found.values():
+            continue
+        counts[role] = counts.get(role, 0) + 1
+        found[role if counts[role] == 1 else f"{role}{counts[role]}"] = value
+    return found
+
+
+def abstract(text: str) -> str:
+    """``text`` with paths, names and numbers replaced by their kind, for the index."""
+
+    def word(value: str) -> str:
+        role = _role(value)
+        if role == "file":
+            return f" file {value.rsplit('.', 1)[-1].lower()} "
+        if role == "ext":
+            return f" ext {value.lstrip('.').lower()} "
+        if role in ("dir", "pattern"):
+            return f" {role} "
+        return f" {value} "
+
+    text = _QUOTED.sub(lambda m: word(next(g for g in m.groups() if g)), text)
+    text = _BARE_PATH.sub(lambda m: word(m.group(1)), text)
+    text = _NUMBER.sub(" number ", text).lower()
+    return _WORD.sub(lambda m: _SAME.get(m.group(0), m.group(0)), text)
+
+
+# -- the library ------------------------------------------------------------------------
+
+
+class ExampleLibrary:
+    """Examples searchable by task. Empty is fine: ``search`` then finds nothing."""
+
+    def __init__(self, examples: Sequence[Example]) -> None:
+        self.examples = list(examples)
+        self._index: Any = None
+        if self.examples:
+            import bm25s
+
+            corpus = [abstract(e.task) for e in self.examples]
+            tokens = bm25s.tokenize(corpus, stopwords="en", show_progress=False)
+            self._index = bm25s.BM25()
+            self._index.index(tokens, show_progress=False)
+
+    @classmethod
+    def load(cls, files: Iterable[Path]) -> ExampleLibrary:
+        """From JSONL files (``.gz`` too); a broken line is skipped, not fatal."""
+        examples: list[Example] = []
+        for path in files:
+            if not path.exists():
+                continue
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        examples.append(Example.from_record(json.loads(line)))
+                    except (ValueError, KeyError, TypeError):
+                        continue
+        return cls(examples)
+
+    def search(self, task: str, k: int = 2, *, min_score: float = 0.5) -> list[Example]:
+        """The ``k`` examples most like ``task`` (best first), each from a different family."""
+        if self._index is None or k <= 0:
+            return []
+        import bm25s
+
+        query = bm25s.tokenize([abstract(task)], stopwords="en", show_progress=False)
+        n = min(len(self.examples), k * 8)
+        ids, scores = self._index.retrieve(query, k=n, show_progress=False)
+        chosen: list[Example] = []
+        families: set[str] = set()
+        for i, score in zip(ids[0], scores[0], strict=True):
+            if float(score) < min_score:
+                break
+            example = self.examples[int(i)]
+            if example.family and example.family in families:
+                continue
+            families.add(example.family)
+            chosen.append(example)
+            if len(chosen) == k:
+                break
+        return chosen
+
+
+def library_files() -> list[Path]:
+    """The shipped library, then the user's own confirmed sessions (``history.py``)."""
+    from shellagent.agent.history import history_path
+
+    return [SHIPPED_LIBRARY, history_path()]
+
+
+_DEFAULT: ExampleLibrary | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_library() -> ExampleLibrary:
+    """The library of ``library_files``, loaded and indexed once per process."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = ExampleLibrary.load(library_files())
+        return _DEFAULT
+
+
+def forget_default_library() -> None:
+    """Drop the cached library (after the user's history grew)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        _DEFAULT = None
+
+
+# -- rewriting and rendering --------------------------------------------------------------
+
+
+def rewrite(example: Example, task: str) -> Example:
+    """``example`` with its slot values replaced by the task's values of the same roles.
+
+    Only roles both have are replaced, longest value first (so ``/srv/cache/a.tmp`` is not
+    half-rewritten through ``/srv/cache``); an example whose slots do not line up is
+    returned as it is."""
+    target = slots_of(task)
+    pairs = [(v, target[k]) for k, v in example.slots.items() if k in target and v != target[k]]
+    if not pairs:
+        return example
+    pairs.sort(key=lambda p: len(p[0]), reverse=True)
+
+    def swap(text: str) -> str:
+        marks: list[str] = []
+        for n, (old, _) in enumerate(pairs):
+            mark = f"\x00{n}\x00"
+            text = text.replace(old, mark)
+            marks.append(mark)
+        for mark, (_, new) in zip(marks, pairs, strict=True):
+            text = text.replace(mark, new)
+        return text
+
+    steps = tuple(
+        Step(swap(s.command), swap(s.output), s.exit_code, swap(s.why)) for s in example.steps
+    )
+    slots = {k: target.get(k, v) for k, v in example.slots.items()}
+    return replace(
+        example, task=swap(example.task), steps=steps, answer=swap(example.answer), slots=slots
+    )
+
+
+def render(examples: Sequence[Example], observe: Any = None) -> str:
+    """The examples in the exact layout of a session: task, each reply, what the loop fed
+    back (``observe(output, exit_code)`` makes the observation text), the final reply."""
+    blocks = []
+    for e in examples:
+        lines = [f"Task: {e.task}"]
+        for s in e.steps:
+            why = s.why or _why(s.command)
+            lines.append(json.dumps({"cmd": s.command, "why": why}, ensure_ascii=False))
+            lines.append(observe(s.output, s.exit_code) if observe else _observation(s))
+        lines.append(json.dumps({"done": e.answer}, ensure_ascii=False))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _observation(step: Step) -> str:
+    output = step.output.rstrip("\n")
+    if len(output) > 400:
+        output = output[:400] + "\n[…]"
+    return f"exit {step.exit_code}" + (f"\n{output}" if output else "")
+
+
+def _why(command: str) -> str:
+    # "run PROGRAM": measured better with the embedded model than the task's own words
+    # (docs/agent.md, "Prompts and worked examples")
+    program = command.split()[0] if command.split() else "the command"
+    return f"run {program}"

@@ -1,0 +1,138 @@
+"""One session's state and the steps every kind of turn shares: tell the model something,
+ask the policy about a command, ask the user about it, and end the session.
+
+``loop.py`` drives a session turn by turn; ``scheduling.py`` handles the schedule action.
+Both use these steps, so each step writes its transcript event in one place.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shellagent.agent.approval import Approval, ApprovalRequest, Approver, is_automatic
+from shellagent.errors import EnvironmentProblem, InputError
+from shellagent.events import (
+    ApprovalRecord,
+    ChatMessage,
+    EndReason,
+    PolicyVerdict,
+    TranscriptEvent,
+)
+
+if TYPE_CHECKING:
+    from shellagent.agent.config import AgentConfig
+    from shellagent.agent.proposal import JobInstaller
+    from shellagent.model.backend import Backend
+    from shellagent.policy import Decision, PolicyEngine
+    from shellagent.sandbox import CommandResult, Shell
+
+__all__ = ["SessionEnd", "SessionState", "ask", "check", "observe"]
+
+
+class SessionEnd(Exception):
+    """Raised anywhere in a turn to end the session for ``reason``."""
+
+    def __init__(
+        self, reason: EndReason, summary: str, error: str = "", *, cause: Exception | None = None
+    ) -> None:
+        super().__init__(summary)
+        self.reason: EndReason = reason
+        self.summary = summary
+        self.error = error
+        self.environment_problem = isinstance(cause, EnvironmentProblem)
+
+
+@dataclass
+class SessionState:
+    """The state one ``run_task`` call carries between turns."""
+
+    task: str
+    backend: Backend
+    shell: Shell
+    policy: PolicyEngine
+    approver: Approver
+    config: AgentConfig
+    emit: Callable[[TranscriptEvent], None]
+    cancel: threading.Event
+    on_output: Callable[[str], None] | None
+    on_token: Callable[[str], None] | None
+    job_installer: JobInstaller | None = None
+    conversation: list[dict[str, str]] = field(default_factory=list)
+    commands: list[CommandResult] = field(default_factory=list)
+    failures: dict[str, int] = field(default_factory=dict)
+    succeeded: dict[str, int] = field(default_factory=dict)
+    # Commands that changed something (policy "ask"), were approved and exited 0: what a
+    # schedule action turns into a job.
+    job_commands: list[str] = field(default_factory=list)
+    # Commands allowed as read-only that the kernel caught changing something: judged as
+    # writers for the rest of the session (``ShellState.refuted``).
+    refuted: set[str] = field(default_factory=set)
+    # Commands the user refused in this task: never asked about again unchanged.
+    refusals: set[str] = field(default_factory=set)
+    # command -> (times run, output of the last run): a third identical run is not made
+    outputs: dict[str, tuple[int, str]] = field(default_factory=dict)
+    nudged: bool = False  # the first-turn ``done`` nudge was given
+    session_id: str = ""
+    turn: int = 0
+    invalid_in_a_row: int = 0
+    running: bool = False
+
+
+def observe(state: SessionState, text: str) -> None:
+    """Tell the model ``text`` (an observation: a user message of this turn)."""
+    state.conversation.append({"role": "user", "content": text})
+    state.emit(ChatMessage(role="user", content=text, turn=state.turn))
+
+
+def check(state: SessionState, command: str) -> Decision:
+    """The policy's verdict on ``command`` in the shell's current state, recorded."""
+    from shellagent.policy import ShellState
+
+    cwd = state.shell.cwd
+    shell_state = ShellState(
+        functions=state.shell.functions,
+        cwd=Path(cwd) if cwd else None,
+        refuted=frozenset(state.refuted),
+    )
+    decision = state.policy.check(command, shell_state)
+    state.emit(
+        PolicyVerdict(
+            turn=state.turn,
+            command=command,
+            decision=decision.decision,
+            reasons=decision.reasons,
+            segments=tuple(s.to_dict() for s in decision.segments),
+        )
+    )
+    return decision
+
+
+def ask(state: SessionState, request: ApprovalRequest) -> Approval:
+    """The approver's answer to ``request``, recorded; ``always`` is remembered first."""
+    approval = state.approver(request)
+    automatic = is_automatic(state.approver)
+    recorded = "auto" if automatic and approval.decision == "approve" else approval.decision
+    reason = approval.reason
+    if approval.decision == "always":
+        cwd = Path(state.shell.cwd or ".")
+        try:
+            reason = state.policy.remember_always(
+                request.decision, approval.scope or "session", cwd
+            )
+        except InputError as exc:
+            reason = f"not remembered: {exc.message}; approved this once"
+    state.emit(
+        ApprovalRecord(
+            turn=request.turn,
+            command=request.command,
+            decision=recorded,
+            reason=reason,
+            edited_command=approval.command if approval.decision == "edit" else None,
+            scope=approval.scope,
+        )
+    )
+    return approval
