@@ -16,107 +16,89 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shellagent.events import (
+    ApprovalRecord,
+    ChatMessage,
+    Check,
+    End,
+    Execution,
+    ModelTurn,
+    PolicyVerdict,
+    SessionStart,
+    TranscriptEvent,
+    to_dict,
+)
 from shellagent.transcript import Redactor, TranscriptWriter, export, iter_transcripts
 
 OUTPUT = "\n".join(f"-rw-r--r-- 1 user user {i * 37} Nov 22 02:15 file{i}.txt" for i in range(40))
 
 
-def session_events(n: int, turns: int = 6) -> list[dict[str, Any]]:
+def session_events(n: int, turns: int = 6) -> list[TranscriptEvent]:
     """A realistic session: start, prompt, turns with policy/approval/execution, check, end."""
-    events: list[dict[str, Any]] = [
-        {
-            "type": "session_start",
-            "session": f"s{n}",
-            "task": f"task {n}",
-            "model": "smollm2",
-            "backend": "llama-cpp",
-            "policy": "default",
-            "profile": "default",
-            "cwd": "/home/u",
-            "versions": {"shellagent": "0.1.0"},
-            "source": "eval",
-            "task_id": f"t{n}",
-        },
-        {"type": "message", "role": "system", "content": "You run shell commands. " * 40},
-        {"type": "message", "role": "user", "content": f"task {n}: tidy the logs"},
+    events: list[TranscriptEvent] = [
+        SessionStart(
+            session=f"s{n}",
+            task=f"task {n}",
+            model="smollm2",
+            backend="llama-cpp",
+            policy="default",
+            profile="default",
+            cwd="/home/u",
+            versions={"shellagent": "0.1.0"},
+            source="eval",
+            task_id=f"t{n}",
+        ),
+        ChatMessage(role="system", content="You run shell commands. " * 40),
+        ChatMessage(role="user", content=f"task {n}: tidy the logs"),
     ]
     for t in range(1, turns + 1):
         raw = json.dumps({"cmd": f"ls -la /var/log/app{t}", "why": "look"}, separators=(", ", ": "))
         events += [
-            {
-                "type": "model_turn",
-                "turn": t,
-                "raw": raw,
-                "action": json.loads(raw),
-                "valid": True,
-                "prompt_tokens": 300 + 40 * t,
-                "evaluated_prompt_tokens": 40,
-                "generated_tokens": 20,
-                "duration_s": 0.2,
-                "token_ids": list(range(20)),
-                "logprobs": [-0.1] * 20,
-            },
-            {"type": "message", "role": "assistant", "content": raw},
-            {
-                "type": "policy",
-                "turn": t,
-                "command": f"ls -la /var/log/app{t}",
-                "decision": "ask" if t == 2 else "allow",
-                "reasons": [],
-                "segments": [],
-            },
+            ModelTurn(
+                turn=t,
+                raw=raw,
+                action=json.loads(raw),
+                valid=True,
+                prompt_tokens=300 + 40 * t,
+                evaluated_prompt_tokens=40,
+                generated_tokens=20,
+                duration_s=0.2,
+                token_ids=tuple(range(20)),
+                logprobs=(-0.1,) * 20,
+            ),
+            ChatMessage(role="assistant", content=raw, turn=t),
+            PolicyVerdict(
+                turn=t, command=f"ls -la /var/log/app{t}", decision="ask" if t == 2 else "allow"
+            ),
         ]
         if t == 2:
             events.append(
-                {
-                    "type": "approval",
-                    "turn": t,
-                    "command": "x",
-                    "decision": "edit",
-                    "edited_command": "ls /var/log",
-                    "reason": None,
-                    "scope": "once",
-                }
+                ApprovalRecord(turn=t, command="x", decision="edit", edited_command="ls /var/log")
             )
         events += [
-            {
-                "type": "execution",
-                "turn": t,
-                "command": f"ls -la /var/log/app{t}",
-                "output": OUTPUT,
-                "exit_code": 0 if t % 3 else 1,
-                "duration_s": 0.01,
-                "timed_out": False,
-                "truncated": False,
-                "shell_restarted": False,
-            },
-            {"type": "message", "role": "user", "content": f"exit code 0\n{OUTPUT}"},
+            Execution(
+                turn=t,
+                command=f"ls -la /var/log/app{t}",
+                output=OUTPUT,
+                exit_code=0 if t % 3 else 1,
+                duration_s=0.01,
+            ),
+            ChatMessage(role="user", content=f"exit code 0\n{OUTPUT}", turn=t),
         ]
     events += [
-        {
-            "type": "model_turn",
-            "turn": turns + 1,
-            "raw": '{"done": "ok"}',
-            "action": {"done": "ok"},
-            "valid": True,
-        },
-        {"type": "message", "role": "assistant", "content": '{"done": "ok"}'},
-        {
-            "type": "check",
-            "command": "test -d /var/log",
-            "exit_code": 0,
-            "success": n % 4 != 0,
-            "output": "",
-        },
-        {"type": "end", "reason": "finished", "summary": "ok", "turns": turns + 1, "success": None},
+        ModelTurn(turn=turns + 1, raw='{"done": "ok"}', action={"done": "ok"}, valid=True),
+        ChatMessage(role="assistant", content='{"done": "ok"}', turn=turns + 1),
+        Check(command="test -d /var/log", exit_code=0, success=n % 4 != 0, output=""),
+        End(reason="finished", summary="ok", turns=turns + 1),
     ]
     return events
 
 
-def per_event_us(directory: Path, events: list[dict[str, Any]], **kwargs: Any) -> float:
+def per_event_us(directory: Path, events: list[TranscriptEvent], **kwargs: Any) -> float:
     writer = TranscriptWriter(directory=directory, **kwargs)
     start = time.perf_counter()
     for event in events:
@@ -126,11 +108,12 @@ def per_event_us(directory: Path, events: list[dict[str, Any]], **kwargs: Any) -
     return elapsed / len(events) * 1e6
 
 
-def baseline_us(directory: Path, events: list[dict[str, Any]], fsync: bool) -> float:
+def baseline_us(directory: Path, events: list[TranscriptEvent], fsync: bool) -> float:
+    objects = [to_dict(event) for event in events]  # a plain log has its dicts already
     fd = os.open(directory / f"baseline-{fsync}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     start = time.perf_counter()
-    for event in events:
-        os.write(fd, (json.dumps(event) + "\n").encode())
+    for obj in objects:
+        os.write(fd, (json.dumps(obj) + "\n").encode())
         if fsync:
             os.fsync(fd)
     elapsed = time.perf_counter() - start
@@ -147,7 +130,7 @@ def main() -> None:
         root = Path(tmp)
         sample = [e for n in range(20) for e in session_events(n)]
         redactor = Redactor.from_environment()
-        runs = {
+        runs: dict[str, Callable[[], float]] = {
             "json.dumps + write (baseline)": lambda: baseline_us(root, sample, fsync=False),
             "json.dumps + write + fsync (baseline)": lambda: baseline_us(root, sample, fsync=True),
             "TranscriptWriter, no fsync": lambda: per_event_us(

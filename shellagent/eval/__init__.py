@@ -14,10 +14,8 @@ from __future__ import annotations
 from shellagent.eval.agents import (
     Agent,
     AgentRun,
-    FairLock,
     ModelAgent,
     NothingAgent,
-    SharedBackend,
 )
 from shellagent.eval.progress import Progress
 from shellagent.eval.report import (
@@ -37,6 +35,8 @@ from shellagent.eval.runner import (
     run_one,
 )
 from shellagent.eval.tasks import (
+    Gold,
+    Observation,
     Task,
     TaskProblem,
     TaskSet,
@@ -50,12 +50,12 @@ __all__ = [
     "AgentRun",
     "EpisodeSink",
     "EvalRun",
-    "FairLock",
+    "Gold",
     "ModelAgent",
     "NothingAgent",
+    "Observation",
     "Progress",
     "RunConfig",
-    "SharedBackend",
     "Summary",
     "Task",
     "TaskProblem",

@@ -10,14 +10,16 @@ check on the harness (a task it solves was already satisfied, or its check is br
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from shellagent.eval.tasks import Task
+from shellagent.events import End, EndReason, SessionStart
 
 if TYPE_CHECKING:
-    from shellagent.model.backend import Backend, Generation, Message
+    from shellagent.agent.examples import ExampleLibrary
+    from shellagent.model.backend import Backend
+    from shellagent.model.pool import ModelPool
     from shellagent.policy import PolicyEngine
     from shellagent.sandbox import Session
     from shellagent.transcript import TranscriptSink
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 class AgentRun:
     """How an agent's episode ended: the loop's end reason, its summary, any error."""
 
-    reason: str
+    reason: EndReason
     summary: str = ""
     error: str | None = None
 
@@ -51,84 +53,29 @@ class NothingAgent:
         self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
         sink.write(
-            {
-                "type": "session_start",
-                "session": getattr(sink, "session_id", ""),
-                "task": task.task,
-                "model": self.name,
-                "backend": "none",
-                "profile": "ephemeral",
-                "source": "eval",
-                "task_id": task.id,
-            }
+            SessionStart(
+                session=sink.session_id,
+                task=task.task,
+                model=self.name,
+                backend="none",
+                profile="ephemeral",
+                source="eval",
+                task_id=task.id,
+            )
         )
-        sink.write({"type": "end", "reason": "finished", "summary": "did nothing", "turns": 0})
+        sink.write(End(reason="finished", summary="did nothing", turns=0))
         return AgentRun(reason="finished", summary="did nothing")
-
-
-class FairLock:
-    """A lock granted in the order it was asked for (``threading.Lock`` does not promise it).
-
-    With several jobs sharing one model, a job that just generated must not take the model
-    again ahead of one that has been waiting.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._next_ticket = 0
-        self._serving = 0
-
-    @property
-    def waiting(self) -> int:
-        """Threads holding or waiting for the lock."""
-        with self._cond:
-            return self._next_ticket - self._serving
-
-    def __enter__(self) -> None:
-        with self._cond:
-            ticket = self._next_ticket
-            self._next_ticket += 1
-            self._cond.wait_for(lambda: self._serving == ticket)
-
-    def __exit__(self, *exc: object) -> None:
-        with self._cond:
-            self._serving += 1
-            self._cond.notify_all()
-
-
-class SharedBackend:
-    """One backend used by several jobs, one generation at a time, in arrival order.
-
-    llama-cpp-python is not thread-safe; a second model instance per job costs memory and,
-    on a small machine, the same cores. Everything but ``generate`` and ``count_tokens`` is
-    passed through to the wrapped backend.
-    """
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.name = backend.name
-        self.context_size = backend.context_size
-        self._lock = FairLock()
-
-    def generate(self, messages: Sequence[Message], **options: Any) -> Generation:
-        with self._lock:
-            return self.backend.generate(messages, **options)
-
-    def count_tokens(self, messages: Sequence[Message]) -> int:
-        with self._lock:
-            return self.backend.count_tokens(messages)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.backend, name)
 
 
 class ModelAgent:
     """The real agent loop with a model, the policy in force and every ``ask`` approved.
 
     ``deny`` still denies (the model is told why); ``ask`` is approved automatically since
-    the sandbox is thrown away after the task. With ``jobs`` > 1 the model is shared
-    through ``SharedBackend``. Each job thread gets its own policy engine
-    (the bash parser behind it is not shared between threads).
+    the sandbox is thrown away after the task. With ``jobs`` > 1 the jobs share the model
+    through a ``ModelPool``: one generation at a time, in arrival order (llama-cpp-python
+    is not thread-safe, and a second copy per job costs memory and the same cores). Each
+    job thread gets its own policy engine (the bash parser behind it is not shared between
+    threads).
     """
 
     def __init__(
@@ -139,43 +86,69 @@ class ModelAgent:
         command_timeout: float = 30.0,
         model_name: str | None = None,
         jobs: int = 1,
+        examples: int = 2,
+        policy: str = "default",
     ) -> None:
         # One job needs no lock, and its transcripts then name the real backend class.
-        self.backend: Backend = SharedBackend(backend) if jobs > 1 else backend
+        self.backend = backend
+        self.pool: ModelPool | None = None
+        if jobs > 1:
+            from shellagent.model.pool import ModelPool
+
+            self.pool = ModelPool(backend.name, idle_unload_s=None, loader=lambda _spec: backend)
         self.max_turns = max_turns
         self.command_timeout = command_timeout
         self.name = model_name or backend.name
+        self.examples = examples
+        self.policy = policy  # a preset: default, or throwaway layered on the default
+        self._library: ExampleLibrary | None = None
         self._local = threading.local()
 
     def _policy(self) -> PolicyEngine:
         engine: PolicyEngine | None = getattr(self._local, "engine", None)
         if engine is None:
             from shellagent.policy import PolicyEngine
+            from shellagent.policy.sources import default_policy_path, preset_path
 
-            engine = PolicyEngine.load()
+            files = [default_policy_path()]
+            if self.policy != "default":
+                files.append(preset_path(self.policy))
+            engine = PolicyEngine.load(files)
             self._local.engine = engine
         return engine
+
+    def _examples(self) -> ExampleLibrary | None:
+        """The shipped library only: a measurement must not depend on the user's history."""
+        if self.examples <= 0:
+            return None
+        if self._library is None:
+            from shellagent.agent.examples import SHIPPED_LIBRARY, ExampleLibrary
+
+            self._library = ExampleLibrary.load([SHIPPED_LIBRARY])
+        return self._library
 
     def run(
         self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
-        from shellagent.agent import AgentConfig, AutoApprover, run_task
+        from shellagent.agent import Agent, AgentConfig, AutoApprover
 
-        outcome = run_task(
-            task.task,
-            backend=self.backend,
-            shell=shell,
+        backend = self.pool.backend_for(None, task.task, cancel=cancel) if self.pool else None
+        agent = Agent(
+            backend or self.backend,
             policy=self._policy(),
             approver=AutoApprover(),
-            sink=sink,
-            config=AgentConfig(max_turns=self.max_turns, command_timeout=self.command_timeout),
-            cancel=cancel,
+            config=AgentConfig(
+                max_turns=self.max_turns,
+                command_timeout=self.command_timeout,
+                examples=self.examples,
+            ),
             source="eval",
             model_name=self.name,
-            task_id=task.id,
+            examples=self._examples(),
         )
+        outcome = agent.run(task.task, shell=shell, sink=sink, cancel=cancel, task_id=task.id)
         return AgentRun(
-            reason=str(outcome.reason),
+            reason=outcome.reason,
             summary=str(outcome.summary or ""),
             error=str(outcome.error) if outcome.error else None,
         )

@@ -7,6 +7,12 @@ commands and checks run in a fresh ``bash`` of the same sandbox, with the sandbo
 environment and working directory: the agent's shell variables, functions and cwd cannot
 change the verdict, only what it did to the files can.
 
+The answer check: every check runs with ``$ANSWER`` and ``$LAST_OUTPUT`` naming files that
+hold the agent's final answer (its ``done`` text; empty when it did not finish) and the
+output of its last command. Both are written by the check's own fresh shell into a new
+private directory just before the check runs, so nothing the agent left behind can stand
+in for them. Before the agent acts both files are empty.
+
 ``run_eval`` runs tasks on ``jobs`` threads. Cancelling (Ctrl-C in the CLI) stops handing
 out tasks, interrupts the commands that are running, and returns what finished: tasks cut
 short are ``cancelled``, tasks never started are left out. A second Ctrl-C stops waiting
@@ -16,6 +22,7 @@ returns at once; those tasks are left out too. Nothing here prints.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import shlex
 import threading
@@ -24,15 +31,20 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from shellagent.eval.agents import Agent
+from shellagent.eval.agents import Agent, AgentRun
 from shellagent.eval.tasks import Task
+from shellagent.events import Check, End, EndReason, Execution, ModelTurn, TranscriptEvent
+
+if TYPE_CHECKING:
+    from shellagent.transcript import TranscriptSink
 
 Status = Literal["solved", "failed", "invalid", "cancelled", "error"]
 INVALID_SETUP = "setup failed"
 INVALID_SATISFIED = "already satisfied"
 DETAIL_MAX = 2000  # characters of command output kept in a result's detail
+ANSWER_MAX = 16_384  # characters of the answer and of the last output handed to a check
 
 # Variables that describe the shell's position, not its environment.
 _NOT_ENV = {"_", "PWD", "OLDPWD", "SHLVL"}
@@ -72,6 +84,8 @@ class TaskResult:
     sandbox_s: float = 0.0
     """Sandbox start + setup + the check before the agent + the check after it."""
     agent_s: float = 0.0
+    answer: str = ""
+    """The agent's final answer, as the check saw it."""
 
     @property
     def valid(self) -> bool:
@@ -88,25 +102,25 @@ class EpisodeSink:
     write the success check before it, and then the ``end`` with the check's verdict.
     """
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: TranscriptSink) -> None:
         self.target = target
-        self.session_id: str = getattr(target, "session_id", "")
+        self.session_id: str = target.session_id
         self.turns = 0
         self.exit_codes: list[int | None] = []
         self.generated_tokens = 0
-        self.end: dict[str, Any] | None = None
+        self.last_output = ""
+        self.end: End | None = None
 
-    def write(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "end":
-            self.end = dict(event)
+    def write(self, event: TranscriptEvent) -> None:
+        if isinstance(event, End):
+            self.end = event
             return
-        if kind == "model_turn":
+        if isinstance(event, ModelTurn):
             self.turns += 1
-            self.generated_tokens += int(event.get("generated_tokens") or 0)
-        elif kind == "execution":
-            code = event.get("exit_code")
-            self.exit_codes.append(code if isinstance(code, int) else None)
+            self.generated_tokens += event.generated_tokens or 0
+        elif isinstance(event, Execution):
+            self.exit_codes.append(event.exit_code)
+            self.last_output = event.output
         self.target.write(event)
 
     def close(self) -> None:
@@ -117,14 +131,14 @@ class EpisodeSink:
         included) treat a transcript without one as interrupted, not as a failure."""
         self.target.close()
 
-    def finish(self, check: Mapping[str, Any] | None, reason: str) -> None:
+    def finish(self, check: Check | None, reason: EndReason) -> None:
         if check is not None:
             self.target.write(check)
-        end = self.end or {"type": "end", "reason": reason}
-        if not isinstance(end.get("turns"), int):
-            end["turns"] = self.turns
+        end = self.end or End(reason=reason)
+        if end.turns is None:
+            end = dataclasses.replace(end, turns=self.turns)
         if check is not None:
-            end["success"] = bool(check["success"])
+            end = dataclasses.replace(end, success=check.success)
         self.target.write(end)
         self.target.close()
 
@@ -161,6 +175,47 @@ def fresh_shell_command(command: str, env: Mapping[str, str], cwd: str) -> str:
         f"builtin exec /usr/bin/env -i {assignments} "
         f"/bin/bash --noprofile --norc -c {shlex.quote(command)})"
     )
+
+
+def _answer_text(text: str) -> str:
+    # A shell argument cannot hold a NUL; the cap keeps the command under the sandbox's limit.
+    return text.replace("\0", "")[:ANSWER_MAX]
+
+
+def answer_check_script(condition: str, *, answer: str = "", last_output: str = "") -> str:
+    """A bash script that runs ``condition`` with ``$ANSWER`` and ``$LAST_OUTPUT`` set.
+
+    The two files are made by the script itself, in a new ``mktemp -d`` directory, and
+    removed after the check; the texts travel quoted inside the script, never through a
+    file or variable the agent could have prepared. The script exits with the check's
+    status (125 if the files could not be made).
+    """
+    return (
+        "umask 077; d=$(/usr/bin/mktemp -d) || exit 125\n"
+        f'printf %s {shlex.quote(_answer_text(answer))} > "$d/answer" || exit 125\n'
+        f'printf %s {shlex.quote(_answer_text(last_output))} > "$d/last_output" || exit 125\n'
+        'ANSWER="$d/answer" LAST_OUTPUT="$d/last_output" '
+        f"/bin/bash --noprofile --norc -c {shlex.quote(condition)}\n"
+        'rc=$?; /bin/rm -rf -- "$d"; exit "$rc"'
+    )
+
+
+def check_command(
+    condition: str,
+    env: Mapping[str, str],
+    cwd: str,
+    *,
+    answer: str = "",
+    last_output: str = "",
+) -> str:
+    """The success check as a fresh-shell command (see ``answer_check_script``)."""
+    script = answer_check_script(condition, answer=answer, last_output=last_output)
+    return fresh_shell_command(script, env, cwd)
+
+
+def final_answer(run: AgentRun) -> str:
+    """The agent's final answer: its ``done`` text when it finished, else nothing."""
+    return run.summary if run.reason == "finished" else ""
 
 
 def run_one(
@@ -203,8 +258,9 @@ def run_one(
                     invalid_reason=INVALID_SETUP,
                     detail=_clip(f"$ {command}\n[{how}]\n{result.output}"),
                 )
-        check_command = fresh_shell_command(task.success_condition, env, cwd)
-        before = shell.run(check_command, timeout=config.check_timeout)
+        before = shell.run(
+            check_command(task.success_condition, env, cwd), timeout=config.check_timeout
+        )
         if cancel.is_set():
             return done("cancelled")
         if before.exit_code == 0:
@@ -214,7 +270,7 @@ def run_one(
                 detail=_clip(f"$ {task.success_condition}\n[exit 0]\n{before.output}"),
             )
         sandbox_s = time.monotonic() - started
-        return _run_agent(task, agent, config, cancel, shell, check_command, done, sandbox_s)
+        return _run_agent(task, agent, config, cancel, shell, (env, cwd), done, sandbox_s)
     except Exception as exc:
         return done(
             "error", detail=_clip(f"{exc.__class__.__name__}: {exc}\n" + traceback.format_exc())
@@ -229,7 +285,7 @@ def _run_agent(
     config: RunConfig,
     cancel: threading.Event,
     shell: Any,
-    check_command: str,
+    pristine: tuple[dict[str, str], str],
     done: Callable[..., TaskResult],
     sandbox_s: float,
 ) -> TaskResult:
@@ -264,17 +320,23 @@ def _run_agent(
             turns=sink.turns,
         )
     check_started = time.monotonic()
-    after = shell.run(check_command, timeout=config.check_timeout)
+    env, cwd = pristine
+    answer = final_answer(run)
+    after = shell.run(
+        check_command(
+            task.success_condition, env, cwd, answer=answer, last_output=sink.last_output
+        ),
+        timeout=config.check_timeout,
+    )
     sandbox_s += time.monotonic() - check_started
     success = after.exit_code == 0
     sink.finish(
-        {
-            "type": "check",
-            "command": task.success_condition,
-            "exit_code": after.exit_code,
-            "success": success,
-            "output": _clip(after.output),
-        },
+        Check(
+            command=task.success_condition,
+            exit_code=after.exit_code,
+            success=success,
+            output=_clip(after.output),
+        ),
         run.reason,
     )
     exit_codes = sink.exit_codes
@@ -291,6 +353,7 @@ def _run_agent(
         check_exit_code=after.exit_code,
         agent_s=agent_s,
         sandbox_s=sandbox_s,
+        answer=answer,
     )
 
 

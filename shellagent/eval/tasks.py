@@ -5,12 +5,21 @@ One task per line::
     {"id": "st-0000", "task": "...", "setup_commands": ["mkdir -p /logs", ...],
      "success_condition": "[ -f /tmp/out.txt ]"}
 
+Optional fields carry what a generated or hand-written task knows about itself: ``family``
+(the generator family it came from), ``slots`` (the paths and names it was made with) and
+``gold`` (commands that solve it, how the final answer is built from their output, answers
+its check must refuse, and once verified what the commands printed and the answer built).
+The success check may read the agent's final answer and the last command's output from
+the files named by ``$ANSWER`` and ``$LAST_OUTPUT`` (see ``runner.py``).
+
 A bad line (not JSON, a missing or unknown field, a wrong type, a repeated id) never stops a
-run: it becomes a ``TaskProblem`` naming its line number and is skipped.
+run: it becomes a ``TaskProblem`` naming its line number and is skipped. A file whose name
+ends in ``.gz`` is read through gzip.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +28,48 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from shellagent.errors import InputError
+
+
+def _lists_to_tuples(value: object) -> object:
+    # JSON has lists; strict mode would refuse to turn one into a tuple.
+    return tuple(value) if isinstance(value, list) else value
+
+
+class Observation(BaseModel):
+    """What one gold command printed (stdout and stderr together) and its exit status."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    output: str
+    exit_code: int
+
+
+class Gold(BaseModel):
+    """A known solution. ``answer_template`` builds the final answer from the commands'
+    output (``{out}``, ``{out2|lines}``: see ``shellagent.taskgen.answers``);
+    ``wrong_answers`` are answers the check must refuse. ``observations`` and ``answer``
+    are filled in when the task is verified: the answer is the template applied to what
+    the commands printed, never written by hand."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    commands: tuple[str, ...]
+    answer_template: str = ""
+    wrong_answers: tuple[str, ...] = ()
+    observations: tuple[Observation, ...] = ()
+    answer: str = ""
+
+    @field_validator("commands")
+    @classmethod
+    def _some_commands(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value or not all(c.strip() for c in value):
+            raise ValueError("must be a list of non-empty commands")
+        return value
+
+    @field_validator("commands", "wrong_answers", "observations", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: object) -> object:
+        return _lists_to_tuples(value)
 
 
 class Task(BaseModel):
@@ -30,6 +81,13 @@ class Task(BaseModel):
     task: str
     setup_commands: tuple[str, ...]
     success_condition: str
+    family: str | None = None
+    slots: dict[str, str] = {}
+    gold: Gold | None = None
+
+    def to_line(self) -> str:
+        """The task as one JSONL line (optional fields only when set), keys in field order."""
+        return json.dumps(self.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False)
 
     @field_validator("id", "task", "success_condition")
     @classmethod
@@ -41,8 +99,7 @@ class Task(BaseModel):
     @field_validator("setup_commands", mode="before")
     @classmethod
     def _list_to_tuple(cls, value: object) -> object:
-        # JSON has lists; strict mode would refuse to turn one into a tuple.
-        return tuple(value) if isinstance(value, list) else value
+        return _lists_to_tuples(value)
 
 
 @dataclass(frozen=True)
@@ -109,12 +166,16 @@ def load_tasks(path: Path | str) -> TaskSet:
     """Read a task file; an unreadable file is an ``InputError``, bad lines are problems."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                text = f.read()
+        else:
+            text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(
             f"no task file {path}", hint="give the path of a .jsonl task set"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise InputError(f"cannot read task file {path}: {exc}") from None
     tasks, problems = parse_task_lines(text.splitlines())
     return TaskSet(path=path, tasks=tuple(tasks), problems=tuple(problems))

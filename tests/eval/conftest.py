@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,11 @@ import pytest
 
 from shellagent.eval import Task
 
-DEV_TASKS = Path(__file__).resolve().parents[3] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
+# Beside the checkout, as in CI; SHELLAGENT_DEV_TASKS names it for a checkout elsewhere.
+DEV_TASKS = Path(
+    os.environ.get("SHELLAGENT_DEV_TASKS")
+    or Path(__file__).resolve().parents[3] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
+)
 
 
 @pytest.fixture

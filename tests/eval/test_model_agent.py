@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from shellagent.cli.main import main
-from shellagent.eval import FairLock, ModelAgent, RunConfig, SharedBackend, load_tasks, run_eval
+from shellagent.eval import ModelAgent, RunConfig, load_tasks, run_eval
+from shellagent.events import ApprovalRecord, Check, Execution, PolicyVerdict
 from shellagent.testing import ScriptedBackend
 from shellagent.transcript import read_transcript
 
@@ -39,12 +40,13 @@ def test_a_scripted_model_solves_a_real_dev_task_end_to_end(
     assert result.reward is not None and result.reward > 0.9
     assert config.transcripts_dir is not None
     transcript = read_transcript(config.transcripts_dir / f"{result.session}.jsonl")
-    start = transcript.start or {}
-    assert (start["source"], start["task_id"]) == ("eval", "st-0001")
+    start = transcript.start
+    assert start is not None
+    assert (start.source, start.task_id) == ("eval", "st-0001")
     # rm is an `ask` under the default policy: approved automatically, and recorded so.
-    [approval] = transcript.of_type("approval")
-    assert approval["decision"] == "auto"
-    assert transcript.success is True and transcript.of_type("check")[0]["success"] is True
+    [approval] = transcript.of_type(ApprovalRecord)
+    assert approval.decision == "auto"
+    assert transcript.success is True and transcript.of_type(Check)[0].success is True
 
 
 def test_a_command_the_policy_denies_never_runs_in_an_eval(config: RunConfig) -> None:
@@ -59,8 +61,8 @@ def test_a_command_the_policy_denies_never_runs_in_an_eval(config: RunConfig) ->
     assert result.status == "failed" and result.commands == 0
     assert config.transcripts_dir is not None
     transcript = read_transcript(config.transcripts_dir / f"{result.session}.jsonl")
-    assert [p["decision"] for p in transcript.of_type("policy")] == ["deny"]
-    assert transcript.of_type("execution") == []
+    assert [p.decision for p in transcript.of_type(PolicyVerdict)] == ["deny"]
+    assert transcript.of_type(Execution) == []
 
 
 def test_a_runs_transcripts_export_as_rl_records(
@@ -102,30 +104,9 @@ def test_jobs_share_one_model_one_generation_at_a_time(config: RunConfig) -> Non
             active -= 1
         return '{"done": "nothing to do"}'
 
-    backend = ScriptedBackend([slow_reply] * 4)
+    backend = ScriptedBackend([slow_reply] * 8)  # done, the nudge, done again per task
     agent = ModelAgent(backend, jobs=2)
-    assert isinstance(agent.backend, SharedBackend)
+    assert agent.pool is not None
     run = run_eval([make_task(f"t{i}") for i in range(4)], agent, config, jobs=2)
     assert [r.status for r in run.results] == ["failed"] * 4
     assert most == 1 and backend.remaining == 0
-
-
-def test_the_fair_lock_serves_waiters_in_arrival_order() -> None:
-    lock = FairLock()
-    order: list[int] = []
-    threads = []
-    with lock:
-        for i in range(5):
-            thread = threading.Thread(target=lambda i=i: _take(lock, order, i))
-            thread.start()
-            threads.append(thread)
-            while lock.waiting < i + 2:  # until thread i holds its ticket
-                time.sleep(0.001)
-    for thread in threads:
-        thread.join(timeout=5)
-    assert order == [0, 1, 2, 3, 4]
-
-
-def _take(lock: FairLock, order: list[int], i: int) -> None:
-    with lock:
-        order.append(i)

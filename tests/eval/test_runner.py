@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from shellagent.eval import NothingAgent, RunConfig, load_tasks, run_eval, run_one
+from shellagent.events import Check
 from shellagent.transcript import episode_reward, read_transcript
 
 from .agents_for_tests import CommandsAgent
@@ -67,12 +68,13 @@ def test_the_transcript_holds_the_check_before_the_end_and_the_end_holds_the_ver
     result = run_one(task, CommandsAgent("touch /tmp/done"), config, threading.Event())
     assert config.transcripts_dir is not None
     transcript = read_transcript(config.transcripts_dir / f"{result.session}.jsonl")
-    types = [e["type"] for e in transcript.events]
+    types = [e.kind for e in transcript.events]
     assert types[-2:] == ["check", "end"] and types[0] == "session_start"
     check = transcript.events[-2]
-    assert check["success"] is True and check["output"] == "checked\n"
-    assert check["command"] == task.success_condition
-    assert transcript.end is not None and transcript.end["success"] is True
+    assert isinstance(check, Check)
+    assert check.success is True and check.output == "checked\n"
+    assert check.command == task.success_condition
+    assert transcript.end is not None and transcript.end.success is True
     assert transcript.success is True
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gzip
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,3 +72,59 @@ def test_selection_by_ids_keeps_file_order_then_applies_offset_and_limit() -> No
     assert [t.id for t in chosen] == ["t4", "t5"]
     with pytest.raises(InputError, match="no task with id nine"):
         select_tasks(tasks, ids=["nine"])
+
+
+GENERATED = {
+    **GOOD,
+    "id": "g",
+    "family": "largest_files",
+    "slots": {"dir": "~/Downloads"},
+    "gold": {
+        "commands": ["ls -S ~/Downloads | head -1"],
+        "answer_template": "The largest file is {out}.",
+        "wrong_answers": ["notes.txt"],
+        "observations": [{"output": "movie.mkv\n", "exit_code": 0}],
+        "answer": "The largest file is movie.mkv.",
+    },
+}
+
+
+def test_a_line_with_family_slots_and_gold_loads_and_writes_back_unchanged(
+    write_tasks: Callable[..., Path],
+) -> None:
+    task_set = load_tasks(write_tasks(GENERATED))
+    (task,) = task_set.tasks
+    assert task.gold is not None and task.gold.observations[0].output == "movie.mkv\n"
+    assert task.slots == {"dir": "~/Downloads"} and task.family == "largest_files"
+    assert json.loads(task.to_line()) == GENERATED
+    plain = load_tasks(write_tasks(GOOD, name="plain.jsonl")).tasks[0]
+    assert json.loads(plain.to_line()) == GOOD
+
+
+def test_bad_gold_fields_are_problems_of_their_line(write_tasks: Callable[..., Path]) -> None:
+    gold = GENERATED["gold"]
+    assert isinstance(gold, dict)
+    path = write_tasks(
+        {**GENERATED, "id": "no-commands", "gold": {**gold, "commands": []}},
+        {**GENERATED, "id": "typo", "gold": {**gold, "answr": "x"}},
+        {**GENERATED, "id": "slot", "slots": {"n": 5}},
+        {**GENERATED, "id": "bad-obs", "gold": {**gold, "observations": [{"output": 1}]}},
+        GENERATED,
+    )
+    task_set = load_tasks(path)
+    assert [t.id for t in task_set.tasks] == ["g"]
+    messages = [p.message for p in task_set.problems]
+    assert "gold.commands" in messages[0] and "gold.answr: unknown field" in messages[1]
+    assert "slots.n" in messages[2] and "gold.observations" in messages[3]
+
+
+def test_a_gzipped_task_file_is_read_and_a_broken_one_is_an_input_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "set.jsonl.gz"
+    path.write_bytes(gzip.compress((json.dumps(GENERATED) + "\n").encode()))
+    assert [t.id for t in load_tasks(path).tasks] == ["g"]
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(b"not gzip at all")
+    with pytest.raises(InputError, match="cannot read task file"):
+        load_tasks(broken)

@@ -1,0 +1,21 @@
+"""The families, one module per area of shell work; importing this registers them all."""
+
+from __future__ import annotations
+
+from shellagent.taskgen.families import (  # noqa: F401 - imported to register
+    archives,
+    backups,
+    data,
+    dedup,
+    disk,
+    files,
+    git,
+    logs,
+    misc,
+    perms,
+    procs,
+    renames,
+    schedules,
+    text,
+    users,
+)

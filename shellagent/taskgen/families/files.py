@@ -1,0 +1,453 @@
+"""Files by name, age, size and type."""
+
+from __future__ import annotations
+
+from shellagent.taskgen import vocab
+from shellagent.taskgen.family import Draw, Instance, family
+from shellagent.taskgen.sh import (
+    age,
+    all_of,
+    exists,
+    fill,
+    has,
+    join,
+    lacks,
+    missing,
+    mkdir,
+    number,
+    path,
+    q,
+    reported,
+)
+
+FILE_EXTS = ("pdf", "zip", "iso", "mp4", "jpg", "docx", "csv", "mkv", "png", "odt", "mp3")
+NAMED_STEMS = vocab.DOC_STEMS + vocab.PHOTO_STEMS
+
+
+def _names(d: Draw, k: int, exts: tuple[str, ...] = FILE_EXTS) -> list[str]:
+    return [f"{stem}.{d.pick(exts)}" for stem in d.stems(k, NAMED_STEMS)]
+
+
+@family("largest_files", "files", "the N largest files of a folder")
+def largest_files(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    k = d.pick((1, 3, 5))
+    names = _names(d, k + d.num(2, 5))
+    sizes = sorted(
+        (kb * 1024 + d.num(0, 999) for kb in d.sample(range(20, 600), len(names))), reverse=True
+    )
+    setup = [mkdir(where)] + [
+        fill(join(where, name), size, d.pick(vocab.WORDS))
+        for name, size in d.shuffled(list(zip(names, sizes, strict=True)))
+    ]
+    top, rest = names[:k], names[k:]
+    if k == 1:
+        task = d.phrase(
+            (
+                "Which file in {dir} is the biggest?",
+                "What's the largest file in {dir}?",
+                "Find the biggest file in {dir} and tell me its name.",
+                "Something in {dir} is eating space. Which file there is the largest?",
+            ),
+            dir=spoken,
+        )
+    else:
+        task = d.phrase(
+            (
+                "Which {k} files in {dir} take up the most space?",
+                "List the {k} biggest files in {dir}, largest first.",
+                "What are the {k} largest files in {dir}?",
+                "Tell me the names of the {k} heaviest files sitting in {dir}.",
+            ),
+            dir=spoken,
+            k=k,
+        )
+    if d.chance(0.5):
+        gold = f"ls -S {path(where)} | head -{k}"
+    else:
+        gold = (
+            f"find {path(where)} -maxdepth 1 -type f -printf '%s %f\\n' | sort -rn "
+            f"| head -{k} | cut -d' ' -f2"
+        )
+    answer = (
+        f"The largest file in {where} is {{out|first}}."
+        if k == 1
+        else f"The {k} largest files in {where}, biggest first: {{out|lines}}."
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(gold,),
+        check=all_of(has(*top), lacks(*rest)),
+        answer=answer,
+        slots={"dir": where, "count": str(k)},
+        wrong_answers=(", ".join(rest[:k]), ", ".join(names)),
+        kind="question",
+    )
+
+
+@family("count_by_extension", "files", "count files of one type in a tree")
+def count_by_extension(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    ext, *others = d.sample(("pdf", "jpg", "txt", "csv", "log", "mp3", "png", "docx", "md"), 3)
+    subdirs = d.words(2)
+    places = [where] + [join(where, s) for s in subdirs]
+    n, m = d.num(3, 14), d.num(2, 8)
+    stems = d.stems(n + m, vocab.DOC_STEMS + vocab.PHOTO_STEMS + vocab.CODE_STEMS)
+    files = [join(d.pick(places), f"{s}.{ext}") for s in stems[:n]]
+    files += [join(d.pick(places), f"{s}.{d.pick(others)}") for s in stems[n:]]
+    top_level = sum(1 for f in files[:n] if f.rsplit("/", 1)[0] == where)
+    setup = [mkdir(*places)] + [f"echo {q(f.rsplit('/', 1)[1])} > {path(f)}" for f in files]
+    task = d.phrase(
+        (
+            "How many .{ext} files are in {dir}, counting subfolders?",
+            "Count the .{ext} files under {dir}, sub-folders included. How many are there?",
+            "how many {ext} files do I have in {dir} and everything below it?",
+            "What's the total number of *.{ext} files anywhere inside {dir}?",
+        ),
+        ext=ext,
+        dir=spoken,
+    )
+    wrong = {n + 1, n - 1, top_level} - {n}
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(f"find {path(where)} -type f -name '*.{ext}' | wc -l",),
+        check=number(n),
+        answer=f"There are {{out}} .{ext} files in {where}, subfolders included.",
+        slots={"dir": where, "ext": ext},
+        wrong_answers=tuple(f"There are {w} .{ext} files." for w in sorted(wrong)),
+        kind="question",
+    )
+
+
+@family("delete_old_files", "files", "delete files of a type older than N days")
+def delete_old_files(d: Draw) -> Instance:
+    if d.chance(0.3):
+        where, spoken = d.home_dir()
+    else:
+        where = d.app_dir(d.pick(("data", "log")))
+        spoken = where
+    ext, other = d.sample(("tmp", "bak", "part", "cache", "old", "dump", "log"), 2)
+    days = d.pick((7, 14, 30, 60, 90))
+    stems = d.stems(d.num(5, 10), vocab.WORDS + vocab.CODE_STEMS)
+    n_old = d.num(2, len(stems) - 3)
+    old = [f"{s}.{ext}" for s in stems[:n_old]]
+    new = [f"{s}.{ext}" for s in stems[n_old:-1]]
+    keep = [f"{stems[-1]}.{other}"]
+    setup = [mkdir(where)]
+    for name in old + keep:
+        setup += [
+            f"echo old > {path(join(where, name))}",
+            age(join(where, name), days + d.num(3, 40)),
+        ]
+    for name in new:
+        setup += [
+            f"echo new > {path(join(where, name))}",
+            age(join(where, name), d.num(0, days - 2)),
+        ]
+    task = d.phrase(
+        (
+            "Delete the .{ext} files in {dir} that are more than {days} days old, but keep the "
+            "newer ones and anything that isn't .{ext}.",
+            "Clean up {dir}: remove .{ext} files not modified in the last {days} days. Leave "
+            "every other file alone.",
+            "Get rid of every *.{ext} file older than {days} days in {dir}; recent ones and "
+            "other types stay.",
+        ),
+        ext=ext,
+        dir=spoken,
+        days=days,
+    )
+    gold = (
+        f"find {path(where)} -maxdepth 1 -type f -name '*.{ext}' -mtime +{days} -print -delete"
+        " | sort",
+        f"ls {path(where)}",
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=gold,
+        check=all_of(
+            *(missing(join(where, n)) for n in old),
+            *(exists(join(where, n)) for n in new + keep),
+        ),
+        answer=f"Deleted {{out1|count}} old .{ext} files; {where} now holds: {{out2|lines}}.",
+        slots={"dir": where, "ext": ext, "days": str(days)},
+    )
+
+
+@family("move_by_extension", "files", "move files of some types into another folder")
+def move_by_extension(d: Draw) -> Instance:
+    src, spoken = d.pick((("~/Downloads", "my Downloads folder"), ("~/Desktop", "the Desktop")))
+    kinds = {
+        "pictures": (("jpg", "png", "gif", "webp"), "~/Pictures"),
+        "documents": (("pdf", "docx", "odt"), "~/Documents"),
+        "music files": (("mp3", "flac", "ogg"), "~/Music"),
+        "videos": (("mp4", "mkv", "webm"), "~/Videos"),
+    }
+    what = d.pick(tuple(kinds))
+    exts_all, base = kinds[what]
+    exts = sorted(d.sample(exts_all, d.num(1, 2)))
+    dest = join(base, d.pick(vocab.WORDS)) if d.chance(0.5) else base
+    other_exts = [e for k, (es, _) in kinds.items() if k != what for e in es]
+    stems = d.stems(d.num(5, 9), vocab.DOC_STEMS + vocab.PHOTO_STEMS)
+    moved = [f"{s}.{e}" for s, e in zip(stems, exts, strict=False)]
+    moved += [f"{s}.{d.pick(exts)}" for s in stems[len(exts) : len(stems) - 2]]
+    stay = [f"{s}.{d.pick(other_exts)}" for s in stems[len(stems) - 2 :]]
+    setup = [mkdir(src)] + [f"echo x > {path(join(src, n))}" for n in d.shuffled(moved + stay)]
+    listed = " and ".join(f".{e}" for e in exts)
+    task = d.phrase(
+        (
+            "Move all the {what} ({listed}) from {src} into {dest}.",
+            "Tidy up {src}: every {listed} file should go to {dest}.",
+            "Put the {listed} files that are in {src} into {dest} (create it if needed).",
+        ),
+        what=what,
+        listed=listed,
+        src=spoken,
+        dest=dest,
+    )
+    globs = " ".join(f"{path(src)}/*.{e}" for e in exts)
+    gold = (f"mkdir -p {path(dest)} && mv {globs} {path(dest)}/", f"ls {path(dest)}")
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=gold,
+        check=all_of(
+            *(exists(join(dest, n)) for n in moved),
+            *(missing(join(src, n)) for n in moved),
+            *(exists(join(src, n)) for n in stay),
+        ),
+        answer=f"Moved them; {dest} now holds: {{out|lines}}.",
+        slots={"src": src, "dest": dest, "exts": ",".join(exts)},
+    )
+
+
+@family("empty_files", "files", "find or remove empty files")
+def empty_files(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    sub = d.pick(vocab.WORDS)
+    stems = d.stems(d.num(5, 9), vocab.DOC_STEMS + vocab.CODE_STEMS)
+    exts = ("txt", "log", "csv", "md", "json")
+    names = [join(d.pick(("", sub)), f"{s}.{d.pick(exts)}").lstrip("/") for s in stems]
+    n_empty = d.num(1, len(names) - 2)
+    empties, full = names[:n_empty], names[n_empty:]
+    setup = [mkdir(where, join(where, sub))]
+    setup += [f": > {path(join(where, n))}" for n in empties]
+    setup += [f"echo {q(d.pick(vocab.WORDS))} > {path(join(where, n))}" for n in full]
+    if d.chance(0.5):
+        task = d.phrase(
+            (
+                "Which files in {dir} (subfolders included) are empty?",
+                "Are there any zero-byte files under {dir}? Name them.",
+                "List the empty files anywhere in {dir}.",
+            ),
+            dir=spoken,
+        )
+        base = [n.rsplit("/", 1)[-1] for n in empties]
+        rest = [n.rsplit("/", 1)[-1] for n in full]
+        return Instance(
+            task=task,
+            setup=tuple(setup),
+            gold=(f"find {path(where)} -type f -empty | sort",),
+            check=all_of(has(*base), lacks(*rest)),
+            answer="The empty files: {out|names}.",
+            slots={"dir": where},
+            wrong_answers=(", ".join(rest), ", ".join(base + rest)),
+            kind="question",
+        )
+    task = d.phrase(
+        (
+            "Delete the empty files in {dir} and its subfolders; keep everything with content.",
+            "Remove every zero-byte file under {dir}.",
+            "{dir} is full of empty files. Clear those out, and only those.",
+        ),
+        dir=spoken,
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(
+            f"find {path(where)} -type f -empty -print -delete | sort",
+            f"find {path(where)} -type f | sort",
+        ),
+        check=all_of(
+            *(missing(join(where, n)) for n in empties),
+            *(exists(join(where, n)) for n in full),
+        ),
+        answer="Deleted {out1|count} empty files; left: {out2|names}.",
+        slots={"dir": where},
+    )
+
+
+@family("recently_modified", "files", "which files changed in the last N days")
+def recently_modified(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    days = d.pick((2, 3, 5, 7, 10, 14))
+    names = _names(d, d.num(5, 9), ("txt", "md", "csv", "pdf", "odt", "json"))
+    n_recent = d.num(1, len(names) - 2)
+    recent, old = names[:n_recent], names[n_recent:]
+    setup = [mkdir(where)]
+    for n in recent:
+        setup += [f"echo now > {path(join(where, n))}", age(join(where, n), d.num(0, days - 1), 2)]
+    for n in old:
+        setup += [f"echo then > {path(join(where, n))}", age(join(where, n), days + d.num(2, 60))]
+    task = d.phrase(
+        (
+            "Which files in {dir} were changed in the last {days} days?",
+            "Show me what was modified in {dir} during the past {days} days.",
+            "What have I touched in {dir} over the last {days} days?",
+        ),
+        dir=spoken,
+        days=days,
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(f"find {path(where)} -type f -mtime -{days} | sort",),
+        check=reported(recent, old),
+        answer=f"Modified in the last {days} days: {{out|names}}.",
+        slots={"dir": where, "days": str(days)},
+        wrong_answers=(", ".join(old), ", ".join(names)),
+        kind="question",
+    )
+
+
+@family("newest_file", "files", "the most recently modified file")
+def newest_file(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    names = _names(d, d.num(4, 8))
+    ages = sorted(d.sample(range(1, 400), len(names)))
+    setup = [mkdir(where)]
+    for n, hours in zip(names, ages, strict=True):
+        setup += [f"echo v > {path(join(where, n))}", age(join(where, n), hours // 24, hours % 24)]
+    task = d.phrase(
+        (
+            "What's the most recently modified file in {dir}?",
+            "Which file in {dir} did I change last?",
+            "Find the newest file in {dir}.",
+        ),
+        dir=spoken,
+    )
+    gold = (
+        f"ls -t {path(where)} | head -1" if d.chance(0.6) else f"ls -1t {path(where)} | head -n 1"
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(gold,),
+        check=all_of(has(names[0]), lacks(*names[1:])),
+        answer=f"The newest file in {where} is {{out}}.",
+        slots={"dir": where},
+        wrong_answers=(names[-1], names[1]),
+        kind="question",
+    )
+
+
+@family("files_larger_than", "files", "move files above a size into another folder")
+def files_larger_than(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    limit = d.pick((100, 200, 500))
+    dest = join(where, d.pick(("large", "big", "oversized", "archive")))
+    names = _names(d, d.num(4, 8))
+    n_big = d.num(1, len(names) - 1)
+    big, small = names[:n_big], names[n_big:]
+    setup = [mkdir(where)]
+    setup += [fill(join(where, n), int(limit * 1024 * d.num(13, 30) / 10)) for n in big]
+    setup += [fill(join(where, n), int(limit * 1024 * d.num(1, 8) / 10)) for n in small]
+    task = d.phrase(
+        (
+            "Move every file in {dir} that is bigger than {limit} KB into {dest}.",
+            "Files over {limit}K in {dir} should live in {dest}. Move them there.",
+            "Put the files of {dir} larger than {limit} kilobytes into the subfolder {name}.",
+        ),
+        dir=spoken,
+        limit=limit,
+        dest=dest,
+        name=dest.rsplit("/", 1)[1],
+    )
+    gold = (
+        f"mkdir -p {path(dest)} && find {path(where)} -maxdepth 1 -type f -size +{limit}k "
+        f"-exec mv -t {path(dest)} {{}} +",
+        f"ls {path(dest)}",
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=gold,
+        check=all_of(
+            *(exists(join(dest, n)) for n in big),
+            *(missing(join(where, n)) for n in big),
+            *(exists(join(where, n)) for n in small),
+        ),
+        answer=f"Moved into {dest}: {{out|lines}}.",
+        slots={"dir": where, "dest": dest, "limit_kb": str(limit)},
+    )
+
+
+@family("find_by_name", "files", "where is a file with a given name")
+def find_by_name(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    stem = d.pick(vocab.DOC_STEMS)
+    ext = d.pick(("pdf", "xlsx", "docx", "txt", "odt"))
+    years = d.sample(range(2015, 2025), 3)
+    target = f"{stem}-{years[0]}.{ext}"
+    a, b, c, e = d.words(4)
+    spot = join(a, b, target)
+    decoys = [join(c, f"{stem}-{years[1]}.{ext}"), join(a, e, f"{stem}-{years[2]}.{ext}")]
+    setup = [mkdir(*(join(where, p.rsplit("/", 1)[0]) for p in [spot, *decoys]))]
+    setup += [f"echo doc > {path(join(where, p))}" for p in [spot, *decoys]]
+    task = d.phrase(
+        (
+            "Where is {name} under {dir}? Give me its full path.",
+            "I saved {name} somewhere in {dir} and can't find it. Where is it?",
+            "Find the file called {name} below {dir}.",
+        ),
+        name=target,
+        dir=spoken,
+    )
+    gold = f"find {path(where)} -name {q(target)}"
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(gold,),
+        check=all_of(has(spot), lacks(*decoys)),
+        answer="It is at {out}.",
+        slots={"dir": where, "name": target},
+        wrong_answers=tuple(join(where, p) for p in decoys),
+        kind="question",
+    )
+
+
+PNG = r"printf '\211PNG\r\n\032\n\0\0\0\rIHDR\0\0\0\20\0\0\0\20\10\2\0\0\0'"
+
+
+@family("files_by_type", "files", "which files really are PNG images, whatever their names")
+def files_by_type(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    stems = d.stems(d.num(5, 8), vocab.PHOTO_STEMS + vocab.WORDS)
+    n_png = d.num(2, len(stems) - 2)
+    pngs = [f"{s}.{d.pick(('png', 'dat', 'bin', 'img', 'jpg'))}" for s in stems[:n_png]]
+    fakes = [f"{s}.{d.pick(('png', 'txt', 'dat', 'jpg'))}" for s in stems[n_png:]]
+    setup = [mkdir(where)]
+    setup += [f"{PNG} > {path(join(where, n))}" for n in pngs]
+    setup += [f"echo 'not an image' > {path(join(where, n))}" for n in fakes]
+    task = d.phrase(
+        (
+            "Some files in {dir} have misleading extensions. Which ones are really PNG images?",
+            "Which of the files in {dir} are actually PNG pictures, whatever their names say?",
+            "Look at the contents, not the names: which files in {dir} are PNG images?",
+        ),
+        dir=spoken,
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(f"file {path(where)}/* | grep 'PNG image' | cut -d: -f1",),
+        check=all_of(has(*pngs), lacks(*fakes)),
+        answer="These are PNG images: {out|names}.",
+        slots={"dir": where},
+        wrong_answers=(", ".join(fakes), ", ".join(pngs + fakes)),
+        kind="question",
+    )
