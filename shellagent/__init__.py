@@ -1,7 +1,69 @@
-"""shellagent: a personal shell agent with a local model, a policy and a bubblewrap sandbox."""
+"""shellagent: a personal shell agent with a local model, a policy and a bubblewrap sandbox.
+
+    import shellagent
+
+    agent = shellagent.Agent(cwd="~/projects/site", approver=shellagent.AutoApprover())
+    outcome = agent.run("list the largest files here")
+
+The names below are the library's front door. They are imported when first used, so
+``import shellagent`` stays cheap (``ask`` imports this package on its start-up path).
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+# name -> the module that defines it
+_LAZY = {
+    "Agent": "shellagent.agent.front",
+    "AgentConfig": "shellagent.agent.config",
+    "Approval": "shellagent.agent.approval",
+    "ApprovalRequest": "shellagent.agent.approval",
+    "Approver": "shellagent.agent.approval",
+    "AutoApprover": "shellagent.agent.approval",
+    "Outcome": "shellagent.agent.loop",
+    "RefuseApprover": "shellagent.agent.approval",
+    "ShellagentError": "shellagent.errors",
+}
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
+    "AutoApprover",
+    "Outcome",
+    "RefuseApprover",
+    "ShellagentError",
+    "__version__",
+]
+
+if TYPE_CHECKING:
+    from shellagent.agent.approval import (
+        Approval,
+        ApprovalRequest,
+        Approver,
+        AutoApprover,
+        RefuseApprover,
+    )
+    from shellagent.agent.config import AgentConfig
+    from shellagent.agent.front import Agent
+    from shellagent.agent.loop import Outcome
+    from shellagent.errors import ShellagentError
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shellagent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

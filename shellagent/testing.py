@@ -14,21 +14,27 @@ if typing.TYPE_CHECKING:
     from collections.abc import Mapping as _Mapping
     from typing import Any as _Any
 
+    from shellagent.events import TranscriptEvent as _TranscriptEvent
+
+_E = typing.TypeVar("_E")
+
 
 class MemorySink:
     """A ``TranscriptSink`` that keeps events in a list, stamped like the real writer.
 
     ``redactor`` (optional) is applied as the disk writer would, so a test can assert what
-    would reach the disk; ``closed`` tells whether the loop closed its sink.
+    would reach the disk; ``events`` are what a reader of that line would get back;
+    ``closed`` tells whether the loop closed its sink.
     """
 
     def __init__(self, session_id: str = "memory", redactor: _Any = None) -> None:
         self.session_id = session_id
         self.redactor = redactor
-        self.events: list[dict[str, _Any]] = []
+        self.events: list[_TranscriptEvent] = []
         self.closed = False
 
-    def write(self, event: _Mapping[str, _Any]) -> None:
+    def write(self, event: _TranscriptEvent) -> None:
+        from shellagent.events import from_dict
         from shellagent.transcript.store import redact_event, stamp_event
 
         if self.closed:
@@ -36,13 +42,13 @@ class MemorySink:
         line = stamp_event(event, len(self.events))
         if self.redactor is not None:
             line = redact_event(line, self.redactor)
-        self.events.append(line)
+        self.events.append(from_dict(line))
 
     def close(self) -> None:
         self.closed = True
 
-    def of_type(self, kind: str) -> list[dict[str, _Any]]:
-        return [e for e in self.events if e["type"] == kind]
+    def of_type(self, kind: type[_E]) -> list[_E]:
+        return [e for e in self.events if isinstance(e, kind)]
 
 
 # --- model: ScriptedBackend ------------------------------------------------------------
@@ -53,6 +59,7 @@ if typing.TYPE_CHECKING:
     from collections.abc import Sequence as _Sequence
 
     from shellagent.model.backend import Generation as _Generation
+    from shellagent.model.backend import ReplyFormat as _ReplyFormat
 
     _Reply = str | BaseException | _Callable[[list[dict[str, str]]], str]
 
@@ -96,7 +103,7 @@ class ScriptedBackend:
         self,
         messages: _Sequence[dict[str, str]],
         *,
-        grammar: bool = True,
+        reply_format: _ReplyFormat | None = None,
         max_tokens: int = 256,
         on_token: _Callable[[str], None] | None = None,
         capture_logprobs: bool = False,
@@ -107,7 +114,11 @@ class ScriptedBackend:
         previous = self.calls[-1] if self.calls else None
         self.calls.append(conversation)
         self.options.append(
-            {"grammar": grammar, "max_tokens": max_tokens, "capture_logprobs": capture_logprobs}
+            {
+                "reply_format": reply_format,
+                "max_tokens": max_tokens,
+                "capture_logprobs": capture_logprobs,
+            }
         )
         if not self._replies:
             raise ScriptExhausted(f"ScriptedBackend has no reply for turn {len(self.calls)}")
@@ -146,20 +157,69 @@ class ScriptedBackend:
         )
 
 
+class ScriptedKind:
+    """The ``scripted:PATH`` backend kind (registered in the ``shellagent.backends`` entry
+    point group), for tests and demos of the daemon and ``ask``.
+
+    PATH is a JSON file: a list of replies, or ``{"replies": [...], "by_task": {"task
+    text": [...]}}``; a reply is the model's text or ``{"text": ..., "delay_s": ...}``. Each
+    task gets a fresh ``ScriptedBackend`` of its own script.
+    """
+
+    name: str = "scripted"
+    prefix: str | None = "scripted"
+    per_task: bool = True
+
+    def load(self, spec: str, *, task: str | None = None, **config: _Any) -> ScriptedBackend:
+        import json
+        import time
+        from pathlib import Path
+
+        from shellagent.errors import ModelUnavailable
+
+        path = Path(spec.removeprefix("scripted:"))
+        try:
+            script: _Any = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailable(f"cannot read script {path}: {exc}") from exc
+        replies = script
+        if isinstance(script, dict):
+            replies = script.get("by_task", {}).get(task, script.get("replies", []))
+
+        def delayed(text: str, delay_s: float) -> _Callable[[list[dict[str, str]]], str]:
+            def reply(_messages: list[dict[str, str]]) -> str:
+                time.sleep(delay_s)
+                return text
+
+            return reply
+
+        items: list[_Reply] = []
+        for reply in replies:
+            if isinstance(reply, dict):
+                items.append(delayed(str(reply.get("text", "")), float(reply.get("delay_s", 0))))
+            else:
+                items.append(str(reply))
+        return ScriptedBackend(items, name=f"scripted:{path.name}")
+
+
 # --- agent: FakeShell -------------------------------------------------------------------
 
 if typing.TYPE_CHECKING:
+    from shellagent.sandbox.interface import Grants as _Grants
     from shellagent.sandbox.shell import CommandResult as _CommandResult
 
     _Answer = tuple[str, int] | _Callable[[str], tuple[str, int]]
 
 
 class FakeShell:
-    """A stand-in for a sandbox ``Session`` that answers commands from a table.
+    """A ``Shell`` (``shellagent.sandbox.Shell``) that answers commands from a table.
 
     ``answers`` maps a command to ``(output, exit_code)`` or to a callable that returns one;
     anything else gets ``default``. Commands in ``hang`` block until ``interrupt()`` or
-    their timeout, like a ``sleep`` would. ``ran`` lists every command in order.
+    their timeout, like a ``sleep`` would. ``ran`` lists every command in order and
+    ``confined`` the ones run as read-only. Commands in ``writes`` act as if they changed
+    something: run confined, they fail the way a kernel refusal would (``refused``). ``grants``
+    is what the model is told it may touch (by default: nothing, no sandbox profile).
     """
 
     def __init__(
@@ -168,17 +228,24 @@ class FakeShell:
         *,
         default: tuple[str, int] = ("", 0),
         hang: _Iterable[str] = (),
+        writes: _Iterable[str] = (),
         cwd: str = "/work",
         functions: frozenset[str] = frozenset(),
+        grants: _Grants | None = None,
     ) -> None:
         import threading
+
+        from shellagent.sandbox.interface import Grants
 
         self.answers = dict(answers or {})
         self.default = default
         self.hang = set(hang)
+        self.writes = set(writes)
         self.cwd = cwd
         self.functions = functions
+        self.grants = grants if grants is not None else Grants()
         self.ran: list[str] = []
+        self.confined: list[str] = []
         self.interrupted = threading.Event()
 
     def run(
@@ -187,12 +254,15 @@ class FakeShell:
         *,
         timeout: float | None = None,
         on_output: _Callable[[str], None] | None = None,
+        confined: bool = False,
     ) -> _CommandResult:
         import time
 
         from shellagent.sandbox.shell import CommandResult
 
         self.ran.append(command)
+        if confined:
+            self.confined.append(command)
         start = time.monotonic()
         if command in self.hang:
             self.interrupted.clear()
@@ -200,11 +270,16 @@ class FakeShell:
             return CommandResult(
                 command, "", 130 if stopped else 124, time.monotonic() - start, timed_out=True
             )
+        if confined and command in self.writes:
+            output = f"{command.split()[0]}: Permission denied\n"
+            return CommandResult(
+                command, output, 1, time.monotonic() - start, confined=True, refused=True
+            )
         answer = self.answers.get(command, self.default)
         output, code = answer(command) if callable(answer) else answer
         if on_output is not None and output:
             on_output(output)
-        return CommandResult(command, output, code, time.monotonic() - start)
+        return CommandResult(command, output, code, time.monotonic() - start, confined=confined)
 
     def interrupt(self) -> None:
         self.interrupted.set()

@@ -11,10 +11,21 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(scope="session")
+def shared_rootfs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One snapshot of /etc and /var for every throwaway root of the run (building one
+    takes about a second); a test that needs its own sets SHELLAGENT_ROOTFS_DIR itself."""
+    return tmp_path_factory.mktemp("rootfs")
+
+
 @pytest.fixture(autouse=True)
-def private_shellagent_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def private_shellagent_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_rootfs: Path
+) -> Iterator[Path]:
     for name in ("CONFIG", "DATA", "STATE", "CACHE", "RUNTIME"):
         monkeypatch.setenv(f"SHELLAGENT_{name}_DIR", str(tmp_path / f"sa-{name.lower()}"))
+    monkeypatch.setenv("SHELLAGENT_ROOTFS_DIR", str(shared_rootfs))
+    monkeypatch.setenv("SHELLAGENT_WORKSPACES_DIR", str(tmp_path / "sa-workspaces"))
     yield tmp_path
 
 

@@ -32,7 +32,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-y", "--yes", action="store_true", help="approve what the policy asks about (not denies)"
     )
     parser.add_argument(
-        "--dry-run", action="store_true", help="show the proposed commands without running them"
+        "--apply",
+        action="store_true",
+        help="with -y: apply the change set at the end (without it the changes are kept for "
+        "`shellagent apply SESSION`)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run the commands on a copy of your files, show what they would change, apply nothing",
     )
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
     parser.add_argument(
@@ -42,7 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-daemon", action="store_true", help="run in this process instead of the daemon"
     )
     parser.add_argument(
-        "--max-turns", type=int, default=15, metavar="N", help="stop after N model replies"
+        "--max-turns",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop after N model replies (default: ask.max_turns in config.toml, 15)",
+    )
+    parser.add_argument(
+        "--propose",
+        action="store_true",
+        help="print one proposed command for TASK and run nothing (for shell key bindings; "
+        "see `shellagent shell-init`)",
     )
     return parser
 
@@ -50,12 +68,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.max_turns < 1:
+        if args.max_turns is not None and args.max_turns < 1:
             raise UsageError("--max-turns must be at least 1")
+        if args.apply and not args.yes:
+            raise UsageError(
+                "--apply goes with -y", hint="without -y you are asked about the changes at the end"
+            )
         task = " ".join(args.task).strip()
         if not task:
             raise UsageError("the task is empty", hint='ask "what to do"')
         args.task = task
+        if args.propose:
+            from shellagent.cli.propose import propose
+
+            return propose(args)
         from shellagent.cli.ask_client import run_in_process, run_via_daemon
 
         return run_in_process(args) if args.no_daemon else run_via_daemon(args)

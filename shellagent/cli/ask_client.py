@@ -3,14 +3,26 @@
 Standard library only, like everything on ``ask``'s start-up path (``shellagent.paths``
 imports platformdirs only when a non-runtime directory is asked for). Rendering and
 prompting live in ``ask_ui``.
+
+Before anything is sent, ``connect`` makes sure the socket is the user's own daemon: the
+runtime directory and the socket are looked at without following links and must belong to
+this user and be writable by nobody else, and the process at the other end must run as
+this user (``SO_PEERCRED``). Without this, another local user who pre-created
+``/tmp/shellagent-UID/daemon.sock`` (where the socket lives when ``XDG_RUNTIME_DIR`` is
+unset: cron, ssh without a login session) would receive the task and the working
+directory and could show made-up proposals. A refusal is ``UntrustedDaemon`` (exit 3),
+and no daemon is started over it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import socket
+import stat
+import struct
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -19,24 +31,82 @@ from typing import Any
 
 from shellagent import paths, protocol
 from shellagent.errors import EnvironmentProblem, ShellagentError
+from shellagent.events import (
+    ApprovalNeeded,
+    ChangesReady,
+    ConfirmRequest,
+    Failure,
+    Summary,
+    WireEvent,
+)
 
 START_TIMEOUT_S = 30.0
-EXIT_CODES = {"finished": 0, "cancelled": 130}  # every other ending is 1
 
 
 def socket_path() -> Path:
     return paths.runtime_dir() / protocol.SOCKET_NAME
 
 
+class UntrustedDaemon(EnvironmentProblem):
+    """The daemon socket, its directory or the process behind it is not this user's."""
+
+
 def connect(path: Path | None = None) -> socket.socket:
-    """A connected socket to the daemon; ``ConnectionError``/``OSError`` when none runs."""
+    """A connected socket to this user's daemon.
+
+    ``OSError`` (``FileNotFoundError``, ``ConnectionRefusedError``) when none runs;
+    ``UntrustedDaemon`` when what is there belongs to someone else.
+    """
+    path = path or socket_path()
+    check_owned(path.parent, "directory")
+    check_owned(path, "socket")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(path or socket_path()))
+        sock.connect(str(path))
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except OSError:
         sock.close()
         raise
+    pid, uid, _gid = struct.unpack("3i", creds)
+    if uid != os.getuid():
+        sock.close()
+        raise UntrustedDaemon(
+            f"the process serving {path} (pid {pid}) runs as uid {uid}, not as you; "
+            "nothing was sent to it",
+            hint=_FIX,
+        )
     return sock
+
+
+_FIX = (
+    "another user may be posing as your daemon: set XDG_RUNTIME_DIR or "
+    "SHELLAGENT_RUNTIME_DIR to a directory only you can write"
+)
+
+
+def check_owned(path: Path, what: str) -> None:
+    """``path`` (a directory, or the socket; never followed) is this user's and no one else
+    can write it. A missing path is ``FileNotFoundError`` (no daemon yet); a symbolic link
+    at the socket path, in a directory only this user can write, is taken for no daemon
+    either: it is never connected through, and the daemon replaces it when it starts."""
+    st = os.lstat(path)
+    if what == "socket" and stat.S_ISLNK(st.st_mode):
+        raise ConnectionRefusedError(errno.ECONNREFUSED, "a symbolic link, not a socket")
+    if not (stat.S_ISDIR(st.st_mode) if what == "directory" else stat.S_ISSOCK(st.st_mode)):
+        found = "a symbolic link" if stat.S_ISLNK(st.st_mode) else f"not a {what}"
+        raise UntrustedDaemon(
+            f"the daemon's {what} {path} is {found}", hint=f"move it away, or {_FIX}"
+        )
+    if st.st_uid != os.getuid():
+        raise UntrustedDaemon(
+            f"the daemon's {what} {path} belongs to uid {st.st_uid}, not to you", hint=_FIX
+        )
+    if st.st_mode & 0o022:
+        raise UntrustedDaemon(
+            f"the daemon's {what} {path} can be written by others "
+            f"(mode {stat.S_IMODE(st.st_mode):04o})",
+            hint=f"if it is yours, chmod go-w {path}; otherwise {_FIX}",
+        )
 
 
 def start_daemon(*, quiet: bool = False) -> float:
@@ -87,23 +157,31 @@ class Connection:
     def send(self, kind: str, **fields: Any) -> None:
         self.sock.sendall(protocol.encode(kind, **fields))
 
-    def read(self) -> dict[str, Any] | None:
-        """The next message, or None once the daemon closed the connection.
+    def read(self) -> WireEvent | None:
+        """The next event, or None once the daemon closed the connection.
 
-        Interrupting it (Ctrl-C) loses nothing: a partial line stays buffered.
+        Interrupting it (Ctrl-C) loses nothing: a partial line stays buffered. A line that
+        is not an event this version knows is a ``ShellagentError``.
         """
         while True:
             newline = self._buf.find(b"\n")
             if newline >= 0:
                 line, self._buf = self._buf[: newline + 1], self._buf[newline + 1 :]
-                return protocol.decode(line)
+                try:
+                    return protocol.decode_event(line)
+                except protocol.ProtocolError as exc:
+                    raise ShellagentError(
+                        f"the daemon sent a message this ask does not understand: {exc}",
+                        hint="a daemon of another version may be running: "
+                        "`shellagent daemon stop`, then ask again",
+                    ) from None
             chunk = self.sock.recv(65536)
             if not chunk:
                 return None
             self._buf += chunk
 
-    def messages(self) -> Iterator[dict[str, Any]]:
-        """Messages until the daemon closes the connection."""
+    def messages(self) -> Iterator[WireEvent]:
+        """Events until the daemon closes the connection."""
         while (message := self.read()) is not None:
             yield message
 
@@ -112,7 +190,7 @@ class Connection:
             self.sock.close()
 
 
-def request(kind: str, **fields: Any) -> dict[str, Any]:
+def request(kind: str, **fields: Any) -> WireEvent:
     """Send one message to a running daemon and return its first reply."""
     conn = Connection(connect())
     try:
@@ -134,13 +212,15 @@ def run_in_process(args: argparse.Namespace, ui: Any = None) -> int:
     pair, so the run looks and behaves exactly like one through the daemon."""
     import threading
 
-    from shellagent.daemon.model_pool import ModelPool
-    from shellagent.daemon.server import Daemon
+    from shellagent.daemon.server import Daemon, configured_pool
+    from shellagent.jobs import Installer
 
-    pool = ModelPool(args.model)
+    pool = configured_pool(args.model)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     server = threading.Thread(
-        target=Daemon(paths.runtime_dir(), pool).serve_one, args=(theirs,), daemon=True
+        target=Daemon(paths.runtime_dir(), pool, job_installer=Installer()).serve_one,
+        args=(theirs,),
+        daemon=True,
     )
     server.start()
     try:
@@ -151,9 +231,7 @@ def run_in_process(args: argparse.Namespace, ui: Any = None) -> int:
         pool.close()
 
 
-def run_on(
-    connect_to: Callable[[], Connection], args: argparse.Namespace, ui: Any = None
-) -> int:
+def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: Any = None) -> int:
     """Send the task over the connection ``connect_to`` opens and follow it to the end."""
     from shellagent.cli.ask_ui import AskUI
 
@@ -172,6 +250,8 @@ def run_on(
             model=args.model,
             dry_run=args.dry_run,
             yes=args.yes,
+            apply=bool(getattr(args, "apply", False)),
+            confirm=not args.json,
             interactive=interactive,
             max_turns=getattr(args, "max_turns", None),
         )
@@ -192,20 +272,19 @@ def follow(conn: Connection, ui: Any) -> int:
                     "the daemon went away before the task ended",
                     hint="its transcript so far is kept: `shellagent logs list`",
                 )
-            kind = message["type"]
-            if kind == "approval_request":
+            if isinstance(message, ApprovalNeeded):
                 answer = ui.approve(message)
-                conn.send("approval", id=message["id"], command=message["command"], **answer)
-            elif kind == "summary":
+                conn.send("approval", id=message.id, command=message.command, **answer)
+            elif isinstance(message, ChangesReady) and message.id is not None:
+                conn.send("changes", id=message.id, decision=ui.review_changes(message))
+            elif isinstance(message, ConfirmRequest):
+                conn.send("confirm", id=message.id, answer=ui.confirm(message))
+            elif isinstance(message, Summary):
                 ui.event(message)
-                code = message.get("exit_code")
-                if isinstance(code, int):
-                    return code
-                return EXIT_CODES.get(str(message.get("reason")), 1)
-            elif kind == "error" and message.get("fatal"):
+                return message.exit_code
+            elif isinstance(message, Failure) and message.fatal:
                 ui.event(message)
-                code = message.get("exit_code")
-                return code if isinstance(code, int) else 1
+                return message.exit_code if message.exit_code is not None else 1
             else:
                 ui.event(message)
         except KeyboardInterrupt:
@@ -214,6 +293,7 @@ def follow(conn: Connection, ui: Any) -> int:
                 print("\nleft the task; the daemon cancels it", file=sys.stderr)
                 return 130
             cancelling = True
+            ui.cancelling = True
             ui.stop_spinner()
             print("\ncancelling (Ctrl-C again to leave at once)", file=sys.stderr)
             with contextlib.suppress(OSError):
@@ -221,3 +301,9 @@ def follow(conn: Connection, ui: Any) -> int:
         except OSError as exc:
             ui.stop_spinner()
             raise ShellagentError(f"lost the daemon connection: {exc}") from None
+        except protocol.ProtocolError as exc:
+            ui.stop_spinner()
+            raise ShellagentError(
+                f"the daemon sent a malformed message ({exc})",
+                hint="restart it: shellagent daemon stop; then ask again",
+            ) from None

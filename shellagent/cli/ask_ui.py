@@ -1,103 +1,58 @@
 """What ``ask`` shows and asks: events as text (or JSON lines), the approval prompt.
 
 Standard library only at import time. prompt-toolkit is imported inside ``approve``,
-the first time a prompt is actually shown.
+the first time a prompt is actually shown. Events arrive as the dataclasses of
+``shellagent.events`` and are dispatched on their type.
 
-A command is shown exactly as it will run, with anything a terminal would hide or
-reinterpret made visible and flagged (``reveal``): control characters and escape
-sequences, bidi controls, zero-width and other invisible characters, line separators,
-unusual spaces and long runs of spaces that push the rest of a command off screen.
-Each becomes a ``⟨...⟩`` marker; the daemon runs the original bytes, never the marker text.
+Every string in an event (the command, the model's reason and summary, the policy's
+reasons, errors, output) is printed through ``shellagent.cli.display``: a command is shown
+exactly as it will run, with hidden characters as flagged ``⟨...⟩`` markers, and nothing
+a model wrote can move the cursor or redraw the lines around the approval prompt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from typing import IO, Any
+from collections.abc import Iterator
+from typing import IO, Any, TextIO
 
-SPACE_RUN = 8  # this many spaces in a row are shown as a count and flagged
+from shellagent import protocol
+from shellagent.cli.display import clean_output, reveal, shown
+from shellagent.events import (
+    Accepted,
+    ApprovalNeeded,
+    ChangesDone,
+    ChangesReady,
+    ConfirmRequest,
+    Decided,
+    Failure,
+    InvalidReply,
+    Output,
+    Proposed,
+    Queued,
+    Result,
+    Summary,
+    Thinking,
+    WireEvent,
+    to_dict,
+)
+
 OUTPUT_LINES = 200  # live output shown per command; the rest is counted
 
-_NAMES = {0: "NUL", 7: "BEL", 8: "BS", 9: "\\t", 10: "\\n", 13: "\\r", 27: "ESC", 127: "DEL"}
-_BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 
-
-def _marker(code: int) -> str:
-    return "⟨" + _NAMES.get(code, f"\\x{code:02x}") + "⟩"
-
-
-def reveal(text: str) -> tuple[str, list[str]]:
-    """``text`` with hidden or deceptive characters made visible, and what was found."""
-    import unicodedata
-
-    shown: list[str] = []
-    flags: dict[str, None] = {}
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        code = ord(ch)
-        if ch == " ":
-            j = i
-            while j < len(text) and text[j] == " ":
-                j += 1
-            run = j - i
-            if run >= SPACE_RUN:
-                shown.append(f"⟨{run} spaces⟩")
-                flags[f"a run of {run} spaces (it can push text out of sight)"] = None
-            elif j == len(text):
-                shown.append(f"⟨{run} trailing space{'s' if run > 1 else ''}⟩")
-                flags["trailing spaces"] = None
-            else:
-                shown.append(" " * run)
-            i = j
-            continue
-        category = unicodedata.category(ch)
-        if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
-            shown.append(_marker(code))
-            if code == 27:
-                flags["terminal escape sequences (ESC)"] = None
-            elif code == 10:
-                flags["a newline: more than one command line"] = None
-            else:
-                flags["control characters"] = None
-        elif code in _BIDI:
-            shown.append(f"⟨U+{code:04X}⟩")
-            flags["bidirectional text controls (text may display out of order)"] = None
-        elif category in ("Zl", "Zp"):
-            shown.append(f"⟨U+{code:04X}⟩")
-            flags["line or paragraph separators"] = None
-        elif category == "Cf" or code in (0x115F, 0x1160, 0x3164, 0xFFA0):
-            shown.append(f"⟨U+{code:04X}⟩")
-            flags["zero-width or invisible characters"] = None
-        elif category == "Zs":
-            shown.append(f"⟨U+{code:04X}⟩")
-            flags["unusual space characters"] = None
-        elif category in ("Cs", "Co", "Cn"):
-            shown.append(f"⟨U+{code:04X}⟩")
-            flags["unassigned, private or surrogate code points"] = None
-        elif ch == "⟨":
-            shown.append("⟨⟨⟩")  # a literal marker bracket cannot pass for a marker
-        else:
-            shown.append(ch)
-        i += 1
-    return "".join(shown), list(flags)
-
-
-def clean_output(text: str) -> str:
-    """Command output safe to print: escapes and control characters made visible."""
-    text = text.replace("\r\n", "\n")
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in "\n\t" or (code >= 0x20 and code != 0x7F and not 0x80 <= code < 0xA0):
-            out.append(ch)
-        else:
-            out.append(_marker(code))
-    return "".join(out)
+def _controlling_terminal() -> tuple[TextIO, TextIO] | None:
+    """The controlling terminal, open for reading and for writing, or None."""
+    try:
+        reader = open("/dev/tty", encoding="utf-8", errors="replace")  # noqa: SIM115
+        writer = open("/dev/tty", "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+    except OSError:
+        return None
+    return reader, writer
 
 
 def color_enabled(stream: IO[str]) -> bool:
@@ -207,14 +162,20 @@ class AskUI:
         dry_run: bool = False,
         pt_input: Any = None,
         pt_output: Any = None,
+        human: IO[str] | None = None,
     ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        # Where the words around a question go when stdout carries JSON lines: the
+        # controlling terminal when there is one, else stderr (never into the JSON stream).
+        self.human = human or (self.err if json_lines else self.out)
         self.json_lines = json_lines
         self.can_prompt = can_prompt
         self.style = _Style(color)
         self.spinner = Spinner(self.err, spinner and not json_lines)
         self.dry_run = dry_run
+        self._overlay = False
+        self.cancelling = False  # Ctrl-C was pressed: a stopped command was cancelled
         self.pt_input = pt_input
         self.pt_output = pt_output
         self._lines = 0
@@ -224,13 +185,30 @@ class AskUI:
 
     @classmethod
     def for_terminal(cls, *, json_lines: bool = False, dry_run: bool = False) -> AskUI:
-        tty = sys.stdin.isatty() and sys.stdout.isatty()
+        """Questions on the terminal: stdin and stdout, or, when stdout is piped (``ask
+        --json … | jq``) but stdin is a terminal, the controlling terminal ``/dev/tty``."""
+        if sys.stdin.isatty() and sys.stdout.isatty() and not json_lines:
+            return cls(
+                can_prompt=True,
+                color=color_enabled(sys.stdout),
+                spinner=sys.stderr.isatty(),
+                dry_run=dry_run,
+            )
+        tty = _controlling_terminal() if sys.stdin.isatty() else None
+        if tty is None:
+            return cls(json_lines=json_lines, color=color_enabled(sys.stdout), dry_run=dry_run)
+        from prompt_toolkit.input import create_input
+        from prompt_toolkit.output import create_output
+
         return cls(
             json_lines=json_lines,
-            can_prompt=tty and not json_lines,
-            color=color_enabled(sys.stdout),
-            spinner=sys.stderr.isatty(),
+            can_prompt=True,
+            color=not json_lines and color_enabled(sys.stdout),
+            spinner=sys.stderr.isatty() and not json_lines,
             dry_run=dry_run,
+            pt_input=create_input(stdin=tty[0]),
+            pt_output=create_output(stdout=tty[1]),
+            human=tty[1],
         )
 
     def _print(self, text: str = "") -> None:
@@ -247,65 +225,90 @@ class AskUI:
 
     # -- events --------------------------------------------------------------------------
 
-    def event(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
+    def event(self, event: WireEvent) -> None:
         if self.json_lines:
-            self._print(json.dumps(message, ensure_ascii=True))
+            self._print(json.dumps({"v": protocol.VERSION, **to_dict(event)}, ensure_ascii=True))
             return
-        if kind == "thinking":
+        if isinstance(event, Thinking):
             self.spinner.start("thinking")
             return
-        if kind == "queued":
-            self.spinner.start(f"waiting for the model ({message.get('position')} ahead)")
+        if isinstance(event, Queued):
+            self.spinner.start(f"waiting for the model ({shown(event.position)} ahead)")
             return
-        if kind == "output":
-            self._output(str(message.get("data", "")))
+        if isinstance(event, Output):
+            self._output(event.data)
             return
         self.stop_spinner()
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is not None:
-            handler(message)
+        if isinstance(event, Accepted):
+            self._print(
+                self.style("2", f"session {shown(event.session)} · model {shown(event.model)}")
+            )
+            self._overlay = event.overlay
+            if event.overlay:
+                self._print(
+                    self.style(
+                        "2",
+                        "commands work on a copy of your files: nothing changes "
+                        "until you apply the change set at the end",
+                    )
+                )
+        elif isinstance(event, ChangesReady):
+            self._on_changes(event)
+        elif isinstance(event, ChangesDone):
+            colour = {"applied": "32", "refused": "31"}.get(event.outcome, "33")
+            self._print(self.style(colour, shown(event.message)))
+        elif isinstance(event, InvalidReply):
+            self._on_invalid(event)
+        elif isinstance(event, Proposed):
+            self._on_proposed(event)
+        elif isinstance(event, Decided):
+            self._on_decided(event)
+        elif isinstance(event, Result):
+            self._on_result(event)
+        elif isinstance(event, Summary):
+            self._on_summary(event)
+        elif isinstance(event, Failure):
+            label = "note" if event.code == protocol.NOTE else "error"
+            self.err.write(f"{label}: {shown(event.message)}\n")
+            self.err.flush()
 
-    def _on_accepted(self, m: dict[str, Any]) -> None:
-        self._print(self.style("2", f"session {m.get('session')} · model {m.get('model')}"))
-
-    def _on_invalid(self, m: dict[str, Any]) -> None:
+    def _on_invalid(self, m: InvalidReply) -> None:
+        preview = shown(m.raw if len(m.raw) <= 80 else m.raw[:79] + "…")
         what = {
             "repeat": "the model's reply was cut: it kept repeating itself",
             "length": "the model's reply was cut at the token limit",
-        }.get(str(m.get("stop")), f"the model's reply was not an action: {m.get('raw', '')!r:.80}")
-        self._print(self.style("33", f"[{m.get('turn')}] {what}; asking again"))
+        }.get(m.stop, f"the model's reply was not an action: {preview}")
+        self._print(self.style("33", f"[{m.turn}] {what}; asking again"))
 
-    def _on_proposed(self, m: dict[str, Any]) -> None:
-        shown, flags = reveal(str(m.get("command", "")))
-        self._proposed = str(m.get("command", ""))
+    def _on_proposed(self, m: Proposed | ApprovalNeeded) -> None:
+        command, flags = reveal(m.command)
+        self._proposed = m.command
         self._lines = self._hidden = 0
-        self._print(f"[{m.get('turn')}] $ {self.style.marked(shown)}")
-        if m.get("why"):
-            self._print(self.style("2", f"    why: {m['why']}"))
-        decision = str(m.get("decision"))
-        colour = {"allow": "32", "ask": "33", "deny": "31"}.get(decision, "0")
-        reasons = "; ".join(str(r) for r in m.get("reasons") or [])
+        self._print(f"[{m.turn}] $ {self.style.marked(command)}")
+        if m.why:
+            self._print(self.style("2", "    why: ") + self.style.marked(shown(m.why)))
+        colour = {"allow": "32", "ask": "33", "deny": "31"}.get(m.decision, "0")
+        reasons = shown("; ".join(m.reasons))
         self._print(
-            f"    policy: {self.style(colour, decision)}" + (f" ({reasons})" if reasons else "")
+            f"    policy: {self.style(colour, m.decision)}" + (f" ({reasons})" if reasons else "")
         )
         for flag in flags:
             self._print(self.style("1;31", f"    ! warning: contains {flag}"))
-        if self.dry_run and decision != "deny":
+        if self.dry_run and m.decision != "deny" and not self._overlay:
             self._print(self.style("2", "    (dry run: not run)"))
 
-    def _on_approval(self, m: dict[str, Any]) -> None:
-        decision = m.get("decision")
-        reason = m.get("reason") or ""
-        if decision == "auto":
+    def _on_decided(self, m: Decided) -> None:
+        reason = shown(m.reason or "")
+        if m.decision == "auto":
             self._print(self.style("2", "    approved (-y)"))
-        elif decision == "refuse":
+        elif m.decision == "refuse":
             self._print(f"    refused{': ' + reason if reason else ''}")
-        elif decision == "always":
-            self._print(f"    always allowed {SCOPE_WORDS.get(str(m.get('scope')), '')}: {reason}")
-        elif decision == "edit":
-            shown, _ = reveal(str(m.get("edited") or ""))
-            self._print(f"    edited to: {self.style.marked(shown)}")
+        elif m.decision == "always":
+            scope = SCOPE_WORDS.get(m.scope, "") if m.scope else ""
+            self._print(f"    always allowed {scope}: {reason}")
+        elif m.decision == "edit":
+            edited, _ = reveal(m.edited or "")
+            self._print(f"    edited to: {self.style.marked(edited)}")
 
     def _output(self, data: str) -> None:
         self.stop_spinner()
@@ -320,57 +323,116 @@ class AskUI:
             self._ended_line = line.endswith("\n")
         self.out.flush()
 
-    def _on_result(self, m: dict[str, Any]) -> None:
+    def _on_result(self, m: Result) -> None:
         if not self._ended_line:
             self._print()
             self._ended_line = True
         if self._hidden:
             self._print(self.style("2", f"    … {self._hidden} more lines not shown"))
-        extra = ", timed out" if m.get("timed_out") else ""
-        code = m.get("exit_code")
-        colour = "32" if code == 0 else "31"
-        self._print(self.style(colour, f"    [exit {code}{extra}, {m.get('duration_s')}s]"))
+        if self.cancelling and m.timed_out:  # stopped by Ctrl-C, not by its time limit
+            self._print(self.style("33", f"    [cancelled after {m.duration_s}s]"))
+            return
+        extra = ", timed out" if m.timed_out else ""
+        colour = "32" if m.exit_code == 0 else "31"
+        self._print(self.style(colour, f"    [exit {m.exit_code}{extra}, {m.duration_s}s]"))
+        if m.refused:
+            self._print(
+                self.style(
+                    "33",
+                    "    the policy allowed this as read-only, but the kernel stopped it "
+                    "changing something; it will be asked about from now on",
+                )
+            )
 
-    def _on_summary(self, m: dict[str, Any]) -> None:
-        verdict = VERDICTS.get(str(m.get("reason")), str(m.get("reason")))
-        summary = m.get("summary") or ""
+    def _on_summary(self, m: Summary) -> None:
+        verdict = VERDICTS.get(m.reason, shown(m.reason))
+        if m.verdict in ("confirmed", "unverified") and m.reason == "finished":
+            verdict = f"{verdict} ({m.verdict})"
+        summary = self.style.marked(shown(m.summary, lines=True))
         self._print()
         self._print(self.style("1", verdict) + (f": {summary}" if summary else ""))
-        commands = m.get("commands") or []
-        codes = m.get("exit_codes") or []
-        for i, command in enumerate(commands):
-            shown, _ = reveal(str(command))
-            code = codes[i] if i < len(codes) else "?"
-            self._print(f"  ran: {self.style.marked(shown)}  [exit {code}]")
-        if m.get("error"):
-            self._print(f"  error: {m['error']}")
-        session = m.get("session")
+        for i, command in enumerate(m.commands):
+            ran, _ = reveal(command)
+            code = m.exit_codes[i] if i < len(m.exit_codes) else "?"
+            self._print(f"  ran: {self.style.marked(ran)}  [exit {code}]")
+        if m.error:
+            self._print(f"  error: {self.style.marked(shown(m.error))}")
+        session = shown(m.session)
         self._print(
             self.style(
                 "2",
-                f"  {m.get('turns')} replies, {len(commands)} commands; "
+                f"  {m.turns} replies, {len(m.commands)} commands; "
                 f"transcript {session} (shellagent logs show {session})",
             )
         )
 
-    def _on_error(self, m: dict[str, Any]) -> None:
-        self.err.write(f"error: {m.get('message')}\n")
-        self.err.flush()
+    def _on_changes(self, m: ChangesReady) -> None:
+        # File names were written inside the sandbox: shown, never obeyed.
+        if not m.lines:
+            self._print(self.style("2", f"    changes so far (not applied): {shown(m.summary)}"))
+            return
+        self._print()
+        self._print(self.style("1", "what this changes in your files:"))
+        for line in m.lines:
+            # each word escaped, the padding that aligns the sizes kept as it is
+            text = " ".join(shown(part) for part in line.split(" "))
+            self._print(self.style("31", text) if line.startswith("!") else text)
 
     # -- approval ------------------------------------------------------------------------
 
-    def approve(self, m: dict[str, Any]) -> dict[str, Any]:
+    def confirm(self, m: ConfirmRequest) -> str:
+        """Did that do it? ``yes``, ``no`` or ``skip`` (the session stays unverified)."""
+        self.stop_spinner()
+        if not self.can_prompt or self.json_lines:
+            return "skip"
+        self._print()
+        self._print(self.style("1", "the model says: ") + self.style.marked(shown(m.summary)))
+        key = self._key("did that do it? [y]es [n]o [s]kip ", "yns")
+        return {"y": "yes", "n": "no"}.get(key, "skip")
+
+    def review_changes(self, m: ChangesReady) -> str:
+        """Ask what to do with the change set in ``m``: apply, discard or keep."""
+        self.stop_spinner()
+        if self.json_lines:
+            self.event(m)
+        with self._to_human():
+            self._on_changes(m)
+            return self._review(m)
+
+    def _review(self, m: ChangesReady) -> str:
+        if not self.can_prompt:
+            return "keep"
+        while True:
+            key = self._key(
+                "apply these changes? [a]pply [d]iff [n]o, discard [k]eep for later ", "adnk"
+            )
+            if key == "d":
+                self._print(shown(m.diff, lines=True).rstrip("\n"))
+                continue
+            if key == "q":  # Ctrl-D: leave the changes for later
+                return "keep"
+            return {"a": "apply", "n": "discard", "k": "keep"}[key]
+
+    def approve(self, m: ApprovalNeeded) -> dict[str, str]:
         """Ask y/n/e/a/q about the command in ``m``; the answer as approval fields."""
         self.stop_spinner()
-        command = str(m.get("command", ""))
+        command = m.command
         if self.json_lines:
-            self._print(json.dumps(m, ensure_ascii=True))
+            self.event(m)
+        with self._to_human():
+            return self._approve(m, command)
+
+    def _approve(self, m: ApprovalNeeded, command: str) -> dict[str, str]:
         if command != self._proposed:  # never ask about a command not shown just above
             self._on_proposed(m)
         if not self.can_prompt:
             self._print("    refused: nobody can answer here (rerun with -y to approve)")
             return {"decision": "refuse", "reason": "ask is not attached to a terminal"}
-        key = self._key("    run it? [y]es [n]o [e]dit [a]lways [q]uit ", "ynaeq")
+        while True:
+            key = self._key("    run it? [y]es [n]o [e]dit [a]lways [q]uit [?] explain ", "ynaeq?")
+            if key != "?":
+                break
+            self._print(shown(self._explain(command), lines=True))
         if key == "y":
             return {"decision": "approve"}
         if key == "n":
@@ -382,7 +444,7 @@ class AskUI:
                 return {"decision": "refuse", "reason": "the user cleared the command"}
             if edited == command:
                 return {"decision": "approve"}
-            shown, flags = reveal(edited)
+            _, flags = reveal(edited)
             for flag in flags:
                 self._print(self.style("1;31", f"    ! warning: the edit contains {flag}"))
             return {"decision": "edit", "edited": edited}
@@ -391,13 +453,33 @@ class AskUI:
                 "    always allow where? [s]ession [d]irectory [e]verywhere ", "sde"
             )
             scope = {"s": "session", "d": "directory", "e": "everywhere"}[scope_key]
-            shown, _ = reveal(command)
+            always, _ = reveal(command)
             self._print(
-                f"    always allow {self.style.marked(shown)} "
+                f"    always allow {self.style.marked(always)} "
                 f"{SCOPE_WORDS[scope]}" + (f" ({os.getcwd()})" if scope == "directory" else "")
             )
             return {"decision": "always", "scope": scope}
         return {"decision": "quit"}
+
+    def _explain(self, command: str) -> str:
+        from pathlib import Path
+
+        from shellagent.cli.cmd_explain import explain
+        from shellagent.errors import ShellagentError
+
+        try:
+            return explain(command, Path.cwd())
+        except ShellagentError as exc:
+            return f"    cannot explain it here: {exc.message}"
+
+    @contextlib.contextmanager
+    def _to_human(self) -> Iterator[None]:
+        """Print the words around a question where the person reads them."""
+        out, self.out = self.out, self.human
+        try:
+            yield
+        finally:
+            self.out = out
 
     def _session(self) -> Any:
         from prompt_toolkit import PromptSession

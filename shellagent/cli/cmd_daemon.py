@@ -69,8 +69,8 @@ def run_foreground(args: argparse.Namespace) -> int:
     """
     os.umask(0o077)
     from shellagent.daemon.logs import setup_logging
-    from shellagent.daemon.model_pool import ModelPool
-    from shellagent.daemon.server import Daemon
+    from shellagent.daemon.server import Daemon, configured_pool
+    from shellagent.jobs import Installer
     from shellagent.paths import runtime_dir
     from shellagent.policy import PolicyEngine
 
@@ -80,7 +80,8 @@ def run_foreground(args: argparse.Namespace) -> int:
     idle = args.idle_unload
     if idle is None:
         idle = float(os.environ.get("SHELLAGENT_IDLE_UNLOAD", "1800"))
-    Daemon(runtime_dir(), ModelPool(spec, idle_unload_s=idle)).run()
+    pool = configured_pool(spec, idle_unload_s=idle)  # a broken config.toml stops here (exit 2)
+    Daemon(runtime_dir(), pool, job_installer=Installer()).run()
     return 0
 
 
@@ -135,6 +136,7 @@ def run_status(args: argparse.Namespace) -> int:
     """
     from shellagent.cli.ask_client import request
     from shellagent.daemon.status import render
+    from shellagent.events import DaemonStatus, to_dict
 
     try:
         status = request("status")
@@ -144,10 +146,15 @@ def run_status(args: argparse.Namespace) -> int:
         else:
             print("the daemon is not running (`shellagent daemon start`, or any `ask`)")
         return 1
-    status.pop("v", None)
-    status.pop("type", None)
+    if not isinstance(status, DaemonStatus):
+        raise EnvironmentProblem(
+            f"the daemon answered 'status' with '{status.kind}'",
+            hint="restart it: `shellagent daemon stop`",
+        )
+    fields = to_dict(status)
+    del fields["type"]
     if args.json:
-        print(json.dumps({"running": True, **status}))
+        print(json.dumps({"running": True, **fields}))
     else:
         print(render(status))
     return 0

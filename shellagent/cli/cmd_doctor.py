@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from shellagent.errors import ShellagentError
@@ -18,6 +19,7 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    warning: bool = False  # works, with less protection than it could have
 
 
 def add_parser(subparsers: Any) -> None:
@@ -67,9 +69,47 @@ def _seccomp() -> str:
     if program() is None:
         raise SandboxUnavailable(
             f"no seccomp filter for {platform.machine()}: namespaces and dropped capabilities "
-            "still apply", hint=f"filters exist for {', '.join(ARCHES)}",
+            "still apply",
+            hint=f"filters exist for {', '.join(ARCHES)}",
         )
     return f"filter active for {platform.machine()} (TIOCSTI, io_uring, ptrace, bpf, …)"
+
+
+def _landlock() -> Check:
+    from shellagent.sandbox.landlock import abi_version
+
+    return landlock_check(abi_version())
+
+
+def landlock_check(abi: int) -> Check:
+    """Whether the kernel (Landlock ABI ``abi``) can hold the policy's read-only claim;
+    without it the policy alone decides, which is a warning, not a failure."""
+    if abi == 0:
+        return Check(
+            "landlock",
+            True,
+            "none: commands the policy allows as read-only run with the sandbox's normal "
+            "rights (the policy alone decides), and commands are not kept out of each "
+            "other's /proc entries",
+            "use Linux 5.13 or newer with Landlock enabled (CONFIG_SECURITY_LANDLOCK, "
+            "'landlock' in the lsm= boot parameter)",
+            warning=True,
+        )
+    held = ["file-system writes"]
+    if abi >= 4:
+        held.append("TCP bind and connect")
+    if abi >= 6:
+        held.append("signals and abstract sockets outside the command")
+    detail = f"ABI {abi}: read-only commands are refused {', '.join(held)}"
+    if abi < 2:
+        return Check(
+            "landlock",
+            True,
+            detail + "; other commands are not kept out of each other's /proc entries",
+            "Linux 5.19 or newer (Landlock ABI 2) keeps every command in a domain of its own",
+            warning=True,
+        )
+    return Check("landlock", True, detail + "; every command runs in a domain of its own")
 
 
 def _profile(name: str) -> Callable[[], str]:
@@ -87,6 +127,50 @@ def _profile(name: str) -> Callable[[], str]:
     return probe
 
 
+def _changes() -> Check:
+    """Whether ask sessions can work on a copy of the home directory (overlays)."""
+    import uuid
+
+    from shellagent.daemon.review import Review, interrupted_note, overlay_problem
+    from shellagent.sandbox import Session, get_profile
+
+    fix = "sessions then write straight into the working directory after each approval"
+    problem = overlay_problem()
+    if problem is None:
+        review = Review.create(f"doctor-{uuid.uuid4().hex[:8]}", get_profile("default"))
+        probe = Path.home() / f".shellagent-doctor-{uuid.uuid4().hex[:8]}"
+        try:
+            with Session(review.profile(get_profile("default")), timeout=10) as session:
+                session.run(f": > {probe}")
+            seen = [str(c.path) for c in review.changes()]
+            if probe.exists() or seen != [str(probe)]:
+                problem = f"a write through the overlay gave {seen} (expected only {probe})"
+        except ShellagentError as exc:
+            problem = exc.message
+        finally:
+            review.discard()
+    if problem is not None:
+        return Check("changes", True, f"no change-set review: {problem}", fix, warning=True)
+    note = interrupted_note()
+    if note:
+        return Check("changes", True, note, "undo it, or check those files by hand", warning=True)
+    return Check("changes", True, "commands work on a copy of your files; you apply the change set")
+
+
+def _limits() -> str:
+    from shellagent.sandbox.limits import Limits, describe
+
+    return "; ".join(describe(Limits.default()))
+
+
+def _ephemeral_ids() -> Check:
+    """Who root is inside a throwaway root; the identity map is a weaker wall, not a fault."""
+    from shellagent.sandbox.idmap import describe
+
+    detail, fix = describe()
+    return Check("ephemeral ids", True, detail, fix)
+
+
 def _scheduler() -> Check:
     """Which OS scheduler runs recurring jobs; missing one only matters for jobs."""
     from shellagent.jobs.scheduler import detect
@@ -94,8 +178,12 @@ def _scheduler() -> Check:
     try:
         return Check("scheduler", True, detect().describe())
     except ShellagentError as exc:
-        return Check("scheduler", True, f"none: recurring jobs cannot be installed ({exc.message})",
-                     exc.hint or "")
+        return Check(
+            "scheduler",
+            True,
+            f"none: recurring jobs cannot be installed ({exc.message})",
+            exc.hint or "",
+        )
 
 
 def _model() -> str:
@@ -106,12 +194,20 @@ def _model() -> str:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    checks = [_attempt("bwrap", _bwrap), _attempt("user namespaces", _userns),
-              _attempt("seccomp", _seccomp)]
+    checks = [
+        _attempt("bwrap", _bwrap),
+        _attempt("user namespaces", _userns),
+        _attempt("seccomp", _seccomp),
+        _landlock(),
+    ]
     if all(c.ok for c in checks):
         from shellagent.sandbox.profiles import PROFILES
 
         checks += [_attempt(f"profile {name}", _profile(name)) for name in PROFILES]
+    if all(c.ok for c in checks):
+        checks.append(_changes())
+    checks.append(_ephemeral_ids())
+    checks.append(_attempt("limits", _limits))
     checks.append(_attempt("model", _model))
     checks.append(_scheduler())
     ok = all(c.ok for c in checks)
@@ -119,7 +215,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks]}, indent=2))
     else:
         for check in checks:
-            mark = "ok  " if check.ok else "FAIL"
+            mark = "FAIL" if not check.ok else "warn" if check.warning else "ok  "
             print(f"{mark} {check.name}: {check.detail}")
             if check.fix:
                 print(f"     fix: {check.fix}")

@@ -53,9 +53,10 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--agent",
-        choices=("model", "nothing"),
+        choices=("model", "nothing", "gold"),
         default="model",
-        help="model (default) or the do-nothing baseline",
+        help="model (default), the do-nothing baseline, or gold: run each task's gold "
+        "commands and answer from their output",
     )
     parser.add_argument(
         "--model",
@@ -75,6 +76,21 @@ def add_parser(subparsers: Any) -> None:
         default=30.0,
         metavar="SECONDS",
         help="time limit of one agent command (default: 30)",
+    )
+    parser.add_argument(
+        "--policy",
+        choices=("default", "throwaway"),
+        default="default",
+        help="the policy the model is judged by: default (a personal machine's; the README's "
+        "figures) or throwaway (system paths are the task's own in a throwaway root)",
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=2,
+        metavar="K",
+        help="worked examples retrieved from the shipped library per task (default: 2; 0: "
+        "none, the prompt shows only the reply format)",
     )
     parser.add_argument(
         "--threads",
@@ -117,9 +133,13 @@ def default_out_dir(agent: str) -> Path:
 def _make_agent(args: argparse.Namespace) -> Any:
     from shellagent.eval import ModelAgent, NothingAgent
 
-    if args.agent == "nothing":
+    if args.agent in ("nothing", "gold"):
         if args.model:
-            raise InputError("--model has no effect with --agent nothing", hint="drop one")
+            raise InputError(f"--model has no effect with --agent {args.agent}", hint="drop one")
+        if args.agent == "gold":
+            from shellagent.taskgen.gold_agent import GoldAgent
+
+            return GoldAgent(command_timeout=args.command_timeout)
         return NothingAgent()
     from shellagent.model import load_backend
 
@@ -143,6 +163,8 @@ def _make_agent(args: argparse.Namespace) -> Any:
         command_timeout=args.command_timeout,
         model_name=args.model or backend.name,
         jobs=args.jobs,
+        examples=max(args.examples, 0),
+        policy=args.policy,
     )
 
 
@@ -186,13 +208,13 @@ def run(args: argparse.Namespace) -> int:
 
     Session("ephemeral").close()  # a sandbox that cannot start fails here, once, with the fix
     agent = _make_agent(args)
-    out = args.out or default_out_dir(agent.name if args.agent == "model" else "nothing")
+    out = args.out or default_out_dir(agent.name if args.agent == "model" else args.agent)
     out.mkdir(parents=True, exist_ok=True)
     config = RunConfig(transcripts_dir=out / "transcripts")
     progress = Progress(len(tasks))
     eval_run = run_eval(tasks, agent, config, jobs=args.jobs, on_result=progress.update)
     progress.finish()
-    label = args.agent if args.agent == "nothing" else f"model {agent.name}"
+    label = f"model {agent.name}" if args.agent == "model" else args.agent
     summary = summarize(eval_run, agent=label, skipped_lines=skipped)
     write_report(eval_run, summary, out)
     if args.json:

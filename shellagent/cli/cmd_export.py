@@ -32,14 +32,15 @@ def add_parser(subparsers: Any) -> None:
         dest="only_successful",
         action="store_const",
         const=True,
-        help="only sessions that succeeded (the default for sft)",
+        help="only sessions that succeeded: a user confirmed them or a check passed (the "
+        "default for sft)",
     )
     which.add_argument(
         "--include-unsuccessful",
         dest="only_successful",
         action="store_const",
         const=False,
-        help="also sessions that failed (the default for dpo and rl)",
+        help="also sessions that failed or are unverified (the default for dpo and rl)",
     )
     parser.add_argument("--min-turns", type=int, default=0, metavar="N")
     parser.add_argument(

@@ -1,4 +1,10 @@
-"""``shellagent jobs``: recurring jobs run by the OS scheduler."""
+"""``shellagent jobs``: recurring jobs run by the OS scheduler.
+
+Everything printed from a job file or its run history (the name, commands, paths, the
+reason a run failed, which ends with the command's own output) goes through
+``shellagent.cli.display`` first: a job file is text anyone with access to it may have
+edited, and a command's output is whatever the command printed.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +14,19 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from shellagent.cli.display import reveal, shown
 from shellagent.errors import TaskFailed, UsageError
+
+if TYPE_CHECKING:
+    pass
 
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "jobs", help="recurring jobs (list, show, add, approve, run, rm)",
+        "jobs",
+        help="recurring jobs (list, show, add, approve, run, rm)",
         description="Recurring jobs: approved commands that systemd timers or cron replay\n"
         "in the sandbox.\n\nexample: shellagent jobs list",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -24,19 +35,33 @@ def add_parser(subparsers: Any) -> None:
     ls = sub.add_parser("list", help="every job with its last and next run")
     ls.add_argument("--json", action="store_true", help="one JSON object per job")
     ls.set_defaults(func=cmd_list)
-    for name, func, text in (("show", cmd_show, "what a job runs, when, with which grants"),
-                             ("rm", cmd_rm, "remove a job and its timer or crontab line"),
-                             ("run", cmd_run, "run a job now, as the scheduler would"),
-                             ("approve", cmd_approve, "review and approve a changed job")):
-        p = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.\n\n"
-                           f"example: shellagent jobs {name} backup-documents-1a2b3c",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, func, text in (
+        ("show", cmd_show, "what a job runs, when, with which grants"),
+        ("rm", cmd_rm, "remove a job and its timer or crontab line"),
+        ("run", cmd_run, "run a job now, as the scheduler would"),
+        ("approve", cmd_approve, "review and approve a changed job"),
+    ):
+        p = sub.add_parser(
+            name,
+            help=text,
+            description=f"{text[0].upper()}{text[1:]}.\n\n"
+            f"example: shellagent jobs {name} backup-documents-1a2b3c",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         p.add_argument("job_id", metavar="ID")
         if name == "approve":
             p.add_argument("-y", "--yes", action="store_true", help="approve without asking")
+        if name == "run":
+            p.add_argument(
+                "--preview",
+                action="store_true",
+                help="run on a copy of the job's writable paths and show what it would change; "
+                "apply nothing",
+            )
         p.set_defaults(func=func)
     add = sub.add_parser(
-        "add", help="make a job from commands you give",
+        "add",
+        help="make a job from commands you give",
         description="Make a job from commands you give (the agent makes them from a\n"
         "conversation). Shows the job and asks before installing it.\n\nexample: shellagent "
         "jobs add backup --every week --on sun --at 03:00 --write ~/Backups -- \\\n"
@@ -48,8 +73,14 @@ def add_parser(subparsers: Any) -> None:
     add.add_argument("--at", default="09:00", help="HH:MM (minute for hourly jobs)")
     add.add_argument("--on", default="mon", help="weekday for weekly jobs")
     add.add_argument("--day", type=int, default=1, help="day of month (1-28) for monthly jobs")
-    add.add_argument("--write", action="append", type=Path, default=[], metavar="PATH",
-                     help="a path the job may write (repeatable)")
+    add.add_argument(
+        "--write",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="a path the job may write (repeatable)",
+    )
     add.add_argument("--network", action="store_true", help="the job needs the network")
     add.add_argument("-y", "--yes", action="store_true", help="install without asking")
     add.add_argument("commands", nargs="+", metavar="CMD")
@@ -57,17 +88,24 @@ def add_parser(subparsers: Any) -> None:
 
 
 def describe(job: Any) -> str:
+    """A job as the user reviews it: every command shown exactly, hidden characters as
+    flagged markers."""
     spec = job.schedule.schedule()
-    lines = [f"job {job.id}: {job.name}",
-             f"  runs      {spec.words()} (systemd OnCalendar={spec.on_calendar()}; "
-             f"cron {spec.cron()})",
-             f"  in        {job.workdir}",
-             f"  writes    {', '.join(job.writable) or 'nothing outside its sandbox'}",
-             f"  network   {'yes' if job.network else 'no'}",
-             "  commands:"]
-    lines += [f"    {i}. {c}" for i, c in enumerate(job.commands, 1)]
-    if not job.approved:
-        lines.append("  NOT APPROVED: changed since approval; it will not run")
+    lines = [
+        f"job {job.id}: {shown(job.name)}",
+        f"  runs      {spec.words()} (systemd OnCalendar={spec.on_calendar()}; cron {spec.cron()})",
+        f"  in        {shown(job.workdir)}",
+        f"  writes    {shown(', '.join(job.writable)) or 'nothing outside its sandbox'}",
+        f"  network   {'yes' if job.network else 'no'}",
+        "  commands:",
+    ]
+    for i, command in enumerate(job.commands, 1):
+        text, flags = reveal(command)
+        lines.append(f"    {i}. {text}")
+        lines += [f"       ! warning: contains {flag}" for flag in flags]
+    unapproved = job.unapproved()
+    if unapproved:
+        lines.append(f"  NOT APPROVED, it will not run: {unapproved}")
     return "\n".join(lines)
 
 
@@ -86,8 +124,14 @@ def cmd_add(args: argparse.Namespace) -> int:
     for command in args.commands:
         validate_command(command)
     schedule = Schedule.parse(args.every, args.at, args.on, args.day)
-    job = make_job(args.name, args.commands, schedule, workdir=Path.cwd(),
-                   writable=[p.resolve() for p in args.write], network=args.network)
+    job = make_job(
+        args.name,
+        args.commands,
+        schedule,
+        workdir=Path.cwd(),
+        writable=[p.resolve() for p in args.write],
+        network=args.network,
+    )
     print(describe(job))
     if not _confirm("install this job?", args.yes):
         print("not installed")
@@ -105,16 +149,22 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for job in jobs:
         last = last_run(job.id)
-        rows.append({
-            "id": job.id, "name": job.name, "schedule": job.schedule.schedule().words(),
-            "approved": job.approved,
-            "last_run": last and datetime.fromtimestamp(last["at"]).isoformat(timespec="minutes"),
-            "last_result": last and ("ok" if last["success"] else f"FAILED: {last['reason']}"),
-            "next_run": job.schedule.schedule().next_run(datetime.now()).isoformat(
-                timespec="minutes"),
-        })
+        rows.append(
+            {
+                "id": job.id,
+                "name": job.name,
+                "schedule": job.schedule.schedule().words(),
+                "approved": job.approved,
+                "last_run": last
+                and datetime.fromtimestamp(last["at"]).isoformat(timespec="minutes"),
+                "last_result": last and ("ok" if last["success"] else f"FAILED: {last['reason']}"),
+                "next_run": job.schedule.schedule()
+                .next_run(datetime.now())
+                .isoformat(timespec="minutes"),
+            }
+        )
     for problem in problems:
-        print(f"warning: {problem}", file=sys.stderr)
+        print(f"warning: {shown(problem)}", file=sys.stderr)
     if args.json:
         for row in rows:
             print(json.dumps(row))
@@ -123,8 +173,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("no jobs (ask for something recurring, or see `shellagent jobs add --help`)")
         return 0
     for row in rows:
-        print(f"{row['id']}  {row['schedule']}  next {row['next_run']}  "
-              f"last {row['last_run'] or 'never'} {row['last_result'] or ''}".rstrip())
+        state = "" if row["approved"] else "  NOT APPROVED"
+        print(
+            f"{row['id']}  {row['schedule']}  next {row['next_run']}  "
+            f"last {row['last_run'] or 'never'} {row['last_result'] or ''}".rstrip()
+            + state
+        )
     return 0
 
 
@@ -137,8 +191,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     last = last_run(job.id)
     if last:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["at"]))
-        print(f"  last run  {when}: {'ok' if last['success'] else 'FAILED'} "
-              f"({last['reason']}); transcript {last['transcript']}")
+        print(
+            f"  last run  {when}: {'ok' if last['success'] else 'FAILED'} "
+            f"({shown(last['reason'])}); transcript {shown(last['transcript'])}"
+        )
     return 0
 
 
@@ -154,10 +210,16 @@ def cmd_rm(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from shellagent.jobs import load, run_job
 
-    result = run_job(load(args.job_id))
+    result = run_job(load(args.job_id), preview=args.preview)
+    if args.preview:
+        # File names were written by the job's commands: shown, never obeyed.
+        print(shown("\n".join(result.changes), lines=True))
+        print("preview: nothing was applied")
     status = "ok" if result.success else "FAILED"
-    print(f"job {result.job_id}: {status}: {result.reason} (transcript {result.transcript})",
-          file=sys.stdout if result.success else sys.stderr)
+    print(
+        f"job {result.job_id}: {status}: {shown(result.reason)} (transcript {result.transcript})",
+        file=sys.stdout if result.success else sys.stderr,
+    )
     return 0 if result.success else TaskFailed.exit_code
 
 
@@ -172,7 +234,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     if not _confirm("approve these commands and grants?", args.yes):
         print("not approved")
         return 1
-    job.approved_digest = job.digest()
+    job.approve()
     save(job)
     print("approved")
     return 0

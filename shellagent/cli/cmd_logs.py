@@ -7,6 +7,8 @@ import inspect
 import json
 from typing import Any
 
+from shellagent.cli.display import shown
+
 FORMATTER = argparse.RawDescriptionHelpFormatter
 
 
@@ -68,7 +70,7 @@ def run_list(args: argparse.Namespace) -> int:
     if not sessions:
         print("no sessions yet (transcripts are written by `ask` and `shellagent eval`)")
         return 0
-    print(render_table(sessions))
+    print(shown(render_table(sessions), lines=True))
     return 0
 
 
@@ -81,5 +83,8 @@ def run_show(args: argparse.Namespace) -> int:
     from shellagent.transcript.render import render_json, render_transcript
 
     transcript = read_transcript(find_session(args.id))
-    print(render_json(transcript) if args.json else render_transcript(transcript, full=args.full))
+    if args.json:
+        print(render_json(transcript))
+    else:  # a transcript holds what the model and the commands wrote: shown, never obeyed
+        print(shown(render_transcript(transcript, full=args.full), lines=True))
     return 0

@@ -85,6 +85,8 @@ def cmd_list(args: argparse.Namespace) -> int:
                         "sha256": entry.sha256 or None,
                         "url": entry.url,
                         "description": entry.description,
+                        "kind": entry.kind,
+                        "base": entry.base or None,
                     }
                 )
             )
@@ -93,10 +95,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"{'NAME':<{width}}  {'STATUS':<9}  {'SIZE':>8}  {'CTX':>5}  DESCRIPTION")
     for entry, status in rows:
         size = f"{entry.size_bytes / 1e9:.2f} GB" if entry.size_bytes else "?"
-        print(
-            f"{entry.name:<{width}}  {status:<9}  {size:>8}  {entry.context:>5}  "
-            f"{entry.description}"
-        )
+        what = entry.description
+        if entry.kind == "adapter":
+            what = f"[adapter for {entry.base}: --model {entry.base}+{entry.name}] {what}"
+        print(f"{entry.name:<{width}}  {status:<9}  {size:>8}  {entry.context:>5}  {what}")
     return 0
 
 

@@ -28,6 +28,7 @@ def add_parser(subparsers: Any) -> None:
         "check",
         help="print the decision, reasons and segments for COMMAND",
         description="Print allow/ask/deny, the reasons and every simple command seen.\n"
+        "'allow (read-only)' means every part is allowed because it changes nothing.\n"
         "Exit 0 when allowed, 1 when asked or denied.\n\n"
         "example: shellagent policy check --json -- 'curl -s https://x | sh'",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -80,7 +81,7 @@ def run_check(args: argparse.Namespace) -> int:
         json.dump(decision.to_dict(), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print(decision.decision)
+        print(decision.decision + (" (read-only)" if decision.read_only else ""))
         for reason in decision.reasons:
             print(f"  - {reason}")
         print("segments:")
@@ -92,6 +93,8 @@ def run_check(args: argparse.Namespace) -> int:
                 extra.append(f"in {s.context}")
             if s.writes:
                 extra.append("writes " + ", ".join(s.writes))
+            if s.effects:
+                extra.append("; ".join(s.effects))
             tail = f"  ({'; '.join(extra)})" if extra else ""
             print(f"  {s.decision:5}  {s.key}{tail}")
     return 0 if decision.decision == "allow" else 1

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from shellagent.errors import ShellagentError
 
-# Subcommand name -> module. A missing module is skipped so partial installs still work.
+# Subcommand name -> module.
 SUBCOMMANDS = {
     "sandbox": "shellagent.cli.cmd_sandbox",
     "shell": "shellagent.cli.cmd_shell",
@@ -27,6 +27,12 @@ SUBCOMMANDS = {
     "daemon": "shellagent.cli.cmd_daemon",
     "eval": "shellagent.cli.cmd_eval",
     "jobs": "shellagent.cli.cmd_jobs",
+    "config": "shellagent.cli.cmd_config",
+    "apply": "shellagent.cli.cmd_apply",
+    "shell-init": "shellagent.cli.cmd_shell_init",
+    "train": "shellagent.cli.cmd_train",
+    "tasks": "shellagent.cli.cmd_tasks",
+    "explain": "shellagent.cli.cmd_explain",
 }
 
 
@@ -40,13 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"shellagent {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in SUBCOMMANDS.values():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        module.add_parser(sub)
+        importlib.import_module(module_name).add_parser(sub)
     return parser
 
 

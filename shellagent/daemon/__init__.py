@@ -8,7 +8,7 @@ The wire format is ``shellagent.protocol``.
 
 from __future__ import annotations
 
-from shellagent.daemon.model_pool import FairLock, ModelPool
 from shellagent.daemon.server import Daemon
+from shellagent.model.pool import FairLock, ModelPool
 
 __all__ = ["Daemon", "FairLock", "ModelPool"]

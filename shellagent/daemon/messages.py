@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from shellagent.events import ApprovalKind, ChangesDecision, Scope
 from shellagent.protocol import MALFORMED, ProtocolError
 
 _TEXT_MAX = 64 * 1024
@@ -32,17 +33,33 @@ class Ask(_Message):
     interactive: bool = True
     """False when nobody can answer: every ``ask`` is refused (unless ``yes``)."""
     max_turns: int | None = Field(default=None, ge=1, le=200)
+    confirm: bool = True
+    """Ask "Did that do it?" when the model is done (``ask --json`` says False)."""
+    apply: bool = False
+    """With ``yes``: apply the change set at the end without asking (``ask -y --apply``)."""
 
 
 class ApprovalReply(_Message):
     type: Literal["approval"]
     id: int = Field(ge=0)
-    decision: Literal["approve", "refuse", "edit", "always", "quit"]
+    decision: ApprovalKind
     command: str = Field(max_length=_TEXT_MAX)
     """The command the client showed: it must equal the one the daemon asked about."""
     edited: str | None = Field(default=None, max_length=_TEXT_MAX)
     reason: str = Field(default="", max_length=4096)
-    scope: Literal["session", "directory", "everywhere"] | None = None
+    scope: Scope | None = None
+
+
+class ChangesReply(_Message):
+    type: Literal["changes"]
+    id: int = Field(ge=0)
+    decision: ChangesDecision
+
+
+class ConfirmReply(_Message):
+    type: Literal["confirm"]
+    id: int = Field(ge=0)
+    answer: Literal["yes", "no", "skip"]
 
 
 class Cancel(_Message):
@@ -57,7 +74,7 @@ class Stop(_Message):
     type: Literal["stop"]
 
 
-ClientMessage = Ask | ApprovalReply | Cancel | Status | Stop
+ClientMessage = Ask | ApprovalReply | ChangesReply | ConfirmReply | Cancel | Status | Stop
 _ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(
     Annotated[ClientMessage, Field(discriminator="type")]
 )

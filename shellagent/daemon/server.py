@@ -20,14 +20,28 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shellagent import __version__, protocol
 from shellagent.daemon import lock
-from shellagent.daemon.messages import ApprovalReply, Ask, Cancel, Status, Stop, parse
-from shellagent.daemon.model_pool import ModelPool
+from shellagent.daemon.messages import (
+    ApprovalReply,
+    Ask,
+    Cancel,
+    ChangesReply,
+    ConfirmReply,
+    Status,
+    Stop,
+    parse,
+)
 from shellagent.daemon.status import memory_kb
 from shellagent.daemon.worker import TaskWorker
+from shellagent.events import DaemonStatus, Stopping
+from shellagent.model.pool import ModelPool
+
+if TYPE_CHECKING:
+    from shellagent.agent import JobInstaller
+    from shellagent.model.backend import Backend
 
 log = logging.getLogger("shellagent.daemon")
 
@@ -38,9 +52,12 @@ SHUTDOWN_GRACE_S = 5.0
 class Daemon:
     """Owns the socket, the model pool and the running tasks."""
 
-    def __init__(self, runtime: Path, pool: ModelPool) -> None:
+    def __init__(
+        self, runtime: Path, pool: ModelPool, *, job_installer: JobInstaller | None = None
+    ) -> None:
         self.runtime = runtime
         self.pool = pool
+        self.job_installer = job_installer
         self.started = time.time()
         self.workers: set[TaskWorker] = set()
         self.clients = 0
@@ -145,10 +162,16 @@ class Daemon:
                             )
                         )
                         continue
-                    worker = TaskWorker(message, pool=self.pool, emit=emit, client_pid=pid)
+                    worker = TaskWorker(
+                        message,
+                        pool=self.pool,
+                        emit=emit,
+                        client_pid=pid,
+                        job_installer=self.job_installer,
+                    )
                     self.workers.add(worker)
                     worker.start()
-                elif isinstance(message, ApprovalReply):
+                elif isinstance(message, ApprovalReply | ChangesReply | ConfirmReply):
                     problem = (
                         "no task is running on this connection"
                         if worker is None
@@ -162,9 +185,9 @@ class Daemon:
                     else:
                         worker.cancel()
                 elif isinstance(message, Status):
-                    await send(protocol.encode("status", **self.status()))
+                    await send(protocol.encode_event(self.status()))
                 elif isinstance(message, Stop):
-                    await send(protocol.encode("stopping"))
+                    await send(protocol.encode_event(Stopping()))
                     assert self._stopping is not None
                     self._stopping.set()
                     break
@@ -183,21 +206,21 @@ class Daemon:
                     await writer.drain()
                 writer.close()
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> DaemonStatus:
         rss, hwm = memory_kb()
-        return {
-            "pid": os.getpid(),
-            "version": __version__,
-            "protocol": protocol.VERSION,
-            "uptime_s": round(time.time() - self.started, 1),
-            "socket": str(lock.socket_path(self.runtime)),
-            "model": self.pool.describe(),
-            "sessions": [w.describe() for w in self.workers if not w.done],
-            "clients": self.clients,
-            "refused": self.refused,
-            "rss_kb": rss,
-            "peak_rss_kb": hwm,
-        }
+        return DaemonStatus(
+            pid=os.getpid(),
+            version=__version__,
+            protocol=protocol.VERSION,
+            uptime_s=round(time.time() - self.started, 1),
+            socket=str(lock.socket_path(self.runtime)),
+            model=self.pool.describe(),
+            sessions=tuple(w.describe() for w in self.workers if not w.done),
+            clients=self.clients,
+            refused=self.refused,
+            rss_kb=rss,
+            peak_rss_kb=hwm,
+        )
 
 
 async def _wait_done(worker: TaskWorker) -> None:
@@ -246,3 +269,17 @@ async def _lines(
                 continue
             if line.strip():
                 yield line
+
+
+def configured_pool(given: str | None, *, idle_unload_s: float | None = 1800.0) -> ModelPool:
+    """The model pool the user's ``config.toml`` asks for: ``model.default`` unless
+    ``given``, with ``model.context`` and ``model.threads`` for a local model."""
+    from shellagent import config
+    from shellagent.model.registry import load_backend
+
+    settings = config.load()
+
+    def load(spec: str | None) -> Backend:
+        return load_backend(spec, **config.backend_options(settings, spec))
+
+    return ModelPool(config.model_spec(settings, given), idle_unload_s=idle_unload_s, loader=load)

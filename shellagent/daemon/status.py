@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from shellagent.events import DaemonStatus
 
 
 def memory_kb(path: str = "/proc/self/status") -> tuple[int | None, int | None]:
@@ -34,21 +34,20 @@ def _mb(kb: int | None) -> str:
     return "?" if kb is None else f"{kb / 1024:.0f} MB"
 
 
-def render(status: dict[str, Any]) -> str:
+def render(status: DaemonStatus) -> str:
     """The status reply as a few readable lines."""
-    model = status.get("model") or {}
+    model = status.model
     if model.get("loaded"):
         state = f"{model.get('name')} (warm, idle {_duration(model.get('idle_s', 0))})"
     else:
         state = f"{model.get('spec')} (not loaded)"
     lines = [
-        f"daemon    pid {status.get('pid')}, up {_duration(status.get('uptime_s', 0))}, "
-        f"shellagent {status.get('version')}",
-        f"socket    {status.get('socket')}",
+        f"daemon    pid {status.pid}, up {_duration(status.uptime_s)}, shellagent {status.version}",
+        f"socket    {status.socket}",
         f"model     {state}; unloads after {_duration(model.get('idle_unload_s', 0))} idle",
-        f"memory    {_mb(status.get('rss_kb'))} resident (peak {_mb(status.get('peak_rss_kb'))})",
+        f"memory    {_mb(status.rss_kb)} resident (peak {_mb(status.peak_rss_kb)})",
     ]
-    sessions = status.get("sessions") or []
+    sessions = status.sessions
     lines.append(
         f"sessions  {len(sessions)} running, {model.get('waiting', 0)} waiting for the model"
     )

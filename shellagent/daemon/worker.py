@@ -13,6 +13,7 @@ approves, and a mismatch is refused rather than guessed at.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -23,12 +24,37 @@ from typing import TYPE_CHECKING, Any
 
 from shellagent import protocol
 from shellagent.errors import ShellagentError
+from shellagent.events import (
+    Accepted,
+    ApprovalNeeded,
+    ApprovalRecord,
+    ChangesDone,
+    ChangesReady,
+    ConfirmRequest,
+    Decided,
+    End,
+    Execution,
+    Failure,
+    InvalidReply,
+    ModelTurn,
+    Output,
+    PolicyVerdict,
+    Proposed,
+    Queued,
+    Result,
+    Summary,
+    Thinking,
+    TranscriptEvent,
+    WireEvent,
+)
 
 if TYPE_CHECKING:
-    from shellagent.agent import Approval, ApprovalRequest, Approver
-    from shellagent.daemon.messages import ApprovalReply, Ask
-    from shellagent.daemon.model_pool import ModelPool
+    from shellagent.agent import Approval, ApprovalRequest, Approver, JobInstaller, Outcome
+    from shellagent.daemon.messages import ApprovalReply, Ask, ChangesReply, ConfirmReply
+    from shellagent.daemon.review import Review
+    from shellagent.model.pool import ModelPool
     from shellagent.sandbox import Session
+    from shellagent.transcript import TranscriptSink
 
 log = logging.getLogger("shellagent.daemon")
 
@@ -41,17 +67,51 @@ Emit = Callable[[bytes], None]
 @dataclass
 class _Pending:
     id: int
-    command: str
+    command: str  # the command asked about; "" for another question
+    kind: str = "approval"  # approval | changes | confirm: the reply type it expects
     answered: threading.Event = field(default_factory=threading.Event)
-    reply: ApprovalReply | None = None
+    reply: ApprovalReply | ChangesReply | ConfirmReply | None = None
+
+
+class _HoldEnd:
+    """The transcript sink, holding back the loop's ``end`` so the change set's event can
+    be written before it (``end`` stays the last line of a complete transcript)."""
+
+    def __init__(self, target: TranscriptSink) -> None:
+        self.target = target
+        self.session_id = target.session_id
+        self.end: End | None = None
+
+    def write(self, event: TranscriptEvent) -> None:
+        if isinstance(event, End):
+            self.end = event
+        else:
+            self.target.write(event)
+
+    def close(self) -> None:
+        """The loop is done with the sink; the worker closes the real one."""
+
+    def finish(self) -> None:
+        if self.end is not None:
+            self.target.write(self.end)
+            self.end = None
 
 
 class TaskWorker:
     """Runs one ``ask`` request to its end; safe to ``cancel`` or ``answer`` from any thread."""
 
-    def __init__(self, request: Ask, *, pool: ModelPool, emit: Emit, client_pid: int) -> None:
+    def __init__(
+        self,
+        request: Ask,
+        *,
+        pool: ModelPool,
+        emit: Emit,
+        client_pid: int,
+        job_installer: JobInstaller | None = None,
+    ) -> None:
         self.request = request
         self.pool = pool
+        self.job_installer = job_installer
         self.emit = emit
         self.client_pid = client_pid
         self.started = time.time()
@@ -60,6 +120,7 @@ class TaskWorker:
         self.cancelled = threading.Event()
         self.ended = False  # the loop returned: nothing left to cancel
         self._shell: Session | None = None
+        self._review: Review | None = None
         self._lock = threading.Lock()
         self._pending: _Pending | None = None
         self._next_id = 0
@@ -98,18 +159,23 @@ class TaskWorker:
             log.warning("task %s did not stop: closing its sandbox", self.session_id)
             shell.close()
 
-    def answer(self, reply: ApprovalReply) -> str | None:
+    def answer(self, reply: ApprovalReply | ChangesReply | ConfirmReply) -> str | None:
         """Deliver the client's answer; an error message if it answers nothing pending."""
+        from shellagent.daemon.messages import ApprovalReply
+
         with self._lock:
             pending = self._pending
             if pending is None or pending.id != reply.id:
-                return f"no approval request {reply.id} is waiting for an answer"
-            if reply.command != pending.command:
-                return "the approved command differs from the one asked about: not run"
-            if reply.decision == "edit" and not (reply.edited or "").strip():
-                return "an edit needs the edited command"
-            if reply.decision == "always" and reply.scope is None:
-                return "'always' needs a scope: session, directory or everywhere"
+                return f"no request {reply.id} is waiting for an answer"
+            if reply.type != pending.kind:
+                return f"request {reply.id} asks about something else"
+            if isinstance(reply, ApprovalReply):
+                if reply.command != pending.command:
+                    return "the approved command differs from the one asked about: not run"
+                if reply.decision == "edit" and not (reply.edited or "").strip():
+                    return "an edit needs the edited command"
+                if reply.decision == "always" and reply.scope is None:
+                    return "'always' needs a scope: session, directory or everywhere"
             pending.reply = reply
             self._pending = None
         pending.answered.set()
@@ -126,11 +192,11 @@ class TaskWorker:
 
     # -- the worker thread -------------------------------------------------------------
 
-    def _send(self, kind: str, **fields: Any) -> None:
+    def _send(self, event: WireEvent) -> None:
         try:
-            self.emit(protocol.encode(kind, **fields))
+            self.emit(protocol.encode_event(event))
         except protocol.ProtocolError:
-            self.emit(protocol.error(protocol.TOO_LONG, f"{kind} event too large to send"))
+            self.emit(protocol.error(protocol.TOO_LONG, f"{event.kind} event too large to send"))
 
     def _main(self) -> None:
         try:
@@ -138,15 +204,13 @@ class TaskWorker:
         except ShellagentError as exc:
             log.info("task %s failed: %s", self.session_id, exc.message)
             self._send(
-                "error",
-                code=protocol.FAILED,
-                message=exc.text(),
-                fatal=True,
-                exit_code=exc.exit_code,
+                Failure(
+                    code=protocol.FAILED, message=exc.text(), fatal=True, exit_code=exc.exit_code
+                )
             )
         except Exception as exc:  # the daemon keeps serving; the client hears why
             log.exception("task %s crashed", self.session_id)
-            self._send("error", code=protocol.FAILED, message=f"internal error: {exc}", fatal=True)
+            self._send(Failure(code=protocol.FAILED, message=f"internal error: {exc}", fatal=True))
         finally:
             self.state = "done"
             shell, self._shell = self._shell, None
@@ -154,28 +218,29 @@ class TaskWorker:
                 shell.close()
 
     def _run(self) -> None:
-        from shellagent.agent import AgentConfig, AutoApprover, RefuseApprover, run_task
-        from shellagent.policy import PolicyEngine
-        from shellagent.sandbox import Session, get_profile
-        from shellagent.transcript import Redactor, TranscriptWriter, new_session_id
+        from shellagent import config as settings_file
+        from shellagent.agent import Agent, AgentConfig, AutoApprover, RefuseApprover
+        from shellagent.transcript import new_session_id
 
         req = self.request
         cwd = Path(req.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
             raise ShellagentError(f"working directory {req.cwd} does not exist")
+        settings = settings_file.load()  # a broken config.toml fails here, file:line named
         self.session_id = new_session_id()
-        config = AgentConfig(dry_run=req.dry_run, max_turns=req.max_turns or 15)
+        review = settings.ask.review != "commands"
+        config = AgentConfig(
+            # On overlays a dry run really runs the commands, and nothing is applied.
+            dry_run=req.dry_run and not review,
+            max_turns=req.max_turns or settings.ask.max_turns,
+        )
         backend = self.pool.backend_for(
             req.model,
             req.task,
             cancel=self.cancelled,
-            on_wait=lambda n: self._send("queued", position=n),
+            on_wait=lambda n: self._send(Queued(position=n)),
             on_generate=self._thinking,
         )
-        policy = PolicyEngine.load(workspace=cwd)
-        self.state = "starting sandbox"
-        self._shell = Session(get_profile("default", cwd=cwd), timeout=config.command_timeout)
-        sink = TranscriptWriter(self.session_id, redactor=Redactor.from_environment())
         approver: Approver = self._ask_client
         if req.yes:
             approver = AutoApprover()
@@ -183,90 +248,283 @@ class TaskWorker:
             approver = RefuseApprover(
                 "nobody can answer: ask is not attached to a terminal (rerun with -y to approve)"
             )
-        self._send("accepted", session=self.session_id, model=backend.name)
+        from shellagent.agent.examples import default_library
+
+        agent = Agent(
+            backend,
+            cwd=cwd,
+            approver=approver,
+            config=config,
+            job_installer=self.job_installer,
+            source="ask",
+            examples=default_library(),
+        )
+        _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
+        self.state = "starting sandbox"
+        note = self._open_sandbox(agent) if review else None
+        if self._shell is None:
+            self._shell = agent.open_shell()
+        elif settings.ask.review == "changes" and not req.yes:
+            from shellagent.daemon.review import ChangesApprover
+
+            agent.approver = ChangesApprover(agent.approver)
+        sink = agent.open_transcript(self.session_id)
+        held = _HoldEnd(sink)
+        self._send(
+            Accepted(session=self.session_id, model=backend.name, overlay=bool(self._review))
+        )
+        from shellagent.daemon.review import interrupted_note
+
+        for line in (note, interrupted_note()):
+            if line:
+                self._send(Failure(code=protocol.NOTE, message=line))
         log.info("task %s started for pid %d", self.session_id, self.client_pid)
         self.state = "running"
         try:
-            outcome = run_task(
-                req.task,
-                backend=backend,
-                shell=self._shell,
-                policy=policy,
-                approver=approver,
-                sink=sink,
-                config=config,
-                cancel=self.cancelled,
-                on_event=self._on_event,
-                on_output=self._on_output,
-                source="ask",
-                model_name=backend.name,
-                task_id=None,
-            )
+            try:
+                outcome = agent.run(
+                    req.task,
+                    shell=self._shell,
+                    sink=held,
+                    cancel=self.cancelled,
+                    on_event=self._on_event,
+                    on_output=self._on_output,
+                )
+            finally:
+                self.ended = True
+                shell, self._shell = self._shell, None
+                if shell is not None:
+                    shell.close()  # nothing may write into the overlays during the review
+            changes = "none"
+            if self._review is not None:
+                held.write(self._finish_review(outcome.reason))
+                changes = self._review.outcome
+            success = self._confirm(outcome, settings, changes)
+            if success is not None and held.end is not None:
+                held.end = dataclasses.replace(held.end, success=success)
         finally:
-            self.ended = True
+            held.finish()
             sink.close()
+        verdict = (
+            "unverified"
+            if outcome.reason == "finished" and success is None
+            else "confirmed"
+            if success
+            else "failed"
+        )
         log.info("task %s ended: %s", self.session_id, outcome.reason)
         self._send(
-            "summary",
-            reason=outcome.reason,
-            summary=outcome.summary,
-            turns=outcome.turns,
-            session=outcome.session_id or self.session_id,
-            commands=[c.command for c in outcome.commands],
-            exit_codes=[c.exit_code for c in outcome.commands],
-            error=outcome.error,
-            exit_code=outcome.exit_code,
-            transcript=str(sink.path),
+            Summary(
+                reason=outcome.reason,
+                summary=outcome.summary,
+                turns=outcome.turns,
+                session=outcome.session_id or self.session_id,
+                commands=tuple(c.command for c in outcome.commands),
+                exit_codes=tuple(c.exit_code for c in outcome.commands),
+                error=outcome.error,
+                exit_code=outcome.exit_code,
+                transcript=str(sink.path),
+                verdict=verdict,
+            )
         )
+
+    # -- the change-set review ---------------------------------------------------------
+
+    def _open_sandbox(self, agent: Any) -> str | None:
+        """Start the session's sandbox on overlays; the note to show when it cannot."""
+        from shellagent.daemon.review import Review, overlay_problem
+
+        problem = overlay_problem()
+        if problem is None:
+            review = Review.create(self.session_id, agent.profile)
+            direct = agent.profile
+            agent.profile = review.profile(direct)
+            try:
+                self._shell = agent.open_shell()
+            except ShellagentError as exc:
+                review.discard("none")
+                agent.profile = direct
+                problem = exc.message
+            else:
+                self._review = review
+                return None
+        log.info("task %s: no overlays: %s", self.session_id, problem)
+        return (
+            f"your files cannot be seen through a copy here ({problem}); approved commands "
+            "write straight into the working directory (`shellagent doctor` tells more)"
+        )
+
+    def _changes_so_far(self) -> None:
+        review = self._review
+        if review is None:
+            return
+        try:
+            changes = review.changes()
+        except OSError as exc:
+            log.warning("task %s: change set unreadable: %s", self.session_id, exc)
+            return
+        if changes:
+            self._send(
+                ChangesReady(
+                    session=self.session_id,
+                    summary=changes.summary(),
+                    lines=(),
+                    total=len(changes.changes),
+                    deleted=changes.count("deleted"),
+                )
+            )
+
+    def _finish_review(self, reason: str) -> TranscriptEvent:
+        """Show the change set and apply, discard or keep it; its transcript event."""
+        from shellagent.daemon.review import diff_text
+
+        review = self._review
+        assert review is not None
+        req = self.request
+        self.state = "reviewing changes"
+        changes = review.changes()
+        if not changes:
+            review.discard("none")
+            return review.record(changes)
+        decision: Any = None
+        choices: tuple[Any, ...] = ()
+        if req.dry_run:
+            review.outcome = "dry_run"
+        elif req.yes:
+            decision = "apply" if req.apply else "keep"
+        elif req.interactive and reason != "cancelled" and not self.cancelled.is_set():
+            choices = ("apply", "discard", "keep")
+        with self._lock:
+            self._next_id += 1
+            pending = _Pending(self._next_id, "", "changes")
+            if choices:
+                self._pending = pending
+        self._send(
+            ChangesReady(
+                session=self.session_id,
+                summary=changes.summary(),
+                lines=tuple(changes.render()),
+                total=len(changes.changes),
+                deleted=changes.count("deleted"),
+                diff=diff_text(changes),
+                id=pending.id if choices else None,
+                choices=choices,
+            )
+        )
+        if req.dry_run:
+            review.discard("dry_run")
+            self._send(ChangesDone(outcome="dry_run", message="dry run: nothing was applied"))
+            return review.record(changes)
+        if choices:
+            decision = self._wait_for(pending) or "keep"
+        message, applied = review.finish(changes, decision)
+        self._send(ChangesDone(outcome=review.outcome, message=message, applied=applied))
+        return review.record(changes, message if review.outcome == "refused" else "")
+
+    def _wait_for(self, pending: _Pending) -> Any:
+        """The client's answer (a change-set decision or a confirm answer); None if the
+        task is cancelled meanwhile."""
+        from shellagent.daemon.messages import ApprovalReply, ChangesReply
+
+        while not pending.answered.wait(0.1):
+            if self.cancelled.is_set():
+                with self._lock:
+                    self._pending = None
+                return None
+        reply = pending.reply
+        assert reply is not None and not isinstance(reply, ApprovalReply)
+        return reply.decision if isinstance(reply, ChangesReply) else reply.answer
+
+    def _confirm(self, outcome: Outcome, settings: Any, changes: str) -> bool | None:
+        """Ask "Did that do it?" when someone can answer; True, False or None (unverified).
+        A session the user confirmed joins their worked examples (``agent/history.py``)."""
+        req = self.request
+        asked = (
+            outcome.reason == "finished"
+            and req.interactive
+            and req.confirm
+            and not req.yes
+            and settings.ask.confirm
+            and changes not in ("discarded", "dry_run")
+            and not self.cancelled.is_set()
+        )
+        if not asked:
+            return None
+        with self._lock:
+            self._next_id += 1
+            pending = _Pending(self._next_id, "", "confirm")
+            self._pending = pending
+        self.state = "waiting for confirmation"
+        self._send(ConfirmRequest(id=pending.id, summary=outcome.summary))
+        success = {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
+        if success and settings.ask.history and outcome.commands:
+            from shellagent.agent.examples import forget_default_library
+            from shellagent.agent.history import add_session
+            from shellagent.transcript import Redactor
+
+            redact = Redactor.from_environment().redact
+            steps = [(redact(c.command), redact(c.output), c.exit_code) for c in outcome.commands]
+            if add_session(
+                redact(req.task), steps, redact(outcome.summary), session=self.session_id
+            ):
+                forget_default_library()
+        return success
 
     def _thinking(self) -> None:
         self.state = "thinking"
-        self._send("thinking", turn=len(self._why) + 1)
+        self._send(Thinking(turn=len(self._why) + 1))
 
-    def _on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        turn = int(event.get("turn") or 0)
-        if kind == "model_turn":
-            action = event.get("action") or {}
-            if isinstance(action, dict) and "cmd" in action:
-                self._why[turn] = str(action.get("why", ""))
+    def _on_event(self, event: TranscriptEvent) -> None:
+        """The loop's transcript events, turned into what the client is shown."""
+        if isinstance(event, ModelTurn):
+            action = event.action or {}
+            if "cmd" in action:
+                self._why[event.turn] = action.get("why", "")
             else:
-                self._why.setdefault(turn, "")
-            if event.get("valid") is False:
-                raw = str(event.get("raw", ""))
-                self._send("invalid", turn=turn, stop=event.get("stop", "end"), raw=raw[:200])
-        elif kind == "policy":
+                self._why.setdefault(event.turn, "")
+            if event.valid is False:
+                self._send(
+                    InvalidReply(turn=event.turn, stop=event.stop or "end", raw=event.raw[:200])
+                )
+        elif isinstance(event, PolicyVerdict):
             self.state = "proposed"
             self._send(
-                "proposed",
-                turn=turn,
-                command=event.get("command", ""),
-                why=self._why.get(turn, ""),
-                decision=event.get("decision", ""),
-                reasons=list(event.get("reasons") or []),
+                Proposed(
+                    turn=event.turn,
+                    command=event.command,
+                    why=self._why.get(event.turn, ""),
+                    decision=event.decision,
+                    reasons=event.reasons,
+                )
             )
-        elif kind == "approval":
+        elif isinstance(event, ApprovalRecord):
             self._send(
-                "approval",
-                turn=turn,
-                command=event.get("command", ""),
-                decision=event.get("decision", ""),
-                edited=event.get("edited_command"),
-                reason=event.get("reason"),
-                scope=event.get("scope"),
+                Decided(
+                    turn=event.turn,
+                    command=event.command,
+                    decision=event.decision,
+                    edited=event.edited_command,
+                    reason=event.reason,
+                    scope=event.scope,
+                )
             )
-        elif kind == "execution":
+        elif isinstance(event, Execution):
             self.state = "running"
             self._streamed = 0
             self._send(
-                "result",
-                turn=turn,
-                command=event.get("command", ""),
-                exit_code=event.get("exit_code"),
-                duration_s=event.get("duration_s"),
-                timed_out=bool(event.get("timed_out")),
-                truncated=bool(event.get("truncated")),
+                Result(
+                    turn=event.turn,
+                    command=event.command,
+                    exit_code=event.exit_code,
+                    duration_s=event.duration_s,
+                    timed_out=event.timed_out,
+                    truncated=event.truncated,
+                    confined=event.confined,
+                    refused=event.refused,
+                )
             )
+            if not event.confined:
+                self._changes_so_far()
 
     def _on_output(self, text: str) -> None:
         self.state = "running command"
@@ -277,10 +535,11 @@ class TaskWorker:
             text = text[: OUTPUT_CAP_BYTES - self._streamed]
             text += "\n[live output capped; the model sees head and tail]\n"
         self._streamed += size
-        self._send("output", data=text)
+        self._send(Output(data=text))
 
     def _ask_client(self, request: ApprovalRequest) -> Approval:
         from shellagent.agent import Approval
+        from shellagent.daemon.messages import ApprovalReply
 
         if self.cancelled.is_set():
             return Approval("quit", reason="cancelled")
@@ -290,13 +549,14 @@ class TaskWorker:
             self._pending = pending
         self.state = "waiting for approval"
         self._send(
-            "approval_request",
-            id=pending.id,
-            turn=request.turn,
-            command=request.command,
-            why=request.why,
-            decision=request.decision.decision,
-            reasons=list(request.decision.reasons),
+            ApprovalNeeded(
+                id=pending.id,
+                turn=request.turn,
+                command=request.command,
+                why=request.why,
+                decision=request.decision.decision,
+                reasons=request.decision.reasons,
+            )
         )
         while not pending.answered.wait(0.1):
             if self.cancelled.is_set():
@@ -304,7 +564,7 @@ class TaskWorker:
                     self._pending = None
                 return Approval("quit", reason="cancelled")
         reply = pending.reply
-        assert reply is not None
+        assert isinstance(reply, ApprovalReply)
         if reply.decision == "edit":
             return Approval("edit", command=reply.edited, reason=reply.reason)
         if reply.decision == "always":

@@ -1,14 +1,34 @@
-"""Recurring jobs: approved command lists that the OS scheduler replays in the sandbox."""
+"""Recurring jobs: approved command lists that the OS scheduler replays in the sandbox.
+
+``Installer`` is the agent's ``JobInstaller``: the daemon hands it to the agent, which gives
+it a job the user approved in a conversation.
+"""
 
 from __future__ import annotations
 
+from shellagent.agent.proposal import InstalledJob, JobProposal
+from shellagent.agent.schedule import Schedule
 from shellagent.jobs.runner import RunResult, run_job
-from shellagent.jobs.schedule import Schedule
 from shellagent.jobs.scheduler import CronScheduler, Scheduler, SystemdScheduler, detect
 from shellagent.jobs.store import Job, all_jobs, load, make_job, save
 
-__all__ = ["CronScheduler", "Job", "RunResult", "Schedule", "Scheduler", "SystemdScheduler",
-           "all_jobs", "detect", "install", "load", "make_job", "run_job", "save", "uninstall"]
+__all__ = [
+    "CronScheduler",
+    "Installer",
+    "Job",
+    "RunResult",
+    "Schedule",
+    "Scheduler",
+    "SystemdScheduler",
+    "all_jobs",
+    "detect",
+    "install",
+    "load",
+    "make_job",
+    "run_job",
+    "save",
+    "uninstall",
+]
 
 
 def install(job: Job, scheduler: Scheduler | None = None) -> list[object]:
@@ -27,3 +47,23 @@ def uninstall(job_id: str, scheduler: Scheduler | None = None) -> None:
 
     (scheduler or detect()).remove(job_id)
     store.remove(job_id)
+
+
+class Installer:
+    """Installs a job the user approved in a conversation: the job file, then the timer or
+    crontab line of ``scheduler`` (default: the one ``detect`` finds)."""
+
+    def __init__(self, scheduler: Scheduler | None = None) -> None:
+        self.scheduler = scheduler
+
+    def install(self, proposal: JobProposal) -> InstalledJob:
+        job = make_job(
+            proposal.name,
+            list(proposal.commands),
+            proposal.schedule,
+            workdir=proposal.workdir,
+            writable=list(proposal.writable),
+            network=proposal.network,
+            created_from=proposal.created_from,
+        )
+        return InstalledJob(job.id, tuple(str(w) for w in install(job, self.scheduler)))

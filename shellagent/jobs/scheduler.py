@@ -6,11 +6,20 @@ missed while the machine was off happens at the next boot) or a crontab line cal
 itself, outside any sandbox. ``SHELLAGENT_SCHEDULER`` (systemd | cron | none),
 ``SHELLAGENT_SYSTEMD_UNIT_DIR``, ``SHELLAGENT_SYSTEMCTL`` and ``SHELLAGENT_CRONTAB``
 point it elsewhere (tests use them; so can a user with an unusual setup).
+
+Nothing a model or a user named goes into these files: a unit or a crontab line names the
+job by its id (a slug of ``[a-z0-9-]``) and carries only the Python path, the id and the
+``SHELLAGENT_*`` variables. Those are written with each format's own quoting: in a unit,
+double quotes with ``\\`` and ``\"`` escaped, ``%`` doubled (specifiers) and, in
+``ExecStart=`` arguments, ``$`` doubled (variable expansion); in a crontab line, shell quoting with
+``%`` escaped (cron turns a bare ``%`` into a newline). A value holding a control
+character cannot be written in either and is refused with the variable's name.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -18,20 +27,86 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
+from shellagent.chars import kind
 from shellagent.errors import EnvironmentProblem
-from shellagent.jobs.store import Job
+from shellagent.jobs.store import ID_PATTERN, Job
 
 UNIT_PREFIX = "shellagent-job-"
 CRON_MARK = "# shellagent-job:"
+_PLAIN = re.compile(r"[A-Za-z0-9_./:@+,=-]+")
+_ENV_NAME = re.compile(r"SHELLAGENT_[A-Z0-9_]+")
 
 
 def run_argv(job_id: str) -> list[str]:
     """How the scheduler starts a run: this Python, this package, no PATH lookup."""
-    return [sys.executable, "-m", "shellagent", "jobs", "run", job_id]
+    if not re.fullmatch(ID_PATTERN, job_id):
+        raise EnvironmentProblem(f"{job_id[:70]!r} is not a job id")
+    return [_writable("the Python path", sys.executable), "-m", "shellagent", "jobs", "run", job_id]
+
+
+def _writable(what: str, value: str) -> str:
+    """``value`` if a unit file or a crontab line can carry it (no control characters)."""
+    if any(kind(ch) in ("control", "newline", "tab", "return", "escape") for ch in value):
+        raise EnvironmentProblem(
+            f"{what} holds a control character, which a unit file or crontab cannot carry",
+            hint="fix or unset it, then add the job again",
+        )
+    return value
 
 
 def _env_overrides() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k.startswith("SHELLAGENT_")}
+    found = {}
+    for key, value in sorted(os.environ.items()):
+        if not key.startswith("SHELLAGENT_"):
+            continue
+        if not _ENV_NAME.fullmatch(key):
+            raise EnvironmentProblem(
+                f"the variable {key[:40]!r} is not a name a unit file or crontab can carry",
+                hint="unset it, then add the job again",
+            )
+        found[key] = _writable(key, value)
+    return found
+
+
+def unit_word(arg: str, *, dollars: bool = False) -> str:
+    """One word of a systemd unit setting: as is when plain, else double-quoted with
+    systemd's escapes and ``%`` doubled (specifiers). ``dollars`` also doubles ``$``: an
+    ``ExecStart=`` argument after the first is expanded by systemd, the executable and an
+    ``Environment=`` value are not."""
+    if _PLAIN.fullmatch(arg):
+        return arg
+    quoted = arg.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    if dollars:
+        quoted = quoted.replace("$", "$$")
+    return f'"{quoted}"'
+
+
+def exec_line(argv: list[str]) -> str:
+    """``argv`` as the value of ``ExecStart=``: an absolute executable, then its arguments."""
+    if not argv[0].startswith("/"):
+        raise EnvironmentProblem(
+            f"the Python path {argv[0][:60]!r} is not absolute",
+            hint="run shellagent by its full path",
+        )
+    if set(argv[0]) & set("\"'\\"):
+        raise EnvironmentProblem(  # systemd refuses these in an executable's name
+            f"systemd cannot run {argv[0][:60]!r}: its path holds a quote or a backslash",
+            hint="install shellagent under a plainer path, or SHELLAGENT_SCHEDULER=cron",
+        )
+    return " ".join([unit_word(argv[0]), *(unit_word(a, dollars=True) for a in argv[1:])])
+
+
+def cron_word(arg: str) -> str:
+    """One word of a crontab command: shell-quoted, with ``%`` escaped for cron.
+
+    cron reads ``\\%`` as ``%`` and keeps every other backslash, so a backslash right
+    before a ``%`` cannot be written at all: such a value is refused."""
+    if "\\%" in arg:
+        raise EnvironmentProblem(
+            f"{arg[:60]!r} holds a backslash before a %, which a crontab line cannot carry",
+            hint="change that value, or use systemd timers (SHELLAGENT_SCHEDULER=systemd)",
+        )
+    return shlex.quote(arg).replace("%", "\\%")
 
 
 class Scheduler(Protocol):
@@ -51,8 +126,13 @@ class SystemdScheduler:
         self.systemctl = systemctl or os.environ.get("SHELLAGENT_SYSTEMCTL", "systemctl")
 
     def _ctl(self, *args: str) -> None:
-        proc = subprocess.run([self.systemctl, "--user", *args], capture_output=True, text=True,
-                              check=False, timeout=60)
+        proc = subprocess.run(
+            [self.systemctl, "--user", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
         if proc.returncode != 0:
             raise EnvironmentProblem(
                 f"systemctl --user {' '.join(args)} failed: {proc.stderr.strip()}",
@@ -61,19 +141,19 @@ class SystemdScheduler:
 
     def unit_texts(self, job: Job) -> dict[str, str]:
         spec = job.schedule.schedule()
-        env = "".join(f"Environment={shlex.quote(f'{k}={v}')}\n"
-                      for k, v in sorted(_env_overrides().items()))
+        argv = run_argv(job.id)
+        env = "".join(f"Environment={unit_word(f'{k}={v}')}\n" for k, v in _env_overrides().items())
         service = (
             "[Unit]\n"
-            f"Description=shellagent job {job.name} ({job.id})\n\n"
+            f"Description=shellagent job {job.id}\n\n"
             "[Service]\n"
             "Type=oneshot\n"
             f"{env}"
-            f"ExecStart={shlex.join(run_argv(job.id))}\n"
+            f"ExecStart={exec_line(argv)}\n"
         )
         timer = (
             "[Unit]\n"
-            f"Description=shellagent job {job.name}: {spec.words()}\n\n"
+            f"Description=shellagent job {job.id}: {spec.words()}\n\n"
             "[Timer]\n"
             f"OnCalendar={spec.on_calendar()}\n"
             "Persistent=true\n\n"
@@ -83,9 +163,10 @@ class SystemdScheduler:
         return {f"{UNIT_PREFIX}{job.id}.service": service, f"{UNIT_PREFIX}{job.id}.timer": timer}
 
     def install(self, job: Job) -> list[Path | str]:
+        texts = self.unit_texts(job)  # refused values leave nothing behind
         self.unit_dir.mkdir(parents=True, exist_ok=True)
         written: list[Path | str] = []
-        for name, text in self.unit_texts(job).items():
+        for name, text in texts.items():
             path = self.unit_dir / name
             if not path.exists() or path.read_text() != text:
                 path.write_text(text)
@@ -113,23 +194,27 @@ class CronScheduler:
         self.crontab = crontab or os.environ.get("SHELLAGENT_CRONTAB", "crontab")
 
     def _read(self) -> list[str]:
-        proc = subprocess.run([self.crontab, "-l"], capture_output=True, text=True, check=False,
-                              timeout=30)
+        proc = subprocess.run(
+            [self.crontab, "-l"], capture_output=True, text=True, check=False, timeout=30
+        )
         return proc.stdout.splitlines() if proc.returncode == 0 else []
 
     def _write(self, lines: list[str]) -> None:
         text = "\n".join(lines) + "\n" if lines else ""
-        proc = subprocess.run([self.crontab, "-"], input=text, capture_output=True, text=True,
-                              check=False, timeout=30)
+        proc = subprocess.run(
+            [self.crontab, "-"], input=text, capture_output=True, text=True, check=False, timeout=30
+        )
         if proc.returncode != 0:
             raise EnvironmentProblem(f"crontab could not be written: {proc.stderr.strip()}")
 
     def line(self, job: Job) -> str:
-        env = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(_env_overrides().items()))
-        command = shlex.join(run_argv(job.id))
+        env = " ".join(cron_word(f"{k}={v}") for k, v in _env_overrides().items())
+        command = " ".join(cron_word(a) for a in run_argv(job.id))
         prefix = f"{env} " if env else ""
-        return (f"{job.schedule.schedule().cron()} {prefix}{command} >/dev/null 2>&1 "
-                f"{CRON_MARK}{job.id}")
+        return (
+            f"{job.schedule.schedule().cron()} {prefix}{command} >/dev/null 2>&1 "
+            f"{CRON_MARK}{job.id}"
+        )
 
     def install(self, job: Job) -> list[Path | str]:
         mark = f"{CRON_MARK}{job.id}"
@@ -151,8 +236,13 @@ class CronScheduler:
 def _systemd_user_session() -> bool:
     if not shutil.which("systemctl"):
         return False
-    proc = subprocess.run(["systemctl", "--user", "is-system-running"], capture_output=True,
-                          text=True, check=False, timeout=10)
+    proc = subprocess.run(
+        ["systemctl", "--user", "is-system-running"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=10,
+    )
     return proc.stdout.strip() in {"running", "degraded", "starting"}
 
 

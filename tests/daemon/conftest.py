@@ -15,12 +15,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from shellagent.cli.ask_client import Connection, connect, follow, socket_path
 from shellagent.cli.ask_ui import AskUI
+from shellagent.events import ApprovalNeeded, ChangesReady, ConfirmRequest, Summary, WireEvent
+
+E = TypeVar("E")
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,6 +91,23 @@ def stop(daemon: DaemonProc) -> None:
         daemon.proc.stderr.close()
 
 
+NO_CONFIRM = "[ask]\nconfirm = false\n"
+
+
+def write_config(text: str = NO_CONFIRM) -> Path:
+    """The user's config.toml. By default "Did that do it?" is off, so each test types
+    only the keys of what it is about (test_confirm.py tests the question itself)."""
+    path = Path(os.environ["SHELLAGENT_CONFIG_DIR"]) / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def no_confirm_question(private_shellagent_dirs: Path) -> Path:
+    return write_config()
+
+
 @pytest.fixture(autouse=True)
 def short_runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Socket paths are limited to 108 bytes: keep the runtime dir short."""
@@ -132,14 +152,14 @@ class Run:
 
     code: int
     out: str
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[WireEvent] = field(default_factory=list)
 
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["type"] == kind]
+    def of(self, kind: type[E]) -> list[E]:
+        return [e for e in self.events if isinstance(e, kind)]
 
     @property
-    def summary(self) -> dict[str, Any]:
-        return self.of("summary")[0]
+    def summary(self) -> Summary:
+        return self.of(Summary)[0]
 
 
 class RecordingUI(AskUI):
@@ -147,7 +167,7 @@ class RecordingUI(AskUI):
 
     def __init__(self, keys: list[str], **kw: Any) -> None:
         super().__init__(**kw)
-        self.events: list[dict[str, Any]] = []
+        self.events: list[WireEvent] = []
         self.keys = keys
 
     def _type_next(self) -> None:
@@ -163,13 +183,21 @@ class RecordingUI(AskUI):
         self._type_next()
         return super()._line(message, default)
 
-    def event(self, message: dict[str, Any]) -> None:
-        self.events.append(message)
-        super().event(message)
+    def event(self, event: WireEvent) -> None:
+        self.events.append(event)
+        super().event(event)
 
-    def approve(self, message: dict[str, Any]) -> dict[str, Any]:
-        self.events.append(message)
-        return super().approve(message)
+    def approve(self, m: ApprovalNeeded) -> dict[str, str]:
+        self.events.append(m)
+        return super().approve(m)
+
+    def review_changes(self, m: ChangesReady) -> str:
+        self.events.append(m)
+        return super().review_changes(m)
+
+    def confirm(self, m: ConfirmRequest) -> str:
+        self.events.append(m)
+        return super().confirm(m)
 
 
 def ask_inprocess(
@@ -181,6 +209,7 @@ def ask_inprocess(
     yes: bool = False,
     dry_run: bool = False,
     max_turns: int | None = None,
+    apply: bool = False,
 ) -> Run:
     """Run one task through the daemon; each prompt is answered by the next of ``keys``,
     typed through prompt-toolkit pipe input. ``keys=None``: nobody at a terminal."""
@@ -207,6 +236,7 @@ def ask_inprocess(
                 model=model,
                 dry_run=dry_run,
                 yes=yes,
+                apply=apply,
                 interactive=keys is not None,
                 max_turns=max_turns,
             )

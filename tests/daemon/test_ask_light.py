@@ -16,11 +16,14 @@ from tests.daemon.conftest import DaemonProc, cmd, done
 
 ALLOWED_OWN = {
     "shellagent",
+    "shellagent.chars",
     "shellagent.cli",
     "shellagent.cli.ask",
     "shellagent.cli.ask_client",
     "shellagent.cli.ask_ui",
+    "shellagent.cli.display",
     "shellagent.errors",
+    "shellagent.events",
     "shellagent.paths",
     "shellagent.protocol",
 }

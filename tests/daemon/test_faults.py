@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from shellagent.cli.ask_client import Connection, connect, request
+from shellagent.events import DaemonStatus, Failure, Summary
 from tests.daemon.conftest import (
     DaemonProc,
     ask_cli,
@@ -31,7 +32,7 @@ from shellagent.cli.ask_client import Connection, connect
 conn = Connection(connect())
 conn.send("ask", task="sleepy", cwd=sys.argv[1], model=sys.argv[2], yes=True)
 for message in conn.messages():
-    print(message["type"], flush=True)
+    print(message.kind, flush=True)
 """
 
 
@@ -42,6 +43,12 @@ def _wait(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
             return True
         time.sleep(0.05)
     return predicate()
+
+
+def _status() -> DaemonStatus:
+    status = request("status")
+    assert isinstance(status, DaemonStatus), status
+    return status
 
 
 def _client_until_output(workdir: Path, model: str) -> subprocess.Popen[str]:
@@ -64,7 +71,7 @@ def test_killing_the_client_mid_command_kills_the_command_and_the_sandbox(
     client.kill()
     client.communicate()
     assert _wait(lambda: not processes_matching("sleep 4242"))
-    assert _wait(lambda: not request("status")["sessions"])
+    assert _wait(lambda: not _status().sessions)
     ended = [
         json.loads(line)
         for f in (Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir()
@@ -91,13 +98,14 @@ def test_cancel_stops_the_running_command_and_the_transcript_says_cancelled(
     seen = []
     for message in conn.messages():
         seen.append(message)
-        if message["type"] == "output":
+        if message.kind == "output":
             conn.send("cancel")
-        if message["type"] == "summary":
+        if message.kind == "summary":
             break
     conn.close()
-    assert seen[-1]["reason"] == "cancelled"
-    assert transcript_events(seen[-1]["session"])[-1]["reason"] == "cancelled"
+    summary = seen[-1]
+    assert isinstance(summary, Summary) and summary.reason == "cancelled"
+    assert transcript_events(summary.session)[-1]["reason"] == "cancelled"
     assert _wait(lambda: not processes_matching("sleep 4243"))
 
 
@@ -112,7 +120,7 @@ def test_after_kill_9_of_the_daemon_the_next_ask_restarts_it_and_the_transcript_
     client.communicate(timeout=10)
     files = list((Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir())
     transcript = read_transcript(files[0])
-    assert transcript.events[0]["task"] == "sleepy"
+    assert transcript.start is not None and transcript.start.task == "sleepy"
     model = script(cmd("echo back again"), done("ok"))
     out = ask_cli("-y", "--model", model, "again", cwd=workdir)
     assert out.returncode == 0, out.stderr
@@ -140,12 +148,13 @@ def test_a_thousand_malformed_messages_then_a_valid_ask_is_still_answered(
     for i in range(1000):
         sock.sendall(flood[i % len(flood)])
     errors = [conn.read() for _ in range(1000)]
-    assert all(e is not None and e["type"] == "error" and not e["fatal"] for e in errors)
-    assert {e["code"] for e in errors if e} >= {"malformed", "unsupported_version", "out_of_order"}
+    failures = [e for e in errors if isinstance(e, Failure) and not e.fatal]
+    assert len(failures) == len(errors)
+    assert {e.code for e in failures} >= {"malformed", "unsupported_version", "out_of_order"}
     conn.send(
         "ask", task="t", cwd=str(workdir), yes=True, model=script(cmd("echo answered"), done("ok"))
     )
-    kinds = [m["type"] for m in conn.messages()]
+    kinds = [m.kind for m in conn.messages()]
     assert kinds[-1] == "summary"
     conn.close()
 
@@ -157,8 +166,8 @@ def test_an_oversized_line_gets_an_error_and_the_connection_goes_on(
     conn = Connection(sock)
     sock.sendall(b"x" * (1024 * 1024 + 10) + b"\n" + b'{"v":1,"type":"status"}\n')
     first, second = conn.read(), conn.read()
-    assert first is not None and first["code"] == "too_long"
-    assert second is not None and second["type"] == "status"
+    assert isinstance(first, Failure) and first.code == "too_long"
+    assert isinstance(second, DaemonStatus)
     conn.close()
 
 
@@ -198,7 +207,7 @@ def test_a_missing_model_ends_the_task_with_exit_3_and_one_clear_error(
 ) -> None:
     run = ask_inprocess("list files", str(tmp_path / "missing.gguf"), workdir, yes=True)
     assert run.code == 3
-    (error,) = run.of("error")
-    assert error["fatal"] and error["exit_code"] == 3
-    assert error["message"].startswith("model file ")
-    assert "shellagent model list" in error["message"]
+    (error,) = run.of(Failure)
+    assert error.fatal and error.exit_code == 3
+    assert error.message.startswith("model file ")
+    assert "shellagent model list" in error.message

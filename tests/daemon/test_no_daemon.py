@@ -11,13 +11,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from shellagent.cli.ask_client import socket_path
 from tests.daemon.conftest import (
     DaemonProc,
     ask_cli,
     cmd,
     done,
     processes_matching,
-    socket_path,
     transcript_events,
 )
 
@@ -51,7 +51,7 @@ def test_no_daemon_shows_the_same_screen(script: Callable[..., str], workdir: Pa
     )  # fmt: skip
     assert done_.returncode == 0, done_.stderr
     assert "[1] $ echo hi" in done_.stdout and "why: greet" in done_.stdout
-    assert "policy: allow" in done_.stdout and "done: said hi" in done_.stdout
+    assert "policy: allow" in done_.stdout and "done (unverified): said hi" in done_.stdout
 
 
 def test_ctrl_c_in_no_daemon_cancels_the_running_command(
@@ -78,3 +78,20 @@ def test_ctrl_c_in_no_daemon_cancels_the_running_command(
     while processes_matching("sleep 4244") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not processes_matching("sleep 4244")
+
+
+def test_ctrl_c_shows_cancelled_not_a_timeout(script: Callable[..., str], workdir: Path) -> None:
+    model = script(cmd("echo go; sleep 4245"), done())
+    with subprocess.Popen(
+        [sys.executable, "-m", "shellagent.cli.ask", "--no-daemon", "-y", "--model", model, "wait"],
+        cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:  # fmt: skip
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip() == "go":
+                break
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stdout.read()
+        assert proc.wait(30) == 130
+    assert "[cancelled after" in rest and "timed out" not in rest and "Killed" not in rest

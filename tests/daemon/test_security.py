@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.cli.ask_ui import reveal
+from shellagent.cli.display import reveal
+from shellagent.events import InvalidReply
 from tests.daemon.conftest import (
     DaemonProc,
     ask_inprocess,
@@ -29,19 +30,33 @@ from tests.daemon.conftest import (
 )
 
 TRICKY = "echo safe\x1b[2K\r\u202e\u200b\u2028" + " " * 500 + "; echo pwned > flag"
+# What a person can type into the edit prompt (ESC and CR are keys there, not text).
+TYPED = "echo safe\u202e\u200b\u2028" + " " * 500 + "; echo pwned > flag"
+
+
+def test_a_model_command_with_hidden_characters_is_refused_and_never_runs(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    run = ask_inprocess("trick", script(cmd(TRICKY, "harmless"), done("x")), workdir, keys=[])
+    assert len(run.of(InvalidReply)) == 1
+    ran = [e for e in transcript_events(run.summary.session) if e["type"] == "execution"]
+    assert ran == [] and not (workdir / "flag").exists()
 
 
 def test_hidden_characters_are_flagged_and_the_approved_bytes_are_the_ones_run(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
-    run = ask_inprocess("trick", script(cmd(TRICKY, "harmless"), done("x")), workdir, keys=["y"])
-    for marker in ("⟨ESC⟩", "⟨\\r⟩", "⟨U+202E⟩", "⟨U+200B⟩", "⟨U+2028⟩", "⟨500 spaces⟩"):
+    (workdir / "notes.txt").write_text("x\n")
+    # Edit the proposed command into the tricky one: Ctrl-A, Ctrl-K, type, Enter.
+    keys = ["e", "\x01\x0b" + TYPED + "\r", "n"]  # n: discard the change set
+    run = ask_inprocess("trick", script(cmd("rm -f notes.txt"), done("x")), workdir, keys=keys)
+    for marker in ("⟨U+202E⟩", "⟨U+200B⟩", "⟨U+2028⟩", "⟨500 spaces⟩"):
         assert marker in run.out
     assert "; echo pwned > flag" in run.out  # nothing pushed out of sight
-    for warning in ("escape", "bidirectional", "zero-width", "separators", "500 spaces"):
+    for warning in ("bidirectional", "zero-width", "separators", "500 spaces"):
         assert warning in run.out
-    ran = [e for e in transcript_events(run.summary["session"]) if e["type"] == "execution"]
-    assert [e["command"] for e in ran] == [TRICKY]
+    ran = [e for e in transcript_events(run.summary.session) if e["type"] == "execution"]
+    assert [e["command"] for e in ran] == [TYPED]
 
 
 def test_reveal_flags_every_kind_of_hidden_character() -> None:
@@ -63,13 +78,14 @@ def test_an_approval_for_different_bytes_than_asked_is_refused_not_run(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
     from shellagent.cli.ask_client import Connection, connect
+    from shellagent.events import ApprovalNeeded, Failure
 
     conn = Connection(connect())
     conn.send("ask", task="t", cwd=str(workdir), model=script(cmd("rm -f a"), done()))
-    request = next(m for m in conn.messages() if m["type"] == "approval_request")
-    conn.send("approval", id=request["id"], decision="approve", command="rm -f b")
+    request = next(m for m in conn.messages() if isinstance(m, ApprovalNeeded))
+    conn.send("approval", id=request.id, decision="approve", command="rm -f b")
     reply = conn.read()
-    assert reply is not None and reply["type"] == "error" and reply["code"] == "out_of_order"
+    assert isinstance(reply, Failure) and reply.code == "out_of_order"
     conn.close()
 
 
@@ -232,6 +248,6 @@ def test_two_clients_at_once_get_their_own_sessions_and_unmixed_output(
     for t in threads:
         t.join(60)
     a, b = results["alpha"], results["omega"]
-    assert a.summary["session"] != b.summary["session"]
-    assert "alpha-200" in a.out and "omega" not in a.out.replace(b.summary["session"], "")
-    assert "omega-200" in b.out and "alpha" not in b.out.replace(a.summary["session"], "")
+    assert a.summary.session != b.summary.session
+    assert "alpha-200" in a.out and "omega" not in a.out.replace(b.summary.session, "")
+    assert "omega-200" in b.out and "alpha" not in b.out.replace(a.summary.session, "")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from shellagent.agent import Approval, ApprovalRequest, AutoApprover, run_task
-from shellagent.jobs import all_jobs, load, run_job
+from shellagent.events import ChatMessage, JobInstalled
+from shellagent.jobs import Installer, all_jobs, load, run_job
 from shellagent.policy import PolicyEngine
 from shellagent.sandbox import Session, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
@@ -45,9 +46,13 @@ def converse(work: Path, approver: object, profile: str = "default") -> tuple[ob
     sink = MemorySink()
     with Session(get_profile(profile, cwd=work), timeout=30) as shell:
         outcome = run_task(
-            "back up Documents weekly", backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
-            shell=shell, policy=PolicyEngine.load(workspace=work), approver=approver,  # type: ignore[arg-type]
+            "back up Documents weekly",
+            backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
+            shell=shell,
+            policy=PolicyEngine.load(workspace=work),
+            approver=approver,  # type: ignore[arg-type]
             sink=sink,
+            job_installer=Installer(),
         )
     return outcome, sink
 
@@ -67,7 +72,7 @@ def test_a_conversation_becomes_an_approved_job_that_replays_without_a_model(
     assert [j.commands for j in jobs] == [["tar czf backups/docs.tgz -C ../Documents ."]]
     assert jobs[0].writable == [str(work)]
     assert f"jobs run {jobs[0].id}" in fake_crontab.read_text()
-    assert [e["job_id"] for e in sink.of_type("job")] == [jobs[0].id]
+    assert [e.job_id for e in sink.of_type(JobInstalled)] == [jobs[0].id]
 
     (work / "backups/docs.tgz").unlink()
     assert run_job(load(jobs[0].id)).success
@@ -75,12 +80,13 @@ def test_a_conversation_becomes_an_approved_job_that_replays_without_a_model(
         assert "./letter.txt" in archive.getnames()
 
 
-def test_a_refused_job_installs_nothing_and_the_model_is_told(work: Path,
-                                                               fake_crontab: Path) -> None:
+def test_a_refused_job_installs_nothing_and_the_model_is_told(
+    work: Path, fake_crontab: Path
+) -> None:
     outcome, sink = converse(work, Person("refuse"))
     assert all_jobs() == ([], [])
     assert not fake_crontab.exists()
-    observations = [e["content"] for e in sink.of_type("message") if e["role"] == "user"]
+    observations = [e.content for e in sink.of_type(ChatMessage) if e.role == "user"]
     assert any("did not want this job: not weekly" in text for text in observations)
 
 
@@ -95,3 +101,23 @@ def test_a_throwaway_sandbox_never_makes_a_job(work: Path, fake_crontab: Path) -
     converse(work, person, profile="ephemeral")
     assert all(r.job is None for r in person.requests)
     assert all_jobs() == ([], [])
+
+
+def test_a_session_without_an_installer_asks_nobody_and_installs_nothing(
+    work: Path, fake_crontab: Path
+) -> None:
+    person = Person()
+    sink = MemorySink()
+    with Session(get_profile("default", cwd=work), timeout=30) as shell:
+        run_task(
+            "back up Documents weekly",
+            backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
+            shell=shell,
+            policy=PolicyEngine.load(workspace=work),
+            approver=person,
+            sink=sink,
+        )
+    assert all(r.job is None for r in person.requests)
+    assert all_jobs() == ([], []) and not fake_crontab.exists()
+    observations = [e.content for e in sink.of_type(ChatMessage) if e.role == "user"]
+    assert any("cannot be installed from here" in text for text in observations)

@@ -20,17 +20,37 @@ BACKUP = "tar czf backups/docs.tgz -C ../Documents ."
 
 
 def shellagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shellagent", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, env=os.environ.copy())
+    return subprocess.run(
+        [sys.executable, "-m", "shellagent", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        env=os.environ.copy(),
+    )
 
 
 def test_backup_job_is_installed_as_a_systemd_timer_and_run_replays_it(
     user_home: Path, fake_systemd: Path
 ) -> None:
     work = user_home / "work"
-    added = shellagent("jobs", "add", "backup documents", "--every", "week", "--on", "sun",
-                       "--at", "03:00", "--write", str(work / "backups"), "-y", "--", BACKUP,
-                       cwd=work)
+    added = shellagent(
+        "jobs",
+        "add",
+        "backup documents",
+        "--every",
+        "week",
+        "--on",
+        "sun",
+        "--at",
+        "03:00",
+        "--write",
+        str(work / "backups"),
+        "-y",
+        "--",
+        BACKUP,
+        cwd=work,
+    )
     assert added.returncode == 0, added.stderr
     assert "every Sunday at 03:00" in added.stdout
     job_id = added.stdout.split()[1].rstrip(":")
@@ -55,11 +75,15 @@ def test_backup_job_is_installed_as_a_systemd_timer_and_run_replays_it(
     assert not job_path(job_id).exists()
 
 
-def test_a_job_writing_outside_its_grants_fails_loudly(user_home: Path,
-                                                       fake_crontab: Path) -> None:
+def test_a_job_writing_outside_its_grants_fails_loudly(user_home: Path, fake_crontab: Path) -> None:
     work = user_home / "work"
-    job = make_job("backup", ["tar czf ../elsewhere.tgz -C ../Documents ."],
-                   Schedule.parse("daily"), workdir=work, writable=[work / "backups"])
+    job = make_job(
+        "backup",
+        ["tar czf ../elsewhere.tgz -C ../Documents ."],
+        Schedule.parse("daily"),
+        workdir=work,
+        writable=[work / "backups"],
+    )
     install(job)
     result = run_job(load(job.id))
     assert not result.success and "exited with" in result.reason
@@ -72,8 +96,13 @@ def test_crontab_lines_are_added_once_and_removed_leaving_others(
     user_home: Path, fake_crontab: Path
 ) -> None:
     fake_crontab.write_text("0 1 * * * /usr/bin/true # the user's own line\n")
-    job = make_job("backup", [BACKUP], Schedule.parse("daily", "04:30"),
-                   workdir=user_home / "work", writable=[user_home / "work/backups"])
+    job = make_job(
+        "backup",
+        [BACKUP],
+        Schedule.parse("daily", "04:30"),
+        workdir=user_home / "work",
+        writable=[user_home / "work/backups"],
+    )
     install(job)
     install(job)  # idempotent
     lines = fake_crontab.read_text().splitlines()
@@ -84,11 +113,13 @@ def test_crontab_lines_are_added_once_and_removed_leaving_others(
     assert fake_crontab.read_text() == "0 1 * * * /usr/bin/true # the user's own line\n"
 
 
-def test_a_hand_edited_job_does_not_run_until_approved_again(user_home: Path,
-                                                             fake_crontab: Path) -> None:
+def test_a_hand_edited_job_does_not_run_until_approved_again(
+    user_home: Path, fake_crontab: Path
+) -> None:
     work = user_home / "work"
-    job = make_job("backup", [BACKUP], Schedule.parse("daily"), workdir=work,
-                   writable=[work / "backups"])
+    job = make_job(
+        "backup", [BACKUP], Schedule.parse("daily"), workdir=work, writable=[work / "backups"]
+    )
     path, *_ = install(job)
     text = Path(str(path)).read_text().replace(BACKUP, BACKUP + '",\n    "touch extra')
     Path(str(path)).write_text(text)
@@ -113,8 +144,7 @@ def test_a_command_the_policy_denies_is_refused_at_run_time_even_if_approved(
     assert ran.returncode == 1 and "FAILED" in ran.stderr
 
 
-def test_a_malformed_job_file_names_the_file_and_line(user_home: Path,
-                                                      fake_crontab: Path) -> None:
+def test_a_malformed_job_file_names_the_file_and_line(user_home: Path, fake_crontab: Path) -> None:
     job = make_job("x", ["true"], Schedule.parse("daily"), workdir=user_home, writable=[])
     path, *_ = install(job)
     Path(str(path)).write_text("commands = [\n  'unterminated\n")
@@ -124,8 +154,29 @@ def test_a_malformed_job_file_names_the_file_and_line(user_home: Path,
     assert listed.returncode == 0 and "warning:" in listed.stderr
 
 
-def test_jobs_add_refuses_without_a_terminal_unless_yes(user_home: Path,
-                                                        fake_crontab: Path) -> None:
+def test_jobs_add_refuses_without_a_terminal_unless_yes(
+    user_home: Path, fake_crontab: Path
+) -> None:
     proc = shellagent("jobs", "add", "x", "--every", "day", "--", "true", cwd=user_home)
     assert proc.returncode == 2 and "pass -y" in proc.stderr
     assert not fake_crontab.exists()
+
+
+def test_preview_runs_on_a_copy_shows_the_changes_and_records_no_run(
+    user_home: Path, fake_crontab: Path
+) -> None:
+    work = user_home / "work"
+    job = make_job(
+        "backup", [BACKUP, "rm -f backups/old.tgz"], Schedule.parse("daily"),
+        workdir=work, writable=[work / "backups"],
+    )  # fmt: skip
+    (work / "backups" / "old.tgz").write_text("old")
+    install(job)
+    done = shellagent("jobs", "run", "--preview", job.id, cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert "new  " in done.stdout and "docs.tgz" in done.stdout
+    assert "DEL" in done.stdout and "old.tgz" in done.stdout
+    assert "preview: nothing was applied" in done.stdout
+    assert not (work / "backups" / "docs.tgz").exists()
+    assert (work / "backups" / "old.tgz").exists()
+    assert "never" in shellagent("jobs", "list", cwd=work).stdout  # no run recorded

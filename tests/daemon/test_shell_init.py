@@ -1,0 +1,110 @@
+"""The shell key binding, driven in a real terminal (tmux) for bash and zsh: type a
+description, press Ctrl-G, and the line holds the proposed command; nothing runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from shellagent.cli.main import main
+from tests.daemon.conftest import cmd, start_daemon, stop
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+ASK = str(Path(sys.executable).with_name("ask"))
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
+
+
+def _wait_for(session: str, text: str, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _tmux("capture-pane", "-p", "-t", session)
+        if text in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared:\n{screen}")
+
+
+@pytest.mark.parametrize(
+    ("shell", "argv"), [("bash", ["bash", "--norc", "--noprofile"]), ("zsh", ["zsh", "-f"])]
+)
+def test_ctrl_g_puts_the_proposed_command_in_the_buffer(
+    shell: str,
+    argv: list[str],
+    tmp_path: Path,
+    script: Callable[..., str],
+) -> None:
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{shell} is not installed")
+    marker = tmp_path / "ran"
+    proposal = f"ls -S | head -n 5 && touch {marker}"
+    daemon = start_daemon("--model", script(cmd(proposal, "largest files")))
+    rc = tmp_path / f"init.{shell}"
+    rc.write_text(_snippet(shell))
+    session = f"sa-{uuid.uuid4().hex[:6]}"
+    env = [f"{k}={v}" for k, v in os.environ.items() if k.startswith("SHELLAGENT_")]
+    try:
+        _tmux(
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "150",
+            "-y",
+            "30",
+            *[x for kv in env for x in ("-e", kv)],
+            "-e",
+            "PS1=$ ",
+            " ".join(argv),
+        )
+        # the binding is in place (and the shell idle at its prompt) before a key is typed:
+        # a shell that is still starting may drop typeahead
+        _tmux("send-keys", "-t", session, f"source {rc}; echo sourced-$((40 + 2))", "Enter")
+        _wait_for(session, "sourced-42")
+        time.sleep(0.2)
+        _tmux("send-keys", "-t", session, "show the biggest files here")
+        _wait_for(session, "biggest files here")
+        _tmux("send-keys", "-t", session, "C-g")
+        screen = _wait_for(session, "head -n 5 && touch")
+        assert "policy: ask" in screen  # the verdict is shown beside it
+        last = [line for line in screen.splitlines() if "head -n 5" in line][-1]
+        assert last.strip().endswith(f"touch {marker}")  # the whole command, in the buffer
+        time.sleep(0.5)
+        assert not marker.exists()  # nothing ran
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        stop(daemon)
+
+
+def _snippet(shell: str) -> str:
+    from shellagent.cli.cmd_shell_init import snippet
+
+    return snippet(shell, "g", ASK)
+
+
+def test_shell_init_prints_each_shell_s_binding_and_refuses_odd_keys(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    expected = {
+        "bash": "bind -x '\"\\C-x\": __shellagent_propose'",
+        "zsh": "bindkey '^X' __shellagent_propose",
+        "fish": "bind \\cx __shellagent_propose",
+    }
+    for shell, line in expected.items():
+        assert main(["shell-init", shell, "--key", "ctrl-x"]) == 0
+        out = capsys.readouterr().out
+        assert line in out and "--propose" in out, out
+    assert main(["shell-init", "bash", "--key", "alt-q"]) == 2
+    assert "unsupported key" in capsys.readouterr().err
