@@ -2,20 +2,28 @@
 # Set up shellagent.
 #
 #   ./install.sh          user install: bubblewrap, a venv in the user's data dir, `ask` and
-#                         `shellagent` in ~/.local/bin, the embedded model, a systemd user
-#                         unit for the daemon where systemd is available
-#   ./install.sh --dev    a ./.venv in this checkout: the package editable, test tools
+#                         `shellagent` in ~/.local/bin (added to PATH for new shells), the
+#                         embedded model, a systemd user unit for the daemon where systemd is
+#                         available
+#   ./install.sh --no-modify-path   the same, without touching shell startup files
+#   ./install.sh --train  the user install plus `shellagent train` (PyTorch CPU, PEFT)
+#   ./install.sh --dev    a ./.venv in this checkout: the package editable, test and
+#                         training tools
 #
 # Both are idempotent: a second run with nothing changed does nothing and is quick.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=user
+modify_path=yes
+train=no
 case "${1:-}" in
-  --dev) mode=dev ;;
+  --dev) mode=dev; train=yes ;;
+  --train) train=yes ;;
+  --no-modify-path) modify_path=no ;;
   "") ;;
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "install.sh: unknown option $1 (use --dev or nothing)" >&2; exit 2 ;;
+  -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install.sh: unknown option $1 (use --dev, --train, --no-modify-path or nothing)" >&2; exit 2 ;;
 esac
 
 say() { printf '%s\n' "$*"; }
@@ -68,10 +76,24 @@ fingerprint() {
       ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)
 }
 
+# PyTorch for `shellagent train`, a CPU build: from PyPI, torch is a CUDA build of several
+# GB on x86_64 Linux. Tried in order: PyTorch's CPU index; 2.13.0, which machines of this
+# project's CI carry as a local CPU wheel; then whatever the configured index offers.
+install_torch() {  # $1 = venv dir
+  local pip=("$1/bin/python" -m pip install --disable-pip-version-check -q)
+  "$1/bin/python" -c 'import torch' 2>/dev/null && return 0
+  say "installing PyTorch (CPU build) for shellagent train"
+  "${pip[@]}" --timeout 20 --retries 0 --index-url https://download.pytorch.org/whl/cpu torch \
+      >/dev/null 2>&1 && return 0
+  "${pip[@]}" "torch==2.13.0" >/dev/null 2>&1 && return 0
+  say "note: no CPU build of PyTorch was found; installing the default one (it may be large)"
+  "${pip[@]}" torch
+}
+
 make_venv() {  # $1 = venv dir, $2... = pip install arguments
   local venv=$1; shift
   local stamp="$venv/.shellagent-installed" want
-  want="$(fingerprint) $mode"
+  want="$(fingerprint) $mode $train"
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
      && "$venv/bin/python" -c 'import shellagent, llama_cpp' 2>/dev/null; then
     return 0
@@ -91,6 +113,7 @@ make_venv() {  # $1 = venv dir, $2... = pip install arguments
   say "installing shellagent into $venv (the first time, llama-cpp-python compiles: ~10 minutes)"
   export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
   "$venv/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip >/dev/null 2>&1 || true
+  [ "$train" = yes ] && install_torch "$venv"
   "$venv/bin/python" -m pip install --disable-pip-version-check -q "$@"
   printf '%s\n' "$want" > "$stamp"
   did+=("installed shellagent and its dependencies into $venv")
@@ -98,7 +121,7 @@ make_venv() {  # $1 = venv dir, $2... = pip install arguments
 
 if [ "$mode" = dev ]; then
   ensure_bubblewrap
-  make_venv "$here/.venv" -e "$here[dev]"
+  make_venv "$here/.venv" -e "$here[dev,train]"
   if [ ${#did[@]} -eq 0 ]; then
     say "already set up: nothing to do"
   else
@@ -113,7 +136,7 @@ venv="$data_home/shellagent/venv"
 bin="$HOME/.local/bin"
 ensure_bubblewrap
 mkdir -p "$data_home/shellagent" && chmod 700 "$data_home/shellagent"
-make_venv "$venv" "$here"
+if [ "$train" = yes ]; then make_venv "$venv" "$here[train]"; else make_venv "$venv" "$here"; fi
 mkdir -p "$bin"
 for tool in ask shellagent; do
   if [ "$(readlink "$bin/$tool" 2>/dev/null)" != "$venv/bin/$tool" ]; then
@@ -141,8 +164,62 @@ else
   printf '%s\n' "${did[@]/#/- }"
 fi
 "$venv/bin/shellagent" doctor || say "(shellagent doctor found something to fix: see above)"
-case ":$PATH:" in
-  *":$bin:"*) ;;
-  *) say "note: $bin is not on your PATH; add it: echo 'export PATH=\"\$HOME/.local/bin:\$PATH\"' >> ~/.bashrc" ;;
+
+# New shells must find `ask`: add ~/.local/bin to PATH in the startup files of the shells
+# this user has (a marked, idempotent block; --no-modify-path skips it).
+path_line='case ":$PATH:" in *":$HOME/.local/bin:"*) ;; *) PATH="$HOME/.local/bin:$PATH" ;; esac'
+mark="# shellagent: ask and shellagent live in ~/.local/bin"
+add_path_to() {  # $1 = startup file, $2 = the line to add
+  local file=$1 line=$2
+  grep -qsF "$mark" "$file" && return 0
+  printf '\n%s\n%s\n' "$mark" "$line" >> "$file"
+  changed_path+=("$file")
+}
+changed_path=()
+if [ "$modify_path" = yes ]; then
+  add_path_to "$HOME/.profile" "$path_line"
+  add_path_to "$HOME/.bashrc" "$path_line"
+  if [ -f "$HOME/.zshrc" ] || [ "$(basename "${SHELL:-}")" = zsh ]; then
+    add_path_to "$HOME/.zshrc" "$path_line"
+  fi
+  if command -v fish >/dev/null 2>&1 && [ -d "${XDG_CONFIG_HOME:-$HOME/.config}/fish" ]; then
+    mkdir -p "${XDG_CONFIG_HOME:-$HOME/.config}/fish/conf.d"
+    add_path_to "${XDG_CONFIG_HOME:-$HOME/.config}/fish/conf.d/shellagent.fish" \
+      'fish_add_path -g $HOME/.local/bin'
+  fi
+fi
+if [ ${#changed_path[@]} -gt 0 ]; then
+  say "- added $bin to PATH for new shells in: ${changed_path[*]}"
+fi
+
+# The Ctrl-G key binding (describe -> proposed command in your prompt): offered, never forced.
+user_shell=$(basename "${SHELL:-bash}")
+case "$user_shell" in
+  bash) rc="$HOME/.bashrc" ;;
+  zsh) rc="$HOME/.zshrc" ;;
+  fish) rc="${XDG_CONFIG_HOME:-$HOME/.config}/fish/conf.d/shellagent-keys.fish" ;;
+  *) rc="" ;;
 esac
-say "next: ask \"find the five largest files in ~/Downloads\""
+init_line="eval \"\$($bin/shellagent shell-init $user_shell)\""
+[ "$user_shell" = fish ] && init_line="$bin/shellagent shell-init fish | source"
+if [ -n "$rc" ] && ! grep -qsF "shellagent shell-init" "$rc"; then
+  if [ -t 0 ] && [ -t 1 ] && [ "${CI:-}" != true ]; then
+    printf 'Add the Ctrl-G key binding to %s (type a description, press Ctrl-G, get a command)? [y/N] ' "$rc"
+    read -r answer || answer=n
+    case "$answer" in
+      y|Y|yes) mkdir -p "$(dirname "$rc")"; printf '\n%s\n' "$init_line" >> "$rc"
+               say "- added the key binding to $rc (new shells)" ;;
+      *) say "to add it later: echo '$init_line' >> $rc" ;;
+    esac
+  else
+    say "optional key binding: echo '$init_line' >> $rc"
+  fi
+fi
+case ":$PATH:" in
+  *":$bin:"*)
+    say "next: ask \"find the five largest files in ~/Downloads\"" ;;
+  *)
+    say "this shell does not have $bin on its PATH yet; type either"
+    say "    $bin/ask \"find the five largest files in ~/Downloads\""
+    say "or first:  export PATH=\"\$HOME/.local/bin:\$PATH\"" ;;
+esac

@@ -18,12 +18,15 @@ def test_install_script_is_valid_bash_and_rejects_unknown_options() -> None:
     assert proc.returncode == 2 and "unknown option --bogus" in proc.stderr
 
 
-@pytest.mark.skipif(Path(sys.prefix).resolve() != (ROOT / ".venv").resolve() or not STAMP.exists(),
-                    reason="only meaningful inside the .venv that ./install.sh --dev made")
+@pytest.mark.skipif(
+    Path(sys.prefix).resolve() != (ROOT / ".venv").resolve() or not STAMP.exists(),
+    reason="only meaningful inside the .venv that ./install.sh --dev made",
+)
 def test_a_second_dev_install_changes_nothing() -> None:
     before = STAMP.stat().st_mtime_ns
-    proc = subprocess.run([str(ROOT / "install.sh"), "--dev"], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [str(ROOT / "install.sh"), "--dev"], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr
     assert "already set up: nothing to do" in proc.stdout
     assert STAMP.stat().st_mtime_ns == before
