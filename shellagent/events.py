@@ -178,6 +178,8 @@ class SessionStart(_Line):
     versions: dict[str, str] | None = _optional()
     source: EventSource | None = _optional()
     task_id: str | None = _optional()
+    # the session this one follows up (``ask -c``, ``--resume``, an interactive session)
+    continues: str | None = _optional()
 
 
 @dataclass(frozen=True)
@@ -311,6 +313,7 @@ class End(_Line):
     turns: int | None = _optional()
     success: bool | None = _optional()
     error: str = _optional("")
+    cwd: str | None = _optional()  # the shell's working directory when the session ended
 
 
 TranscriptEvent = (
@@ -505,6 +508,7 @@ class Summary(_Wire):
     transcript: str
     # confirmed (the user said it did), failed, unverified (nobody checked), incomplete
     verdict: str = _optional("")
+    cwd: str | None = _optional()  # the sandbox shell's working directory at the end
 
 
 @dataclass(frozen=True)

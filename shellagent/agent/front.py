@@ -34,6 +34,7 @@ from shellagent.agent.loop import Outcome, run_task
 
 if TYPE_CHECKING:
     from shellagent.agent.examples import ExampleLibrary
+    from shellagent.agent.followup import Earlier
     from shellagent.agent.proposal import JobInstaller
     from shellagent.events import EventSource, TranscriptEvent
     from shellagent.model.backend import Backend
@@ -138,6 +139,7 @@ class Agent:
         on_output: Callable[[str], None] | None = None,
         on_token: Callable[[str], None] | None = None,
         task_id: str | None = None,
+        earlier: Earlier | None = None,
     ) -> Outcome:
         """Run ``task`` to its end (``run_task``). A shell or sink it opened itself is closed
         afterwards; one that was given is left to its owner."""
@@ -166,6 +168,7 @@ class Agent:
                 task_id=task_id,
                 job_installer=self.job_installer,
                 examples=self.examples,
+                earlier=earlier,
             )
         finally:
             if own_shell is not None:

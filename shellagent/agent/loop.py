@@ -54,6 +54,7 @@ from shellagent.events import (
 
 if TYPE_CHECKING:
     from shellagent.agent.examples import ExampleLibrary
+    from shellagent.agent.followup import Earlier
     from shellagent.agent.proposal import JobInstaller
     from shellagent.model.backend import Backend, Generation
     from shellagent.policy import PolicyEngine
@@ -74,6 +75,7 @@ class Outcome:
     commands: tuple[CommandResult, ...]
     error: str = ""
     environment_problem: bool = False
+    cwd: str | None = None  # the shell's working directory at the end
 
     @property
     def finished(self) -> bool:
@@ -120,6 +122,7 @@ def run_task(
     task_id: str | None = None,
     job_installer: JobInstaller | None = None,
     examples: ExampleLibrary | None = None,
+    earlier: Earlier | None = None,
 ) -> Outcome:
     """Run ``task`` to its end and return how it ended (see the module docstring).
 
@@ -130,7 +133,8 @@ def run_task(
     ``job_installer`` installs a recurring job the user approved; without one the model is
     told that jobs cannot be made here. ``examples`` is the library worked examples are
     retrieved from (``config.examples`` of them, rewritten to the task's paths); without
-    one the prompt shows the reply format on the task's own paths.
+    one the prompt shows the reply format on the task's own paths. ``earlier`` makes the
+    task a follow-up: the digest of the sessions it continues opens the task message.
     """
     session_id = sink.session_id
     if not session_id:
@@ -172,6 +176,7 @@ def run_task(
             versions=_versions(),
             source=source,
             task_id=task_id,
+            continues=earlier.session if earlier else None,
         )
     )
     shown = ""
@@ -182,7 +187,8 @@ def run_task(
             return observation.executed(_Observed(out, code), config.observation_chars // 4)
 
         shown = render(chosen, observe=observe_step)
-    system, user = system_prompt(env, shown, task), task_message(task)
+    system = system_prompt(env, shown, task)
+    user = task_message(task, earlier.text if earlier else "")
     state.conversation = [
         {"role": "system", "content": system},
         {"role": "user", "content": user},
@@ -196,7 +202,8 @@ def run_task(
         stop = _loop(state)
     finally:
         watcher.stop()
-    emit(End(reason=stop.reason, summary=stop.summary, turns=state.turn, error=stop.error))
+    cwd = shell.cwd or None
+    emit(End(reason=stop.reason, summary=stop.summary, turns=state.turn, error=stop.error, cwd=cwd))
     return Outcome(
         reason=stop.reason,
         summary=stop.summary,
@@ -205,6 +212,7 @@ def run_task(
         commands=tuple(state.commands),
         error=stop.error,
         environment_problem=stop.environment_problem,
+        cwd=cwd,
     )
 
 

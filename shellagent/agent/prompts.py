@@ -108,5 +108,8 @@ def format_example(task: str, cwd: str) -> str:
     )
 
 
-def task_message(task: str) -> str:
+def task_message(task: str, earlier: str = "") -> str:
+    """The task as the model is given it; a follow-up's digest of what came before first."""
+    if earlier:
+        return f"Earlier in this conversation:\n{earlier}\n\nNow the next task. Task: {task}"
     return f"Task: {task}"

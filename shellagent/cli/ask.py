@@ -2,6 +2,9 @@
 
 example: ask "how much space do the log files in /var/log take?"
 
+Without a task, ask opens an interactive session where each line is a task or a follow-up
+of the one before; ask -c "…" follows up your last session, ask --resume ID "…" a given one.
+
 Every command is checked by the policy first: allowed ones run, denied ones never do, and
 for the rest you are asked (y run, n refuse, e edit, a always allow, q quit). -y approves
 what the policy asks about, never what it denies. Commands run in a sandboxed bash whose
@@ -27,7 +30,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ask", description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("task", nargs="+", metavar="TASK", help="what to do, in plain words")
+    parser.add_argument(
+        "task",
+        nargs="*",
+        metavar="TASK",
+        help="what to do, in plain words (none: an interactive session)",
+    )
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continues",
+        action="store_const",
+        const="last",
+        default=None,
+        help="follow up your last session (its tasks, commands and kept changes)",
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="ID",
+        default=None,
+        help="follow up session ID (`shellagent logs list` shows them)",
+    )
     parser.add_argument(
         "-y", "--yes", action="store_true", help="approve what the policy asks about (not denies)"
     )
@@ -74,9 +97,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(
                 "--apply goes with -y", hint="without -y you are asked about the changes at the end"
             )
+        if args.resume is not None:
+            if args.continues:
+                raise UsageError("-c and --resume both name the session to follow up: pick one")
+            if not args.resume.replace("-", "").isalnum() or len(args.resume) > 64:
+                raise UsageError(
+                    f"{args.resume!r} is not a session id", hint="shellagent logs list"
+                )
+            args.continues = args.resume
         task = " ".join(args.task).strip()
         if not task:
-            raise UsageError("the task is empty", hint='ask "what to do"')
+            if args.task or args.propose or args.json:
+                raise UsageError("the task is empty", hint='ask "what to do"')
+            return _interactive(args)
         args.task = task
         if args.propose:
             from shellagent.cli.propose import propose
@@ -91,6 +124,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _interactive(args: argparse.Namespace) -> int:
+    """``ask`` without a task: one task per line, each following up the one before."""
+    from shellagent.cli import ask_repl
+
+    if not ask_repl.usable():
+        raise UsageError(
+            "no task given, and this is not a terminal for an interactive session",
+            hint='ask "what to do"',
+        )
+    from shellagent.cli.ask_client import run_in_process, run_via_daemon
+
+    if not args.no_daemon:
+        return ask_repl.interactive(args, run_via_daemon)
+    from shellagent.daemon.server import configured_pool
+
+    pool = configured_pool(args.model)  # loaded once for the whole session
+    try:
+        return ask_repl.interactive(args, lambda a, ui: run_in_process(a, ui, pool))
+    finally:
+        pool.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

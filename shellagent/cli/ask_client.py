@@ -207,15 +207,18 @@ def run_via_daemon(args: argparse.Namespace, ui: Any = None) -> int:
     return run_on(lambda: Connection(connect_or_start(quiet=args.json)), args, ui)
 
 
-def run_in_process(args: argparse.Namespace, ui: Any = None) -> int:
+def run_in_process(args: argparse.Namespace, ui: Any = None, pool: Any = None) -> int:
     """``ask --no-daemon``: the daemon's task machinery, served in this process over a socket
-    pair, so the run looks and behaves exactly like one through the daemon."""
+    pair, so the run looks and behaves exactly like one through the daemon. ``pool`` is a
+    model pool to reuse (an interactive session's); without one the model is loaded here and
+    unloaded at the end."""
     import threading
 
     from shellagent.daemon.server import Daemon, configured_pool
     from shellagent.jobs import Installer
 
-    pool = configured_pool(args.model)
+    own_pool = pool is None
+    pool = pool or configured_pool(args.model)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     server = threading.Thread(
         target=Daemon(paths.runtime_dir(), pool, job_installer=Installer()).serve_one,
@@ -228,7 +231,8 @@ def run_in_process(args: argparse.Namespace, ui: Any = None) -> int:
     finally:
         ours.close()
         server.join(timeout=10)
-        pool.close()
+        if own_pool:
+            pool.close()
 
 
 def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: Any = None) -> int:
@@ -246,7 +250,7 @@ def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: A
         conn.send(
             "ask",
             task=args.task,
-            cwd=os.getcwd(),
+            cwd=getattr(args, "cwd", None) or os.getcwd(),
             model=args.model,
             dry_run=args.dry_run,
             yes=args.yes,
@@ -254,6 +258,7 @@ def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: A
             confirm=not args.json,
             interactive=interactive,
             max_turns=getattr(args, "max_turns", None),
+            continues=getattr(args, "continues", None),
         )
         return follow(conn, ui)
     finally:

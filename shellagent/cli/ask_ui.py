@@ -182,6 +182,7 @@ class AskUI:
         self._hidden = 0
         self._ended_line = True
         self._proposed = ""
+        self.last_summary: Summary | None = None  # how the latest task ended
 
     @classmethod
     def for_terminal(cls, *, json_lines: bool = False, dry_run: bool = False) -> AskUI:
@@ -226,6 +227,8 @@ class AskUI:
     # -- events --------------------------------------------------------------------------
 
     def event(self, event: WireEvent) -> None:
+        if isinstance(event, Summary):
+            self.last_summary = event
         if self.json_lines:
             self._print(json.dumps({"v": protocol.VERSION, **to_dict(event)}, ensure_ascii=True))
             return

@@ -50,6 +50,7 @@ class Review:
 
     workspace: Workspace
     outcome: ChangesOutcome = "none"
+    resumed: bool = False  # the kept overlays of an earlier session, continued
 
     @classmethod
     def create(cls, session: str, profile: Profile) -> Review:
@@ -58,6 +59,23 @@ class Review:
 
         lowers = [Path.home(), *profile.writable]
         return cls(Workspace.create(session, [p for p in lowers if p.is_dir()]))
+
+    @classmethod
+    def resume(cls, session: str, profile: Profile) -> Review | None:
+        """The kept overlays of ``session``, for a follow-up that goes on where it stopped;
+        None when they are gone (applied, discarded) or do not cover what ``profile`` may
+        write (the follow-up runs in another directory)."""
+        from shellagent.transaction import Workspace
+
+        try:
+            workspace = Workspace.open(session)
+        except ShellagentError:
+            return None
+        lowers = [t.lower for t in workspace.trees]
+        needed = [p.resolve() for p in (Path.home(), *profile.writable) if p.is_dir()]
+        if all(any(p.is_relative_to(lower) for lower in lowers) for p in needed):
+            return cls(workspace, resumed=True)
+        return None
 
     def profile(self, base: Profile) -> Profile:
         """``base`` with its write grants turned into overlays."""

@@ -50,6 +50,7 @@ from shellagent.events import (
 
 if TYPE_CHECKING:
     from shellagent.agent import Approval, ApprovalRequest, Approver, JobInstaller, Outcome
+    from shellagent.agent.followup import Earlier
     from shellagent.daemon.messages import ApprovalReply, Ask, ChangesReply, ConfirmReply
     from shellagent.daemon.review import Review
     from shellagent.model.pool import ModelPool
@@ -260,8 +261,9 @@ class TaskWorker:
             examples=default_library(),
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
+        earlier = self._earlier()
         self.state = "starting sandbox"
-        note = self._open_sandbox(agent) if review else None
+        note = self._open_sandbox(agent, earlier) if review else None
         if self._shell is None:
             self._shell = agent.open_shell()
         elif settings.ask.review == "changes" and not req.yes:
@@ -275,7 +277,7 @@ class TaskWorker:
         )
         from shellagent.daemon.review import interrupted_note
 
-        for line in (note, interrupted_note()):
+        for line in (_continuing(earlier, self._review), note, interrupted_note()):
             if line:
                 self._send(Failure(code=protocol.NOTE, message=line))
         log.info("task %s started for pid %d", self.session_id, self.client_pid)
@@ -289,6 +291,7 @@ class TaskWorker:
                     cancel=self.cancelled,
                     on_event=self._on_event,
                     on_output=self._on_output,
+                    earlier=earlier,
                 )
             finally:
                 self.ended = True
@@ -325,29 +328,45 @@ class TaskWorker:
                 exit_code=outcome.exit_code,
                 transcript=str(sink.path),
                 verdict=verdict,
+                cwd=outcome.cwd,
             )
         )
 
     # -- the change-set review ---------------------------------------------------------
 
-    def _open_sandbox(self, agent: Any) -> str | None:
-        """Start the session's sandbox on overlays; the note to show when it cannot."""
+    def _earlier(self) -> Earlier | None:
+        """What a follow-up carries over (``Ask.continues``); None for a new conversation."""
+        ident = self.request.continues
+        if not ident:
+            return None
+        from shellagent.agent.followup import last_session, load_earlier
+
+        return load_earlier(last_session() if ident == "last" else ident)
+
+    def _open_sandbox(self, agent: Any, earlier: Earlier | None = None) -> str | None:
+        """Start the session's sandbox on overlays (a follow-up goes on with the changes its
+        session kept); the note to show when it cannot."""
         from shellagent.daemon.review import Review, overlay_problem
 
         problem = overlay_problem()
         if problem is None:
-            review = Review.create(self.session_id, agent.profile)
             direct = agent.profile
-            agent.profile = review.profile(direct)
-            try:
-                self._shell = agent.open_shell()
-            except ShellagentError as exc:
-                review.discard("none")
-                agent.profile = direct
-                problem = exc.message
-            else:
-                self._review = review
-                return None
+            kept = earlier is not None and earlier.changes == "kept"
+            resumed = Review.resume(earlier.session, direct) if earlier and kept else None
+            for review in (resumed, None):
+                review = review or Review.create(self.session_id, direct)
+                agent.profile = review.profile(direct)
+                try:
+                    self._shell = agent.open_shell()
+                except ShellagentError as exc:
+                    agent.profile = direct
+                    problem = exc.message
+                    if not review.resumed:
+                        review.discard("none")
+                        break
+                else:
+                    self._review = review
+                    return None
         log.info("task %s: no overlays: %s", self.session_id, problem)
         return (
             f"your files cannot be seen through a copy here ({problem}); approved commands "
@@ -570,3 +589,19 @@ class TaskWorker:
         if reply.decision == "always":
             return Approval("always", reason=reply.reason, scope=reply.scope)
         return Approval(reply.decision, reason=reply.reason)
+
+
+def _continuing(earlier: Earlier | None, review: Review | None) -> str | None:
+    """The line telling the user what a follow-up carries over, or None."""
+    if earlier is None:
+        return None
+    tasks = f"{earlier.tasks} earlier task{'s' if earlier.tasks != 1 else ''}"
+    line = f"continuing session {earlier.session}: {tasks} in the model's context"
+    if earlier.dropped:
+        line += f" ({earlier.dropped} older ones left out: they no longer fit)"
+    if earlier.changes == "kept":
+        if review is not None and review.resumed:
+            line += "; its kept changes are in this copy"
+        else:
+            line += f"; its kept changes are not in this copy: `shellagent apply {earlier.session}`"
+    return line

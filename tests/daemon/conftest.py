@@ -210,6 +210,7 @@ def ask_inprocess(
     dry_run: bool = False,
     max_turns: int | None = None,
     apply: bool = False,
+    continues: str | None = None,
 ) -> Run:
     """Run one task through the daemon; each prompt is answered by the next of ``keys``,
     typed through prompt-toolkit pipe input. ``keys=None``: nobody at a terminal."""
@@ -239,6 +240,7 @@ def ask_inprocess(
                 apply=apply,
                 interactive=keys is not None,
                 max_turns=max_turns,
+                continues=continues,
             )
             code = follow(conn, ui)
         finally:

@@ -1,0 +1,209 @@
+"""Follow-ups and the interactive session, through a real daemon and sandbox: a task that
+continues an earlier session is given a digest of it, records the link, and works on the
+changes that session kept; ``ask -c``, ``ask --resume`` and ``ask`` with no task."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellagent.cli.ask import build_parser
+from shellagent.cli.ask_client import run_via_daemon
+from shellagent.cli.ask_repl import _next_cwd, interactive
+from shellagent.events import ChangesDone, Failure, Summary
+from tests.daemon.conftest import (
+    DaemonProc,
+    RecordingUI,
+    ask_cli,
+    ask_inprocess,
+    cmd,
+    done,
+    transcript_events,
+)
+
+
+def _task_message(session: str) -> str:
+    users = [e for e in transcript_events(session) if e.get("role") == "user"]
+    return str(users[0]["content"])
+
+
+def _start(session: str) -> dict[str, Any]:
+    return transcript_events(session)[0]
+
+
+def test_a_follow_up_is_given_the_earlier_task_and_records_the_link(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    first = ask_inprocess(
+        "count the lines", script(cmd("echo lines-counted-42"), done("there are 42")), workdir
+    )
+    assert first.code == 0 and _start(first.summary.session).get("continues") is None
+    second = ask_inprocess(
+        "and double it", script(done("84"), done("84")), workdir, continues=first.summary.session
+    )
+    assert second.code == 0
+    message = _task_message(second.summary.session)
+    assert message.startswith("Earlier in this conversation:")
+    assert "Earlier task: count the lines" in message
+    assert "$ echo lines-counted-42   (exit 0)" in message and "    lines-counted-42" in message
+    assert message.endswith("Task: and double it")
+    assert _start(second.summary.session)["continues"] == first.summary.session
+    notes = [e.message for e in second.of(Failure) if "continuing session" in e.message]
+    assert notes == [
+        f"continuing session {first.summary.session}: 1 earlier task in the model's context"
+    ]
+    # a third follows the chain back through the second
+    third = ask_inprocess("thanks", script(done("ok"), done("ok")), workdir, continues="last")
+    message = _task_message(third.summary.session)
+    assert message.index("count the lines") < message.index("and double it")
+
+
+def test_a_follow_up_goes_on_with_the_changes_its_session_kept(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    first = ask_inprocess(
+        "write a note", script(cmd("echo kept-text > note.txt"), done("written")), workdir, yes=True
+    )
+    assert first.of(ChangesDone)[0].outcome == "kept"
+    assert not (workdir / "note.txt").exists()  # kept on the copy, not applied
+    second = ask_inprocess(
+        "show it", script(cmd("cat note.txt"), done("shown")), workdir, continues="last", yes=True
+    )
+    assert second.summary.exit_codes == (0,)
+    assert "kept-text" in second.out  # the second task sees the first one's kept change
+    notes = " ".join(e.message for e in second.of(Failure))
+    assert "its kept changes are in this copy" in notes
+    assert not (workdir / "note.txt").exists()
+
+
+def test_the_digest_leaves_out_the_oldest_tasks_and_says_so(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    previous = None
+    for n in range(12):
+        words = f"task number {n} " + "x" * 150
+        run = ask_inprocess(
+            words, script(done(f"did {n}"), done(f"did {n}")), workdir, continues=previous
+        )
+        previous = run.summary.session
+    last = ask_inprocess("and now?", script(done("ok"), done("ok")), workdir, continues=previous)
+    notes = " ".join(e.message for e in last.of(Failure))
+    assert "older ones left out: they no longer fit" in notes
+    message = _task_message(last.summary.session)
+    assert "task number 11" in message and "task number 0 " not in message
+    assert len(message) < 2_000
+
+
+def test_ask_c_follows_up_the_last_session_and_resume_names_one(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    first = ask_cli("--model", script(cmd("echo one"), done("one")), "say one", cwd=workdir)
+    assert first.returncode == 0, first.stderr
+    second = ask_cli("--model", script(done("two"), done("two")), "-c", "now two", cwd=workdir)
+    assert second.returncode == 0, second.stderr
+    assert "continuing session" in second.stderr
+    sessions = sorted(Path(p).name for p in _transcripts())
+    assert len(sessions) == 2
+    newest = json.loads(_transcripts()[-1].read_text().splitlines()[0])
+    assert newest["continues"] == sessions[0].removesuffix(".jsonl")
+    third = ask_cli(
+        "--model", script(done("3"), done("3")), "--resume", sessions[0][:17], "again", cwd=workdir
+    )
+    assert third.returncode == 0, third.stderr
+    missing = ask_cli(
+        "--model", script(done("x"), done("x")), "--resume", "19990101T000000", "x", cwd=workdir
+    )
+    assert missing.returncode == 2 and "no session '19990101T000000'" in missing.stderr
+    both = ask_cli("-c", "--resume", "abc", "x", cwd=workdir)
+    assert both.returncode == 2 and "pick one" in both.stderr
+
+
+def test_no_task_without_a_terminal_is_a_usage_error(workdir: Path) -> None:
+    result = ask_cli(cwd=workdir)
+    assert result.returncode == 2
+    assert "not a terminal" in result.stderr and 'ask "what to do"' in result.stderr
+
+
+def _transcripts() -> list[Path]:
+    from shellagent.paths import transcripts_dir
+
+    return sorted(transcripts_dir().glob("*.jsonl"))
+
+
+@pytest.fixture
+def by_task(tmp_path: Path) -> Callable[[dict[str, list[str]]], str]:
+    def write(replies: dict[str, list[str]]) -> str:
+        path = tmp_path / "by_task.json"
+        path.write_text(json.dumps({"by_task": replies}))
+        return f"scripted:{path}"
+
+    return write
+
+
+def _lines(*lines: str) -> Callable[[str], str]:
+    queue: Iterator[str] = iter(lines)
+
+    def read(prompt: str) -> str:
+        line = next(queue, None)
+        if line is None:
+            raise EOFError
+        if line == "^C":
+            raise KeyboardInterrupt
+        return line
+
+    return read
+
+
+def test_the_interactive_session_runs_each_line_as_a_follow_up_of_the_last(
+    daemon: DaemonProc,
+    by_task: Callable[[dict[str, list[str]]], str],
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    (workdir / "sub").mkdir()
+    model = by_task(
+        {
+            "list the files": [cmd("cd sub && ls"), done("listed")],
+            "where am i": [cmd("pwd"), done("in sub")],
+        }
+    )
+    monkeypatch.chdir(workdir)
+    args: argparse.Namespace = build_parser().parse_args(["--model", model])
+    with create_pipe_input() as pipe:
+        ui = RecordingUI(
+            [],
+            out=io.StringIO(),
+            err=io.StringIO(),
+            can_prompt=True,
+            pt_input=pipe,
+            pt_output=DummyOutput(),
+        )
+        code = interactive(
+            args, run_via_daemon, ui=ui, read_line=_lines("list the files", "^C", "", "where am i")
+        )
+    assert code == 0  # Ctrl-D after the last task, which finished
+    summaries = [e for e in ui.events if isinstance(e, Summary)]
+    assert [s.reason for s in summaries] == ["finished", "finished"]
+    assert summaries[0].cwd == str(workdir / "sub")
+    second = transcript_events(summaries[1].session)
+    assert second[0]["continues"] == summaries[0].session
+    assert second[0]["cwd"] == str(workdir / "sub")  # the next task starts where the last ended
+    assert "Earlier task: list the files" in _task_message(summaries[1].session)
+
+
+def test_the_next_task_starts_only_in_a_directory_that_exists_on_the_host(tmp_path: Path) -> None:
+    start = tmp_path
+    (start / "real").mkdir()
+    assert _next_cwd(str(start / "real"), start, start) == start / "real"
+    assert _next_cwd(str(start / "made-on-the-copy"), start, start) == start
+    assert _next_cwd("/tmp", start, start) == start  # the sandbox's private /tmp is not yours
+    assert _next_cwd(None, start / "real", start) == start / "real"
