@@ -162,6 +162,10 @@ _SAME = {
     "usage": "size",
 }
 _WORD = re.compile(r"[a-z]+")
+RECORDED_HOME = "/root"  # the home directory the shipped library's outputs were recorded in
+_HERE = re.compile(
+    r"\b(here|this (folder|directory|dir)|current (folder|directory|dir)|cwd)\b", re.I
+)
 
 
 def _role(value: str) -> str | None:
@@ -303,12 +307,21 @@ def rewrite(example: Example, task: str) -> Example:
     """``example`` with its slot values replaced by the task's values of the same roles.
 
     Only roles both have are replaced, longest value first (so ``/srv/cache/a.tmp`` is not
-    half-rewritten through ``/srv/cache``); an example whose slots do not line up is
+    half-rewritten through ``/srv/cache``); a task that names no folder but says "here"
+    (or "this folder") has ``.`` for its folder. An example whose slots do not line up is
     returned as it is."""
     target = slots_of(task)
+    if "dir" not in target and _HERE.search(task):
+        target["dir"] = "."  # "the largest files here": the example's folder becomes "."
     pairs = [(v, target[k]) for k, v in example.slots.items() if k in target and v != target[k]]
     if not pairs:
         return example
+    # outputs show a home-relative folder expanded, as it was where the library was built
+    pairs += [
+        (RECORDED_HOME + old[1:], str(Path.home()) + new[1:] if new.startswith("~/") else new)
+        for old, new in pairs
+        if old.startswith("~/")
+    ]
     pairs.sort(key=lambda p: len(p[0]), reverse=True)
 
     def swap(text: str) -> str:

@@ -21,6 +21,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -159,18 +160,32 @@ class HostView:
             script = self.dir / "bin" / name
             script.write_text((shims / source).read_text())
             script.chmod(0o755)
+        for name in ("processes", "listening"):
+            (self.dir / name).touch(mode=0o644)
         self._last = 0.0
-        self.refresh(force=True)
+        # The first snapshot (about 12 ms: /proc and ``ss``) is taken while the sandbox
+        # starts; every command waits for it (``refresh``), so none sees an empty view.
+        self._first: threading.Thread | None = threading.Thread(
+            target=self._write, name="hostview", daemon=True
+        )
+        self._first.start()
 
     def bind_args(self) -> list[str]:
         return ["--ro-bind", str(self.dir), "/run/host"]
 
     def refresh(self, command: str = "", *, force: bool = False) -> None:
-        """A fresh snapshot if ``command`` looks at processes (or ``force``)."""
+        """A fresh snapshot if ``command`` looks at processes (or ``force``); called before
+        every command, so it first waits for the snapshot taken at start-up."""
+        first, self._first = self._first, None
+        if first is not None:
+            first.join()
         now = time.monotonic()
         if not force and (not LOOKS.search(command) or now - self._last < REFRESH_EVERY_S):
             return
-        self._last = now
+        self._write()
+
+    def _write(self) -> None:
+        self._last = time.monotonic()
         for name, text in (
             ("processes", "\n".join(_processes()) + "\n"),
             ("listening", _listening()),
@@ -182,4 +197,7 @@ class HostView:
             path.chmod(0o644)
 
     def release(self) -> None:
+        first = self._first
+        if first is not None:
+            first.join()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -72,6 +72,15 @@ def test_a_rewritten_example_has_the_tasks_paths_and_none_of_its_own(tmp_path: P
     assert '"why": "look first"' in text
 
 
+def test_a_task_about_here_gets_the_examples_folder_as_dot(tmp_path: Path) -> None:
+    example = _library(tmp_path).search("What are the 5 biggest files in '/srv/videos'?")[0]
+    folder = example.slots["dir"]
+    for task in ("show the five largest files here", "biggest files in this folder"):
+        text = render([rewrite(example, task)])
+        assert folder not in text, (task, text)
+    assert folder in render([rewrite(example, "biggest files on the disk")])
+
+
 def test_roles_that_do_not_line_up_leave_the_example_as_it_is() -> None:
     example = Example.from_record(RECORDS[2])
     assert rewrite(example, "how much memory is free?") == example
