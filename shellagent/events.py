@@ -214,6 +214,8 @@ class ModelTurn(_Line):
     token_ids: tuple[int, ...] | None = None
     logprobs: tuple[Any, ...] | None = None
     redacted: bool = _optional(False)
+    # times the conversation had been cut to fit the model's context, up to this turn
+    context_trims: int | None = _optional()
 
 
 @dataclass(frozen=True)

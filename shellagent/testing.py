@@ -162,8 +162,8 @@ class ScriptedKind:
     point group), for tests and demos of the daemon and ``ask``.
 
     PATH is a JSON file: a list of replies, or ``{"replies": [...], "by_task": {"task
-    text": [...]}}``; a reply is the model's text or ``{"text": ..., "delay_s": ...}``. Each
-    task gets a fresh ``ScriptedBackend`` of its own script.
+    text": [...]}, "context_size": N}``; a reply is the model's text or ``{"text": ...,
+    "delay_s": ...}``. Each task gets a fresh ``ScriptedBackend`` of its own script.
     """
 
     name: str = "scripted"
@@ -199,7 +199,8 @@ class ScriptedKind:
                 items.append(delayed(str(reply.get("text", "")), float(reply.get("delay_s", 0))))
             else:
                 items.append(str(reply))
-        return ScriptedBackend(items, name=f"scripted:{path.name}")
+        size = script.get("context_size", 4096) if isinstance(script, dict) else 4096
+        return ScriptedBackend(items, name=f"scripted:{path.name}", context_size=int(size))
 
 
 # --- agent: FakeShell -------------------------------------------------------------------

@@ -42,13 +42,22 @@ class Earlier:
 
 def last_session(directory: Path | None = None) -> str:
     """The newest session started by ``ask`` (what ``ask -c`` continues)."""
+    from itertools import groupby
+
     from shellagent.transcript.reader import transcript_paths
 
-    for path in sorted(transcript_paths(directory), key=lambda p: p.name, reverse=True):
-        start = read_transcript(path).start
-        if start is not None and start.source in ("ask", None):
-            return start.session
+    # Ids sort by their start second; within one second by their first event's time.
+    newest_first = sorted(transcript_paths(directory), key=lambda p: p.name, reverse=True)
+    for _second, group in groupby(newest_first, key=lambda p: p.name[:15]):
+        started = [t for t in map(read_transcript, group) if _by_ask(t)]
+        if started:
+            return max(started, key=lambda t: t.started or 0.0).session_id
     raise InputError("there is no earlier session to continue", hint='ask "what to do" starts one')
+
+
+def _by_ask(transcript: Transcript) -> bool:
+    start = transcript.start
+    return start is not None and start.source in ("ask", None)
 
 
 def load_earlier(

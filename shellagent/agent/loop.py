@@ -268,6 +268,7 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
 def _generate(state: SessionState, window: ContextWindow) -> Generation:
     try:
         shown = window.fit(state.conversation)
+        state.context_trims = window.trims
     except InputError as exc:
         raise SessionEnd(
             "error", "the conversation no longer fits the model", exc.message
@@ -313,6 +314,7 @@ def _record_reply(
             duration_s=round(generation.duration_s, 4),
             token_ids=generation.token_ids,
             logprobs=generation.logprobs,
+            context_trims=state.context_trims or None,
         )
     )
     # The reply exactly as generated, so the next prompt extends this one token for token.

@@ -79,6 +79,7 @@ class SessionState:
     session_id: str = ""
     turn: int = 0
     invalid_in_a_row: int = 0
+    context_trims: int = 0  # times the conversation was cut to fit the context (context.py)
     running: bool = False
 
 

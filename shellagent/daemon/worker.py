@@ -127,6 +127,7 @@ class TaskWorker:
         self._next_id = 0
         self._why: dict[int, str] = {}
         self._streamed = 0
+        self._told_trimmed = False  # the user heard the conversation was cut to fit
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
     # -- control, from the server's thread ---------------------------------------------
@@ -496,6 +497,15 @@ class TaskWorker:
     def _on_event(self, event: TranscriptEvent) -> None:
         """The loop's transcript events, turned into what the client is shown."""
         if isinstance(event, ModelTurn):
+            if event.context_trims and not self._told_trimmed:
+                self._told_trimmed = True  # once: later cuts go further the same way
+                self._send(
+                    Failure(
+                        code=protocol.NOTE,
+                        message="the conversation no longer fits the model's context: it now "
+                        "sees the oldest command output shortened (the transcript keeps it all)",
+                    )
+                )
             action = event.action or {}
             if "cmd" in action:
                 self._why[event.turn] = action.get("why", "")

@@ -303,8 +303,10 @@ def test_context_overflow_drops_old_observations_instead_of_crashing(
     assert any(m["content"] == STUB for m in last_prompt)
     assert last_prompt[-1]["content"].startswith("exit 0\nxxx")  # the latest is kept whole
     assert all(backend.count_tokens(c) <= 1400 - 100 for c in backend.calls)
-    # The transcript keeps what was observed, in full.
+    # The transcript keeps what was observed, in full, and says when the window was cut.
     assert all(o.startswith("exit 0\nxxx") for o in run.observations())
+    trims = [e.context_trims for e in run.sink.events if isinstance(e, ModelTurn)]
+    assert trims[0] is None and trims[-1] is not None and trims == sorted(trims, key=bool)
 
 
 def test_a_task_too_long_for_the_context_ends_with_a_clear_error(

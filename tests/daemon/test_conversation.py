@@ -108,12 +108,13 @@ def test_ask_c_follows_up_the_last_session_and_resume_names_one(
     second = ask_cli("--model", script(done("two"), done("two")), "-c", "now two", cwd=workdir)
     assert second.returncode == 0, second.stderr
     assert "continuing session" in second.stderr
-    sessions = sorted(Path(p).name for p in _transcripts())
-    assert len(sessions) == 2
-    newest = json.loads(_transcripts()[-1].read_text().splitlines()[0])
-    assert newest["continues"] == sessions[0].removesuffix(".jsonl")
+    starts = [json.loads(p.read_text().splitlines()[0]) for p in _transcripts()]
+    assert len(starts) == 2
+    (older,) = [s for s in starts if s["task"] == "say one"]
+    (newer,) = [s for s in starts if s["task"] == "now two"]
+    assert newer["continues"] == older["session"]
     third = ask_cli(
-        "--model", script(done("3"), done("3")), "--resume", sessions[0][:17], "again", cwd=workdir
+        "--model", script(done("3"), done("3")), "--resume", older["session"], "again", cwd=workdir
     )
     assert third.returncode == 0, third.stderr
     missing = ask_cli(
@@ -207,3 +208,16 @@ def test_the_next_task_starts_only_in_a_directory_that_exists_on_the_host(tmp_pa
     assert _next_cwd(str(start / "made-on-the-copy"), start, start) == start
     assert _next_cwd("/tmp", start, start) == start  # the sandbox's private /tmp is not yours
     assert _next_cwd(None, start / "real", start) == start / "real"
+
+
+def test_the_user_is_told_once_the_conversation_no_longer_fits_the_context(
+    daemon: DaemonProc, tmp_path: Path, workdir: Path
+) -> None:
+    big = "head -c 1500 /dev/zero | tr '\\0' x"
+    path = tmp_path / "small-context.json"
+    replies = [cmd(f"{big}; echo {i}") for i in range(6)] + [done("ok"), done("ok")]
+    path.write_text(json.dumps({"replies": replies, "context_size": 1400}))
+    run = ask_inprocess("fill the context", f"scripted:{path}", workdir, yes=True)
+    assert run.code == 0
+    notes = [e.message for e in run.of(Failure) if "no longer fits" in e.message]
+    assert len(notes) == 1, [e.message for e in run.of(Failure)]
