@@ -114,11 +114,12 @@ class Agent:
     def profile(self, profile: Profile | str) -> None:
         self._profile = profile
 
-    def open_shell(self, *, timeout: float | None = None) -> Session:
-        """A new sandbox of the profile; the caller closes it (it is a context manager)."""
+    def open_shell(self, *, timeout: float | None = None, state: bytes | None = None) -> Session:
+        """A new sandbox of the profile; the caller closes it (it is a context manager).
+        ``state`` is an earlier sandbox's ``export_state()`` to start from."""
         from shellagent.sandbox import Session
 
-        return Session(self.profile, timeout=timeout or self.config.command_timeout)
+        return Session(self.profile, timeout=timeout or self.config.command_timeout, state=state)
 
     def open_transcript(self, session_id: str | None = None) -> TranscriptWriter:
         """A new transcript file (redacted, 0600) in ``transcripts``; the caller closes it."""

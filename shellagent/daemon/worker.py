@@ -17,6 +17,7 @@ import dataclasses
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,12 @@ if TYPE_CHECKING:
     from shellagent.transcript import TranscriptSink
 
 log = logging.getLogger("shellagent.daemon")
+
+SHELL_STATES_KEPT = 32  # sessions whose final shell state a follow-up can start from
+# session id -> its shell's final state (``Session.export_state``), newest last. In memory
+# only: it may hold values a command set (tokens), and dies with the daemon.
+_shell_states: OrderedDict[str, bytes] = OrderedDict()
+_shell_states_lock = threading.Lock()
 
 OUTPUT_CAP_BYTES = 256 * 1024  # live output streamed per command; the rest is summarised
 FORCE_CLOSE_AFTER_S = 3.0  # after a cancel, tear the sandbox down if the loop has not ended
@@ -127,6 +134,7 @@ class TaskWorker:
         self._next_id = 0
         self._why: dict[int, str] = {}
         self._streamed = 0
+        self._seed: bytes | None = None  # the shell state a follow-up starts from
         self._told_trimmed = False  # the user heard the conversation was cut to fit
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
@@ -263,10 +271,13 @@ class TaskWorker:
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()
+        if earlier is not None:
+            with _shell_states_lock:
+                self._seed = _shell_states.get(earlier.session)
         self.state = "starting sandbox"
         note = self._open_sandbox(agent, earlier) if review else None
         if self._shell is None:
-            self._shell = agent.open_shell()
+            self._shell = agent.open_shell(state=self._seed)
         elif settings.ask.review == "changes" and not req.yes:
             from shellagent.daemon.review import ChangesApprover
 
@@ -278,7 +289,8 @@ class TaskWorker:
         )
         from shellagent.daemon.review import interrupted_note
 
-        for line in (_continuing(earlier, self._review), note, interrupted_note()):
+        seeded = self._seed is not None
+        for line in (_continuing(earlier, self._review, seeded), note, interrupted_note()):
             if line:
                 self._send(Failure(code=protocol.NOTE, message=line))
         log.info("task %s started for pid %d", self.session_id, self.client_pid)
@@ -298,6 +310,7 @@ class TaskWorker:
                 self.ended = True
                 shell, self._shell = self._shell, None
                 if shell is not None:
+                    _keep_shell_state(self.session_id, shell)
                     shell.close()  # nothing may write into the overlays during the review
             changes = "none"
             if self._review is not None:
@@ -358,7 +371,7 @@ class TaskWorker:
                 review = review or Review.create(self.session_id, direct)
                 agent.profile = review.profile(direct)
                 try:
-                    self._shell = agent.open_shell()
+                    self._shell = agent.open_shell(state=self._seed)
                 except ShellagentError as exc:
                     agent.profile = direct
                     problem = exc.message
@@ -601,7 +614,7 @@ class TaskWorker:
         return Approval(reply.decision, reason=reply.reason)
 
 
-def _continuing(earlier: Earlier | None, review: Review | None) -> str | None:
+def _continuing(earlier: Earlier | None, review: Review | None, seeded: bool) -> str | None:
     """The line telling the user what a follow-up carries over, or None."""
     if earlier is None:
         return None
@@ -609,9 +622,27 @@ def _continuing(earlier: Earlier | None, review: Review | None) -> str | None:
     line = f"continuing session {earlier.session}: {tasks} in the model's context"
     if earlier.dropped:
         line += f" ({earlier.dropped} older ones left out: they no longer fit)"
+    if seeded:
+        line += "; its shell variables and functions carry over"
     if earlier.changes == "kept":
         if review is not None and review.resumed:
             line += "; its kept changes are in this copy"
         else:
             line += f"; its kept changes are not in this copy: `shellagent apply {earlier.session}`"
     return line
+
+
+def _keep_shell_state(session: str, shell: Any) -> None:
+    """Remember ``shell``'s final state for a follow-up of ``session`` (newest kept)."""
+    export = getattr(shell, "export_state", None)
+    try:
+        state = export() if export is not None else None
+    except (OSError, ShellagentError):
+        state = None
+    if state is None:
+        return
+    with _shell_states_lock:
+        _shell_states[session] = state
+        _shell_states.move_to_end(session)
+        while len(_shell_states) > SHELL_STATES_KEPT:
+            _shell_states.popitem(last=False)

@@ -233,6 +233,7 @@ class Driver:
         # command's output (each command has a pipe of its own; only the driver holds the
         # host's).
         self.lingering: set[int] = set()
+        self.last_dump: bytes | None = None  # the dump ``state`` was read from (``X``)
 
     # -- frames --
 
@@ -264,7 +265,9 @@ class Driver:
     # -- the loop --
 
     def serve(self) -> None:
-        self.send(b"R", [b"1", self.state.cwd, _last_pid(), str(self.abi).encode()])
+        self.seed()
+        functions = b"\n".join(self.state.functions)
+        self.send(b"R", [b"1", self.state.cwd, _last_pid(), str(self.abi).encode(), functions])
         self.prepare(first_only=True)
         while True:
             frame = self.next_frame(IDLE_POLL_MS if self.missing() else REAP_POLL_MS)
@@ -273,9 +276,33 @@ class Driver:
                 self.prepare(first_only=False)
                 continue
             kind, fields = frame
+            if kind == b"X" and fields == [b""]:
+                self.send(b"X", (self.last_dump or b"").split(b"\0"))
+                continue
             if kind != b"C" or len(fields) != 3:
                 raise wire.WireError(f"unexpected frame {kind!r}")
             self.run(*fields)
+
+    def seed(self) -> None:
+        """The ``I`` frame: the state an earlier sandbox exported (a follow-up task), or
+        nothing. It is a dump, parsed as strictly as any command's; the variables that run
+        code (``keep_guarded``) and the working directory stay this sandbox's own."""
+        frame = None
+        while frame is None:
+            frame = self.next_frame(REAP_POLL_MS)
+        kind, fields = frame
+        if kind != b"I":
+            raise wire.WireError(f"unexpected frame {kind!r}")
+        if fields == [b""]:
+            return
+        dump = b"\0".join(fields)
+        try:
+            seeded = State.parse(dump)
+        except Unreadable:
+            return
+        seeded.keep_guarded(self.state)
+        seeded.cwd = self.state.cwd
+        self.state, self.last_dump = seeded, dump
 
     def missing(self) -> list[str]:
         """The kinds to start a spare of, one entry per shell, the likeliest first."""
@@ -336,6 +363,7 @@ class Driver:
                 if kind == READ_ONLY:
                     undone = after.keep_guarded(self.state)
                 self.state, carried = after, b"1"
+                self.last_dump = bytes(dump)
         self.reap()
         for pool in self.spares.values():
             for stale in [s for s in pool if not s.fresh_for(self.state)]:

@@ -77,6 +77,14 @@ class _Ready:
     cwd: str
     last_pid: int
     landlock_abi: int
+    functions: frozenset[str]  # carried in from an earlier sandbox (``Session(state=)``)
+
+
+@dataclass(frozen=True)
+class _Exported:
+    """The driver's ``X`` record: the shell state, as the dump it was read from."""
+
+    dump: bytes
 
 
 @dataclass(frozen=True)
@@ -94,10 +102,10 @@ class _Status:
     undone: str  # code-running variables a read-only command changed (not kept)
 
 
-def _record(kind: bytes, fields: list[str]) -> _Ready | _Status:
+def _record(kind: bytes, fields: list[str]) -> _Ready | _Status | _Exported:
     if kind == b"R":
-        nonce, cwd, last, abi = fields
-        return _Ready(nonce, cwd, int(last), int(abi))
+        nonce, cwd, last, abi, functions = fields
+        return _Ready(nonce, cwd, int(last), int(abi), frozenset(functions.split("\n")) - {""})
     nonce, rc, cwd, last, functions, carried, confined, dropped, undone = fields
     return _Status(
         nonce,
@@ -123,6 +131,7 @@ class _Sandbox:
         *,
         limits: Limits,
         prefix: list[str] | None = None,
+        seed: bytes | None = None,
     ) -> None:
         self.plan = plan
         key = secrets.token_bytes(wire.KEY_BYTES)
@@ -179,6 +188,8 @@ class _Sandbox:
                 os.close(fd)
         with contextlib.suppress(BrokenPipeError):  # bwrap failed: _start reports why
             self._write(wire.key_frame(key))
+            # the state to start from (an export of an earlier sandbox), or none
+            self._write(self.tx.seal(b"I", seed.split(b"\0") if seed else [b""]))
         for fd in (self.status_r, self.out_r):
             os.set_blocking(fd, False)
         self.selector = selectors.DefaultSelector()
@@ -210,11 +221,15 @@ class _Sandbox:
         while view:
             view = view[os.write(self.ctl_w, view) :]
 
+    def ask_state(self) -> None:
+        """Ask the driver for its state (answered by an ``X`` record)."""
+        self._write(self.tx.seal(b"X", [b""]))
+
     def send(self, command: str, nonce: str, confined: bool) -> None:
         fields = [nonce.encode(), b"r" if confined else b"n", command.encode()]
         self._write(self.tx.seal(b"C", fields))
 
-    def read_status(self) -> list[_Ready | _Status] | None:
+    def read_status(self) -> list[_Ready | _Status | _Exported] | None:
         """Complete, verified status records read so far; None once the sandbox is gone."""
         try:
             chunk = os.read(self.status_r, 65536)
@@ -223,7 +238,7 @@ class _Sandbox:
         if not chunk:
             return None
         self.status_buf += chunk
-        records = []
+        records: list[_Ready | _Status | _Exported] = []
         while True:
             try:
                 parts = wire.split(self.status_buf)
@@ -233,7 +248,10 @@ class _Sandbox:
                 fields = self.rx.open(kind, payload, tag)
             except wire.WireError as exc:
                 raise _Desync from exc
-            need = {b"R": 4, b"S": 9}.get(kind)
+            if kind == b"X":  # NUL-separated like the dump itself
+                records.append(_Exported(b"\0".join(fields)))
+                continue
+            need = {b"R": 5, b"S": 9}.get(kind)
             if need != len(fields):
                 raise _Desync
             try:
@@ -320,8 +338,13 @@ class Session:
         head: int = 8192,
         tail: int = 8192,
         cwd: Path | None = None,
+        state: bytes | None = None,
     ) -> None:
+        """``state`` is what ``export_state`` of an earlier session returned: variables,
+        functions, options and umask start from it (not the working directory, and not the
+        variables that make programs run code, which stay this sandbox's)."""
         self.profile = get_profile(profile, cwd=cwd) if isinstance(profile, str) else profile
+        self._seed = state
         self.limits = self.profile.limits or Limits.default()
         check_writable(self.profile)
         self.timeout = timeout
@@ -368,7 +391,8 @@ class Session:
             if group is not None:
                 plan.held.append(group)
             prefix = group.wrap([]) if group is not None else None
-            box = _Sandbox(argv, plan, limits=self.limits, prefix=prefix)
+            seed, self._seed = self._seed, None  # a sandbox made again later starts afresh
+            box = _Sandbox(argv, plan, limits=self.limits, prefix=prefix, seed=seed)
         except BaseException:
             plan.release()
             raise
@@ -405,6 +429,32 @@ class Session:
         if box:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(box.proc.pid, signal.SIGKILL)
+
+    def export_state(self, timeout: float = 5.0) -> bytes | None:
+        """The shell's state (variables, functions, options, umask, cwd) as the driver read
+        it from the last command, for ``Session(state=…)`` of a later sandbox; None when no
+        command has left one or the sandbox is gone. Opaque bytes: the next driver parses
+        them as strictly as any command's dump."""
+        with self._lock:
+            box = self._box
+            if box is None or not box.alive:
+                return None
+            try:
+                box.ask_state()
+            except OSError:
+                return None
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                try:
+                    records = self._pump(box, lambda _: None, 0.1)
+                except _Desync:
+                    return None
+                if records is None:
+                    return None
+                for record in records:
+                    if isinstance(record, _Exported):
+                        return record.dump or None
+            return None
 
     def interrupt(self) -> None:
         """Stop the running command as a timeout would (safe from another thread)."""
@@ -538,9 +588,9 @@ class Session:
 
     def _pump(
         self, box: _Sandbox, feed: Callable[[bytes], None], wait_s: float
-    ) -> list[_Ready | _Status] | None:
+    ) -> list[_Ready | _Status | _Exported] | None:
         """Read what is ready on both pipes; status records, or None if the sandbox died."""
-        records: list[_Ready | _Status] = []
+        records: list[_Ready | _Status | _Exported] = []
         for key, _ in box.selector.select(wait_s):
             if key.data == "out":
                 box.drain(feed, 0.02)
@@ -552,7 +602,8 @@ class Session:
                 if isinstance(record, _Ready):
                     box.ready, box.cwd = True, record.cwd
                     box.last_pid, box.landlock_abi = record.last_pid, record.landlock_abi
-                else:
+                    box.functions = record.functions
+                elif isinstance(record, _Status):
                     box.cwd, box.last_pid = record.cwd, record.last_pid
                     box.functions = record.functions
                 records.append(record)

@@ -52,8 +52,10 @@ def test_a_sandbox_the_agent_opened_is_closed_after_the_run(workspace: Path) -> 
     opened: list[Session] = []
 
     class Watching(Agent):
-        def open_shell(self, *, timeout: float | None = None) -> Session:
-            opened.append(super().open_shell(timeout=timeout))
+        def open_shell(
+            self, *, timeout: float | None = None, state: bytes | None = None
+        ) -> Session:
+            opened.append(super().open_shell(timeout=timeout, state=state))
             return opened[-1]
 
     agent = Watching(ScriptedBackend([cmd("echo $$"), done("ok")]), cwd=workspace)

@@ -56,7 +56,8 @@ def test_a_follow_up_is_given_the_earlier_task_and_records_the_link(
     assert _start(second.summary.session)["continues"] == first.summary.session
     notes = [e.message for e in second.of(Failure) if "continuing session" in e.message]
     assert notes == [
-        f"continuing session {first.summary.session}: 1 earlier task in the model's context"
+        f"continuing session {first.summary.session}: 1 earlier task in the model's context; "
+        "its shell variables and functions carry over"
     ]
     # a third follows the chain back through the second
     third = ask_inprocess("thanks", script(done("ok"), done("ok")), workdir, continues="last")
@@ -221,3 +222,30 @@ def test_the_user_is_told_once_the_conversation_no_longer_fits_the_context(
     assert run.code == 0
     notes = [e.message for e in run.of(Failure) if "no longer fits" in e.message]
     assert len(notes) == 1, [e.message for e in run.of(Failure)]
+
+
+def test_a_follow_up_starts_from_the_shell_state_its_session_left(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    first = ask_inprocess(
+        "set things up",
+        script(cmd("export GREETING=hello-there; shout() { echo LOUD; }"), done("set")),
+        workdir,
+        yes=True,
+    )
+    assert first.summary.exit_codes == (0,)
+    second = ask_inprocess(
+        "use them",
+        script(cmd('echo "$GREETING"; shout'), done("used")),
+        workdir,
+        continues=first.summary.session,
+        yes=True,
+    )
+    assert "hello-there\nLOUD" in second.out
+    notes = " ".join(e.message for e in second.of(Failure))
+    assert "its shell variables and functions carry over" in notes
+    # a new conversation starts clean
+    fresh = ask_inprocess(
+        "new", script(cmd('echo "[${GREETING:-unset}]"'), done("x")), workdir, yes=True
+    )
+    assert "[unset]" in fresh.out
