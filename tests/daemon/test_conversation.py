@@ -249,3 +249,27 @@ def test_a_follow_up_starts_from_the_shell_state_its_session_left(
         "new", script(cmd('echo "[${GREETING:-unset}]"'), done("x")), workdir, yes=True
     )
     assert "[unset]" in fresh.out
+
+
+def test_after_an_apply_the_next_task_runs_on_the_applied_files_with_the_shell_state(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    first = ask_inprocess(
+        "write it",
+        script(cmd("echo applied-text > out.txt; export STEP=two"), done("written")),
+        workdir,
+        yes=True,
+        apply=True,
+    )
+    assert first.of(ChangesDone)[0].outcome == "applied"
+    assert (workdir / "out.txt").read_text() == "applied-text\n"
+    second = ask_inprocess(
+        "read it",
+        script(cmd('cat out.txt; echo "step $STEP"'), done("read")),
+        workdir,
+        continues="last",
+        yes=True,
+    )
+    assert "applied-text\nstep two" in second.out
+    notes = " ".join(e.message for e in second.of(Failure))
+    assert "kept changes" not in notes  # nothing was left to carry: it was applied
