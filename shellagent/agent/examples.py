@@ -249,8 +249,11 @@ class ExampleLibrary:
                         continue
         return cls(examples)
 
-    def search(self, task: str, k: int = 2, *, min_score: float = 0.5) -> list[Example]:
-        """The ``k`` examples most like ``task`` (best first), each from a different family."""
+    def search(
+        self, task: str, k: int = 2, *, min_score: float = 0.5, exclude: str = ""
+    ) -> list[Example]:
+        """The ``k`` examples most like ``task`` (best first), each from a different family;
+        never the one whose id is ``exclude`` (a library task's own)."""
         if self._index is None or k <= 0:
             return []
         import bm25s
@@ -264,6 +267,8 @@ class ExampleLibrary:
             if float(score) < min_score:
                 break
             example = self.examples[int(i)]
+            if exclude and example.id == exclude:
+                continue
             if example.family and example.family in families:
                 continue
             families.add(example.family)
@@ -350,7 +355,7 @@ def render(examples: Sequence[Example], observe: Any = None) -> str:
     for e in examples:
         lines = [f"Task: {e.task}"]
         for s in e.steps:
-            why = s.why or _why(s.command)
+            why = s.why or why_of(s.command)
             lines.append(json.dumps({"cmd": s.command, "why": why}, ensure_ascii=False))
             lines.append(observe(s.output, s.exit_code) if observe else _observation(s))
         lines.append(json.dumps({"done": e.answer}, ensure_ascii=False))
@@ -365,7 +370,8 @@ def _observation(step: Step) -> str:
     return f"exit {step.exit_code}" + (f"\n{output}" if output else "")
 
 
-def _why(command: str) -> str:
+def why_of(command: str) -> str:
+    """The ``why`` shown with an example's command when it has none of its own."""
     # "run PROGRAM": measured better with the embedded model than the task's own words
     # (docs/agent.md, "Prompts and worked examples")
     program = command.split()[0] if command.split() else "the command"

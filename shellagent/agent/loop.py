@@ -20,7 +20,7 @@ import platform
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,12 @@ from shellagent.agent.approval import ApprovalRequest, Approver
 from shellagent.agent.config import AgentConfig
 from shellagent.agent.context import ContextWindow
 from shellagent.agent.examples import render, rewrite
-from shellagent.agent.prompts import describe_environment, system_prompt, task_message
+from shellagent.agent.prompts import (
+    Environment,
+    describe_environment,
+    system_prompt,
+    task_message,
+)
 from shellagent.agent.scheduling import propose_job
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
 from shellagent.errors import InputError, ShellagentError
@@ -53,7 +58,7 @@ from shellagent.events import (
 )
 
 if TYPE_CHECKING:
-    from shellagent.agent.examples import ExampleLibrary
+    from shellagent.agent.examples import Example, ExampleLibrary
     from shellagent.agent.followup import Earlier
     from shellagent.agent.proposal import JobInstaller
     from shellagent.model.backend import Backend, Generation
@@ -179,16 +184,8 @@ def run_task(
             continues=earlier.session if earlier else None,
         )
     )
-    shown = ""
-    if examples is not None and config.examples > 0:
-        chosen = [rewrite(e, task) for e in examples.search(task, config.examples)]
-
-        def observe_step(out: str, code: int) -> str:
-            return observation.executed(_Observed(out, code), config.observation_chars // 4)
-
-        shown = render(chosen, observe=observe_step)
-    system = system_prompt(env, shown, task)
-    user = task_message(task, earlier.text if earlier else "")
+    chosen = examples.search(task, config.examples) if examples is not None else []
+    system, user = opening(env, task, chosen, config.observation_chars, earlier)
     state.conversation = [
         {"role": "system", "content": system},
         {"role": "user", "content": user},
@@ -214,6 +211,26 @@ def run_task(
         environment_problem=stop.environment_problem,
         cwd=cwd,
     )
+
+
+def opening(
+    env: Environment,
+    task: str,
+    examples: Sequence[Example] = (),
+    observation_chars: int = AgentConfig.observation_chars,
+    earlier: Earlier | None = None,
+) -> tuple[str, str]:
+    """The system prompt and the task message a session starts with: ``examples`` (worked
+    examples, rewritten to the task's paths and shown as the loop would have fed back
+    their output) in the system prompt, a follow-up's digest before the task."""
+    shown = ""
+    if examples:
+
+        def observe_step(out: str, code: int) -> str:
+            return observation.executed(_Observed(out, code), observation_chars // 4)
+
+        shown = render([rewrite(e, task) for e in examples], observe=observe_step)
+    return system_prompt(env, shown, task), task_message(task, earlier.text if earlier else "")
 
 
 def _loop(state: SessionState) -> SessionEnd:

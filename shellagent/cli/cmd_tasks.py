@@ -79,6 +79,12 @@ def add_parser(subparsers: Any) -> None:
     leak.add_argument("--max", type=float, metavar="S", help="exit 1 if any pair reaches S")
     leak.add_argument("--json", action="store_true", help="print the report as one object")
 
+    sft = _sub(sub, "sft", cmd_sft, "the verified library as SFT data for `shellagent train`")
+    sft.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    sft.add_argument("--limit", type=_count, metavar="N", help="only the first N tasks")
+    sft.add_argument(
+        "--examples", type=int, default=2, metavar="K", help="worked examples per prompt (2)"
+    )
     every = _sub(sub, "everyday", cmd_everyday, "write the hand-written answer-checked set")
     every.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here")
 
@@ -295,4 +301,31 @@ def cmd_everyday(args: argparse.Namespace) -> int:
     from shellagent.taskgen.everyday import everyday_tasks
 
     _write_lines(everyday_tasks(), args.output)
+    return 0
+
+
+def cmd_sft(args: argparse.Namespace) -> int:
+    """Write the verified library as SFT conversations, prompted as the agent prompts.
+
+    Each line is {"messages": [...]}: the system prompt with worked examples retrieved for
+    the task from the rest of the library, the task, the gold commands with their recorded
+    output as the loop would show it, and the gold answer.
+
+    example: shellagent tasks sft -o lib.jsonl && shellagent train lib.jsonl -o lib.gguf
+    """
+    import itertools
+    import json
+
+    from shellagent.agent.examples import default_library
+    from shellagent.taskgen.sft import conversations
+
+    records = conversations(default_library(), k=args.examples)
+    if args.limit is not None:
+        records = itertools.islice(records, args.limit)
+    count = 0
+    with open(args.output, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    print(f"wrote {count} conversations to {args.output}", file=sys.stderr)
     return 0
