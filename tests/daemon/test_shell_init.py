@@ -1,8 +1,10 @@
 """The shell key binding, driven in a real terminal (tmux) for bash and zsh: type a
-description, press Ctrl-G, and the line holds the proposed command; nothing runs."""
+description, press Ctrl-G, and the line holds the proposed command; nothing runs. And
+``ask`` with no task, a conversation in the same kind of terminal."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from shellagent.cli.main import main
-from tests.daemon.conftest import cmd, start_daemon, stop
+from tests.daemon.conftest import cmd, done, start_daemon, stop
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 ASK = str(Path(sys.executable).with_name("ask"))
@@ -25,12 +27,12 @@ def _tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
 
 
-def _wait_for(session: str, text: str, timeout: float = 30) -> str:
+def _wait_for(session: str, text: str, timeout: float = 30, count: int = 1) -> str:
     deadline = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < deadline:
         screen = _tmux("capture-pane", "-p", "-t", session)
-        if text in screen:
+        if screen.count(text) >= count:
             return screen
         time.sleep(0.1)
     raise AssertionError(f"{text!r} never appeared:\n{screen}")
@@ -108,3 +110,45 @@ def test_shell_init_prints_each_shell_s_binding_and_refuses_odd_keys(
         assert line in out and "--propose" in out, out
     assert main(["shell-init", "bash", "--key", "alt-q"]) == 2
     assert "unsupported key" in capsys.readouterr().err
+
+
+def test_ask_without_a_task_is_a_conversation_in_a_real_terminal(
+    tmp_path: Path, script: Callable[..., str]
+) -> None:
+    spec = tmp_path / "by_task.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "by_task": {
+                    "first task": [cmd("export SEEN=remembered-42"), done("set")],
+                    "second task": [cmd('echo "value: $SEEN"'), done("shown")],
+                }
+            }
+        )
+    )
+    daemon = start_daemon("--model", f"scripted:{spec}")
+    session = f"sa-{uuid.uuid4().hex[:6]}"
+    env = [f"{k}={v}" for k, v in os.environ.items() if k.startswith("SHELLAGENT_")]
+    status = tmp_path / "status"
+    try:
+        _tmux(
+            "new-session", "-d", "-s", session, "-x", "150", "-y", "40",
+            *[x for kv in env for x in ("-e", kv)],
+            "-c", str(tmp_path),
+            f"{ASK} -y; echo exit=$? > {status}; sleep 30",
+        )  # fmt: skip
+        _wait_for(session, "ask>")
+        _tmux("send-keys", "-t", session, "first task", "Enter")
+        _wait_for(session, "ask>", count=2)
+        _tmux("send-keys", "-t", session, "second task", "Enter")
+        screen = _wait_for(session, "value: remembered-42")
+        assert "continuing session" in screen
+        _wait_for(session, "ask>", count=3)
+        _tmux("send-keys", "-t", session, "C-d")
+        deadline = time.monotonic() + 20
+        while not status.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert status.read_text().strip() == "exit=0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        stop(daemon)
