@@ -118,7 +118,7 @@ Scope = Literal["session", "directory", "everywhere"]
 Verdict = Literal["allow", "ask", "deny"]
 """The policy's decision on a command."""
 Role = Literal["system", "user", "assistant"]
-EventSource = Literal["ask", "eval", "job"]
+EventSource = Literal["ask", "eval", "job", "propose"]  # propose: a shell key binding
 """What started a session: ``ask``, a task-set run, a scheduled job."""
 ChangesDecision = Literal["apply", "discard", "keep"]
 """What a person can answer about a session's change set."""

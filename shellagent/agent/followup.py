@@ -56,7 +56,7 @@ def last_session(directory: Path | None = None) -> str:
 
 
 def _by_ask(transcript: Transcript) -> bool:
-    start = transcript.start
+    start = transcript.start  # not a key binding's proposal, nor a task set's or job's run
     return start is not None and start.source in ("ask", None)
 
 

@@ -32,6 +32,7 @@ def propose(args: argparse.Namespace) -> int:
             yes=False,
             interactive=False,
             max_turns=3,
+            propose=True,
         )
         for message in conn.messages():
             if isinstance(message, Proposed):

@@ -37,6 +37,8 @@ class Ask(_Message):
     """Ask "Did that do it?" when the model is done (``ask --json`` says False)."""
     apply: bool = False
     """With ``yes``: apply the change set at the end without asking (``ask -y --apply``)."""
+    propose: bool = False
+    """Only the first proposed command is wanted (``ask --propose``, a shell key binding)."""
     continues: str | None = Field(default=None, max_length=64, pattern=r"^[0-9A-Za-z-]+$")
     """A follow-up of this session (an id or a unique prefix; ``last``: the newest)."""
 

@@ -266,7 +266,7 @@ class TaskWorker:
             approver=approver,
             config=config,
             job_installer=self.job_installer,
-            source="ask",
+            source="propose" if req.propose else "ask",
             examples=default_library(),
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts

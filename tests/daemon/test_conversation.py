@@ -273,3 +273,18 @@ def test_after_an_apply_the_next_task_runs_on_the_applied_files_with_the_shell_s
     assert "applied-text\nstep two" in second.out
     notes = " ".join(e.message for e in second.of(Failure))
     assert "kept changes" not in notes  # nothing was left to carry: it was applied
+
+
+def test_ask_c_follows_up_the_last_task_not_a_key_bindings_proposal(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    real = ask_cli("--model", script(cmd("echo real"), done("real")), "the real task", cwd=workdir)
+    assert real.returncode == 0, real.stderr
+    proposed = ask_cli("--model", script(cmd("ls -la")), "--propose", "list here", cwd=workdir)
+    assert proposed.stdout.strip() == "ls -la"
+    starts = [json.loads(p.read_text().splitlines()[0]) for p in _transcripts()]
+    assert sorted(s["source"] for s in starts) == ["ask", "propose"]
+    follow = ask_cli("--model", script(done("ok"), done("ok")), "-c", "and then", cwd=workdir)
+    assert follow.returncode == 0, follow.stderr
+    (real_start,) = [s for s in starts if s["source"] == "ask"]
+    assert f"continuing session {real_start['session']}" in follow.stderr
