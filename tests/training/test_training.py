@@ -220,3 +220,19 @@ def test_catalog_adapters_are_listed_and_load_by_name_through_daemon_and_not(
                 stop(daemon)
         accepted = [json.loads(line) for line in out.splitlines() if '"accepted"' in line]
         assert accepted and accepted[0]["model"] == "tiny+zebra", out[-1500:]
+
+
+def test_the_reply_only_loss_is_the_models_own_loss(tiny_model: Path, sft_file: Path) -> None:
+    import torch
+
+    from shellagent.training.data import encode, load_conversations
+    from shellagent.training.train import _tensors, load_float_base, reply_loss
+
+    tok = LlamaBackend(tiny_model, n_ctx=512, check_memory=False)
+    samples = [s for c in load_conversations([sft_file]) if (s := encode(c, tok, max_tokens=512))]
+    ids, labels, mask = _tensors(samples[:3], int(tok._llm.token_eos()))
+    model = load_float_base(tiny_model)
+    with torch.no_grad():
+        full = float(model(input_ids=ids, attention_mask=mask, labels=labels).loss)
+        ours = float(reply_loss(model, ids, labels, mask))
+    assert abs(full - ours) < 1e-5, (full, ours)
