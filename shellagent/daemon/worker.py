@@ -238,7 +238,8 @@ class TaskWorker:
             raise ShellagentError(f"working directory {req.cwd} does not exist")
         settings = settings_file.load()  # a broken config.toml fails here, file:line named
         self.session_id = new_session_id()
-        review = settings.ask.review != "commands"
+        # A key binding's proposal is a pure dry run: nothing runs, not even on a copy.
+        review = settings.ask.review != "commands" and not req.propose
         config = AgentConfig(
             # On overlays a dry run really runs the commands, and nothing is applied.
             dry_run=req.dry_run and not review,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -280,10 +281,19 @@ def test_ask_c_follows_up_the_last_task_not_a_key_bindings_proposal(
 ) -> None:
     real = ask_cli("--model", script(cmd("echo real"), done("real")), "the real task", cwd=workdir)
     assert real.returncode == 0, real.stderr
-    proposed = ask_cli("--model", script(cmd("ls -la")), "--propose", "list here", cwd=workdir)
+    listing = script(cmd("ls -la"), done("listed"), done("listed"))
+    proposed = ask_cli("--model", listing, "--propose", "list here", cwd=workdir)
     assert proposed.stdout.strip() == "ls -la"
     starts = [json.loads(p.read_text().splitlines()[0]) for p in _transcripts()]
     assert sorted(s["source"] for s in starts) == ["ask", "propose"]
+    (propose_start,) = [s for s in starts if s["source"] == "propose"]
+    kinds: list[str] = []
+    deadline = time.monotonic() + 15
+    while "end" not in kinds and time.monotonic() < deadline:  # the daemon finishes it
+        time.sleep(0.05)
+        kinds = [e["type"] for e in transcript_events(propose_start["session"])]
+    assert "end" in kinds, " ".join(kinds)
+    assert "execution" not in kinds  # an allowed proposal is not run, not even on a copy
     follow = ask_cli("--model", script(done("ok"), done("ok")), "-c", "and then", cwd=workdir)
     assert follow.returncode == 0, follow.stderr
     (real_start,) = [s for s in starts if s["source"] == "ask"]
