@@ -63,6 +63,8 @@ UNSUPPORTED_VERSION = "unsupported_version"
 REFUSED = "refused"
 FAILED = "failed"
 NOTE = "note"  # a non-fatal ``error`` event that is information, not a failure
+# The codes of a message the daemon could not take (as opposed to a task that failed).
+REJECTIONS = frozenset({MALFORMED, TOO_LONG, OUT_OF_ORDER, UNSUPPORTED_VERSION})
 
 
 class ProtocolError(ValueError):

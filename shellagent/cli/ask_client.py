@@ -32,6 +32,7 @@ from typing import Any
 from shellagent import paths, protocol
 from shellagent.errors import EnvironmentProblem, ShellagentError
 from shellagent.events import (
+    Accepted,
     ApprovalNeeded,
     ChangesReady,
     ConfirmRequest,
@@ -247,30 +248,51 @@ def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: A
         )
     conn = connect_to()
     try:
-        conn.send(
-            "ask",
-            task=args.task,
-            cwd=getattr(args, "cwd", None) or os.getcwd(),
-            model=args.model,
-            dry_run=args.dry_run,
-            yes=args.yes,
-            apply=bool(getattr(args, "apply", False)),
-            confirm=not args.json,
-            interactive=interactive,
-            max_turns=getattr(args, "max_turns", None),
-            continues=getattr(args, "continues", None),
-        )
+        fields: dict[str, Any] = {
+            "task": args.task,
+            "cwd": getattr(args, "cwd", None) or os.getcwd(),
+            "model": args.model,
+            "dry_run": args.dry_run,
+            "yes": args.yes,
+            "apply": bool(getattr(args, "apply", False)),
+            "confirm": not args.json,
+            "interactive": interactive,
+            "max_turns": getattr(args, "max_turns", None),
+        }
+        if getattr(args, "continues", None):  # only when used: a daemon of before can serve
+            fields["continues"] = args.continues  # every other task
+        conn.send("ask", **fields)
         return follow(conn, ui)
     finally:
         conn.close()
 
 
+def refused(message: Failure) -> bool:
+    """Whether the daemon rejected the request as a message (it could not read it), rather
+    than failing the task it started (no model, no sandbox: those say what to do)."""
+    return message.code in protocol.REJECTIONS
+
+
+def refused_by_daemon(message: Failure) -> ShellagentError:
+    """The daemon answered the request itself with an error: nothing was started."""
+    return EnvironmentProblem(
+        f"the daemon did not take the task: {message.message}",
+        hint="a daemon of another version may be running: `shellagent daemon stop`, then ask again",
+    )
+
+
 def follow(conn: Connection, ui: Any) -> int:
     """Show the task's events until its summary; Ctrl-C cancels the task (twice: leave)."""
     cancelling = False
+    accepted = False
     while True:
         try:
             message = conn.read()
+            if isinstance(message, Accepted):
+                accepted = True
+            elif isinstance(message, Failure) and not accepted and refused(message):
+                ui.stop_spinner()
+                raise refused_by_daemon(message)
             if message is None:
                 ui.stop_spinner()
                 raise ShellagentError(

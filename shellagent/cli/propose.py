@@ -15,11 +15,16 @@ import sys
 
 from shellagent.cli.display import shown
 from shellagent.errors import ShellagentError
-from shellagent.events import Failure, Proposed, Summary
+from shellagent.events import Accepted, Failure, Proposed, Summary
 
 
 def propose(args: argparse.Namespace) -> int:
-    from shellagent.cli.ask_client import Connection, connect_or_start
+    from shellagent.cli.ask_client import (
+        Connection,
+        connect_or_start,
+        refused,
+        refused_by_daemon,
+    )
 
     conn = Connection(connect_or_start(quiet=True))
     try:
@@ -34,6 +39,7 @@ def propose(args: argparse.Namespace) -> int:
             max_turns=3,
             propose=True,
         )
+        accepted = False
         for message in conn.messages():
             if isinstance(message, Proposed):
                 command = message.command
@@ -51,6 +57,11 @@ def propose(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     conn.send("cancel")
                 return 0
+            if isinstance(message, Accepted):
+                accepted = True
+            elif isinstance(message, Failure) and not accepted and refused(message):
+                print(refused_by_daemon(message).show(), file=sys.stderr)
+                return 3
             if isinstance(message, Summary) or (isinstance(message, Failure) and message.fatal):
                 text = (
                     message.summary if isinstance(message, Summary) else message.message

@@ -298,3 +298,26 @@ def test_ask_c_follows_up_the_last_task_not_a_key_bindings_proposal(
     assert follow.returncode == 0, follow.stderr
     (real_start,) = [s for s in starts if s["source"] == "ask"]
     assert f"continuing session {real_start['session']}" in follow.stderr
+
+
+def test_a_request_the_daemon_rejects_ends_ask_at_once_with_the_fix(
+    daemon: DaemonProc, workdir: Path
+) -> None:
+    """As when an older daemon is still running after an upgrade: it refuses a field it does
+    not know, and ask says so instead of waiting forever."""
+    from shellagent.cli.ask_client import Connection, connect, follow, socket_path
+    from shellagent.errors import EnvironmentProblem
+
+    conn = Connection(connect(socket_path()))
+    try:
+        conn.send("ask", task="x", cwd=str(workdir), field_from_the_future=1)
+        ui = RecordingUI([], out=io.StringIO(), err=io.StringIO())
+        with pytest.raises(EnvironmentProblem, match="did not take the task") as caught:
+            follow(conn, ui)
+        assert "shellagent daemon stop" in caught.value.show()
+    finally:
+        conn.close()
+    # ask itself leaves out the fields it does not use, so such a daemon still serves it
+    plain = ask_cli("--model", "scripted:/nonexistent.json", "hello", cwd=workdir)
+    assert plain.returncode == 3 and "cannot read script" in plain.stderr
+    assert "did not take the task" not in plain.stderr  # a failed task is not a refusal
