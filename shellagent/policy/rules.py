@@ -25,7 +25,7 @@ from shellagent.errors import ConfigError
 from shellagent.events import Verdict
 from shellagent.policy.pathclass import PATH_CLASSES
 from shellagent.policy.programs import Args
-from shellagent.policy.specs import ProgramModel, Specs, only_known
+from shellagent.policy.specs import ProgramModel, Specs, compiled_or_none, only_known
 
 SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 TRAITS = (
@@ -48,24 +48,9 @@ TRAITS = (
     "stdin-args",
 )
 # Traits that mean a command may change something: a read_only rule never allows them.
-CHANGE_TRAITS = frozenset(
-    {
-        "network",
-        "network-redirect",
-        "sends-data",
-        "fetch",
-        "privilege",
-        "code-from-stdin",
-        "download-to-shell",
-        "executes",
-        "changes-state",
-        "script-file",
-        "sed-exec",
-        "sed-write",
-        "awk-side-effects",
-        "fork-bomb",
-    }
-)
+# Every trait but these few that only describe how a command is written, so a trait added
+# later counts as a change until it is listed here.
+CHANGE_TRAITS = frozenset(TRAITS) - {"lookup", "wrapped", "stdin-args"}
 _PATH_OR_ANY = (*PATH_CLASSES, "any")
 
 
@@ -107,12 +92,7 @@ class RuleModel(BaseModel):
     @field_validator("arg_regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"arg_regex does not compile: {exc}") from None
-        return value
+        return compiled_or_none(value, "arg_regex")
 
 
 class VariablesModel(BaseModel):

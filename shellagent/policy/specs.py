@@ -160,12 +160,18 @@ class ProgramModel(BaseModel):
     @field_validator("text_operands")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"text_operands does not compile: {exc}") from None
-        return value
+        return compiled_or_none(value, "text_operands")
+
+
+def compiled_or_none(value: str | None, what: str) -> str | None:
+    """``value`` if it is None or a regular expression that compiles; else the error a
+    policy file shows."""
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"{what} does not compile: {exc}") from None
+    return value
 
 
 def only_known(value: list[str], known: tuple[str, ...], what: str) -> list[str]:
