@@ -28,6 +28,10 @@ from pathlib import Path
 from shellagent import paths
 
 REFRESH_EVERY_S = 0.5
+# A command line is cut to this many characters (``ps`` cuts to the terminal's width; a
+# build tool's line of tens of kilobytes would overflow the line buffers of the sandbox's
+# awk-based listings, mawk's sprintf among them).
+MAX_ARGS = 4096
 # Commands that look at processes or sockets get a fresh snapshot first.
 LOOKS = re.compile(r"\b(ps|pgrep|pidof|top|htop|ss|netstat|lsof|pstree|kill|pkill|free)\b")
 _SECRET_ARG = re.compile(
@@ -107,6 +111,8 @@ def _processes() -> list[str]:
             except KeyError:
                 users[uid] = str(uid)
         args = " ".join(hide_secrets(cmdline)) if cmdline else f"[{comm}]"
+        if len(args) > MAX_ARGS:
+            args = args[: MAX_ARGS - 3] + "..."
         lines.append(
             "\t".join(
                 [

@@ -69,6 +69,31 @@ def test_host_processes_are_listed_for_an_unprivileged_user(
     os.kill(pid, 0)
 
 
+def test_a_host_command_line_longer_than_awk_buffers_is_cut_not_fatal(workspace: Path) -> None:
+    # A build tool's command line of tens of kilobytes broke `ps aux` (mawk: "sprintf buffer").
+    tag = f"sa-long-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.Popen(
+        [
+            "bash",
+            "-c",
+            "sleep 300; :",
+            tag,
+            *(f"/build/objects/unit-{i:05d}.o" for i in range(1000)),
+        ]
+    )
+    try:
+        with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+            aux = s.run(f"ps aux | grep -F {tag} | grep -v grep")
+            custom = s.run(f"ps -eo args,pid | grep -F {tag} | grep -v grep")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert aux.exit_code == 0 and str(proc.pid) in aux.output, aux.output[:300]
+    assert aux.output.rstrip().endswith("..."), aux.output[-200:]
+    assert len(aux.output) < 4096 + 200
+    assert custom.exit_code == 0 and str(proc.pid) in custom.output, custom.output[:300]
+
+
 def test_a_throwaway_root_has_no_host_view(ephemeral: Session) -> None:
     assert ephemeral.run("ls /run/host").exit_code != 0
 
