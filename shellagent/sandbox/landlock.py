@@ -18,12 +18,14 @@ starts can only do what the domain's rules grant, and it can no longer reach (``
 
 This module uses only the standard library: the sandbox's driver loads it inside the
 sandbox, where shellagent's own package is not visible. System call numbers 444-446 are
-the same on every architecture.
+the same on every architecture. It calls libc through ``_ctypes``, the C half of ``ctypes``:
+importing ``ctypes`` itself cost the sandbox's start-up 4 ms of its 30 (measured: 4.1 ms
+against 0.4 ms), for the three calls needed here.
 """
 
 from __future__ import annotations
 
-import ctypes
+import _ctypes
 import os
 import struct
 
@@ -59,9 +61,54 @@ FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL
 # Written to by commands that only read: their output and error sinks.
 OUTPUT_DEVICES = ("/dev/null", "/dev/tty")
 
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-libc.prctl.restype = ctypes.c_int
+
+class _Long(_ctypes._SimpleCData):  # type: ignore[type-arg]
+    _type_ = "l"
+
+
+class _Char(_ctypes._SimpleCData):  # type: ignore[type-arg]
+    _type_ = "c"
+
+
+class _Libc:
+    _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # None: the program itself
+
+
+class _Function(_ctypes.CFuncPtr):
+    """A libc function returning a long; variadic, so every int is passed as a long."""
+
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = _Long
+
+
+_syscall = _Function(("syscall", _Libc()))  # type: ignore[arg-type]
+_prctl = _Function(("prctl", _Libc()))  # type: ignore[arg-type]
+
+
+def _wide(args: tuple[object, ...]) -> list[object]:
+    """Ints as longs; bytes and None pass as a pointer to their data and NULL."""
+    return [_Long(a) if isinstance(a, int) else a for a in args]
+
+
+def syscall(number: int, *args: object) -> int:
+    """``syscall(2)``: the result, or -1 with ``errno()`` set."""
+    return int(_syscall(_Long(number), *_wide(args)))
+
+
+def prctl(option: int, *args: int | bytes) -> int:
+    return int(_prctl(_Long(option), *_wide(args)))
+
+
+def errno() -> int:
+    """The errno of the last ``syscall`` or ``prctl`` on this thread."""
+    return int(_ctypes.get_errno())
+
+
+def pinned(data: bytes) -> tuple[object, int]:
+    """A C copy of ``data`` and its address (the copy lives as long as the object)."""
+    array = type("_Bytes", (_ctypes.Array,), {"_type_": _Char, "_length_": len(data)})
+    copy = array.from_buffer_copy(data)  # type: ignore[attr-defined]
+    return copy, int(_ctypes.addressof(copy))
 
 
 class LandlockError(OSError):
@@ -69,10 +116,9 @@ class LandlockError(OSError):
 
 
 def _call(number: int, *args: object) -> int:
-    wide = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
-    result = int(libc.syscall(ctypes.c_long(number), *wide))
+    result = syscall(number, *args)
     if result < 0:
-        err = ctypes.get_errno()
+        err = errno()
         raise LandlockError(err, f"landlock system call {number}: {os.strerror(err)}")
     return result
 
@@ -80,7 +126,7 @@ def _call(number: int, *args: object) -> int:
 def abi_version() -> int:
     """The Landlock ABI this kernel offers; 0 when Landlock is missing or disabled."""
     try:
-        return _call(SYS_CREATE_RULESET, None, ctypes.c_size_t(0), CREATE_RULESET_VERSION)
+        return _call(SYS_CREATE_RULESET, None, 0, CREATE_RULESET_VERSION)
     except LandlockError:
         return 0
 
@@ -104,8 +150,7 @@ def _ruleset(abi: int, fs: int, net: int = 0, scoped: int = 0) -> int:
         attr = struct.pack("=QQ", fs, net)
     else:
         attr = struct.pack("=Q", fs)
-    buf = ctypes.create_string_buffer(attr, len(attr))
-    return _call(SYS_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), 0)
+    return _call(SYS_CREATE_RULESET, attr, len(attr), 0)
 
 
 def _allow(ruleset: int, path: str, rights: int) -> None:
@@ -113,9 +158,7 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
     try:
         if not os.path.isdir(path):
             rights &= FILE_RIGHTS
-        attr = struct.pack("=Qi", rights, fd)
-        buf = ctypes.create_string_buffer(attr, len(attr))
-        _call(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, buf, 0)
+        _call(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, struct.pack("=Qi", rights, fd), 0)
     finally:
         os.close(fd)
 
@@ -153,7 +196,7 @@ def isolating(abi: int) -> int:
 
 def restrict_self(ruleset: int) -> None:
     """Enter the domain of ``ruleset`` (this thread, and every process it starts)."""
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        err = ctypes.get_errno()
+    if prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = errno()
         raise LandlockError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
     _call(SYS_RESTRICT_SELF, ruleset, 0)
