@@ -173,6 +173,12 @@ class MountPlan:
                 pass
 
 
+def protected_paths(hide: tuple[Path, ...] = ()) -> list[Path]:
+    """The secrets in the home directory (and ``hide``) and shellagent's own directories:
+    masked in every sandbox, never writable."""
+    return secrets.secret_paths(Path.home(), list(hide)) + paths.own_dirs()
+
+
 def default_plan(
     writable: tuple[Path, ...],
     workdir: Path | None,
@@ -181,10 +187,12 @@ def default_plan(
     hide: tuple[Path, ...] = (),
     tmp_bytes: int | None = None,
     overlays: tuple[Any, ...] = (),
+    protected: list[Path] | None = None,
 ) -> MountPlan:
     """The user's machine, read-only, with secrets hidden and the grants writable.
 
-    ``hide`` adds the user's own paths to mask (config.toml ``[sandbox] hide``).
+    ``hide`` adds the user's own paths to mask (config.toml ``[sandbox] hide``);
+    ``protected`` is ``protected_paths(hide)`` when the caller has it already.
     ``overlays`` (``profiles.Overlay``) are trees seen through an overlay whose upper
     directory collects every write (transaction mode): there the protections are
     read-only binds of what exists, since nothing written lands before review."""
@@ -208,7 +216,7 @@ def default_plan(
         # A read-only workdir under a path the sandbox replaces (/tmp, /run) stays visible.
         plan.args += ["--ro-bind", str(workdir.resolve()), str(workdir.resolve())]
     home = Path.home()
-    fixed = secrets.secret_paths(home, list(hide)) + paths.own_dirs()
+    fixed = protected_paths(hide) if protected is None else protected
     masked_inodes = secrets.inodes_of(
         [p for p in fixed if p.is_file()] + [home / d for d in secrets.KEY_STORES]
     )

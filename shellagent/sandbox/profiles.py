@@ -22,7 +22,7 @@ from pathlib import Path
 
 from shellagent import paths
 from shellagent.errors import InputError, UsageError
-from shellagent.sandbox import mounts, protect, secrets
+from shellagent.sandbox import mounts, protect
 from shellagent.sandbox.bwrap import Bwrap
 from shellagent.sandbox.limits import Limits
 
@@ -182,13 +182,14 @@ def bwrap_argv(bwrap: Bwrap, profile: Profile, plan: mounts.MountPlan) -> list[s
     return argv
 
 
-def check_writable(profile: Profile) -> None:
-    """Refuse write grants that do not exist or that resolve into a protected place.
+def check_writable(profile: Profile, protected: list[Path] | None = None) -> None:
+    """Refuse write grants that do not exist or that resolve into a protected place
+    (``protected``: ``mounts.protected_paths`` when the caller has it already).
 
     Each grant is resolved with realpath before launch, so a symlink planted in an earlier
     run (``cache -> ~/.ssh``) can never make a secret writable.
     """
-    fixed = secrets.secret_paths(Path.home(), list(profile.hidden)) + paths.own_dirs()
+    fixed = mounts.protected_paths(profile.hidden) if protected is None else protected
     hidden = [p.resolve() for p in fixed if os.path.lexists(p)]
     for grant in profile.writable:
         if "\0" in str(grant):

@@ -346,7 +346,8 @@ class Session:
         self.profile = get_profile(profile, cwd=cwd) if isinstance(profile, str) else profile
         self._seed = state
         self.limits = self.profile.limits or Limits.default()
-        check_writable(self.profile)
+        protected = mounts.protected_paths(self.profile.hidden)  # scanned once for both uses
+        check_writable(self.profile, protected)
         self.timeout = timeout
         self.head, self.tail = head, tail
         self.bwrap = find_bwrap()
@@ -358,7 +359,7 @@ class Session:
         self._host_view: HostView | None = None
         self._timer: threading.Timer | None = None
         self.restarts = 0
-        self._start()
+        self._start(protected)
         if max_session_s is not None:
             self._timer = threading.Timer(max_session_s, self._expire)
             self._timer.daemon = True
@@ -366,7 +367,8 @@ class Session:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def _start(self) -> None:
+    def _start(self, protected: list[Path] | None = None) -> None:
+        """Start the sandbox (``protected``: ``mounts.protected_paths``, if just scanned)."""
         tmp_bytes = self.limits.tmp_bytes if self.bwrap.has_tmpfs_size else None
         plan = (
             mounts.ephemeral_plan(self.bwrap.has_overlay, tmp_bytes=tmp_bytes)
@@ -378,6 +380,7 @@ class Session:
                 hide=self.profile.hidden,
                 tmp_bytes=tmp_bytes,
                 overlays=self.profile.overlays,
+                protected=protected,
             )
         )
         try:
