@@ -19,7 +19,8 @@ from shellagent.sandbox import Session, get_profile
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-# Run by the unprivileged Python: one session, the commands in turn, results as JSON.
+# Run by the unprivileged Python: one session, the commands in turn, results as JSON (then,
+# if asked, the ``then`` commands in a second session started from the first one's state).
 PROBE = r"""
 import dataclasses, json, sys
 from pathlib import Path
@@ -32,6 +33,10 @@ if spec.get("limits"):
 with Session(profile, timeout=spec["timeout"]) as session:
     confined = spec.get("confined") or [False] * len(spec["commands"])
     out = [session.run(c, confined=k).to_json() for c, k in zip(spec["commands"], confined)]
+    state = session.export_state() if spec.get("then") else None
+if spec.get("then"):  # a follow-up sandbox seeded with the first one's shell state
+    with Session(profile, timeout=spec["timeout"], state=state) as session:
+        out += [session.run(c).to_json() for c in spec["then"]]
 print(json.dumps(out))
 """
 
@@ -127,6 +132,7 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
         limits: dict[str, int] | None = None,
         caller_env: dict[str, str] | None = None,
         confined: list[bool] | None = None,
+        then: list[str] | None = None,
     ) -> list[Any]:
         spec = json.dumps(
             {
@@ -136,6 +142,7 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
                 "timeout": timeout,
                 "limits": limits,
                 "confined": confined,
+                "then": then,
             }
         )
         env = {

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from shellagent.sandbox import Session, get_profile
 
@@ -28,6 +30,23 @@ def test_variables_functions_options_and_umask_carry_over(workspace: Path) -> No
         assert second.functions == frozenset({"greet"})
         result = second.run('echo "$GREETING $COUNT"; greet you; umask; [[ -o noglob ]] && echo ng')
         assert result.output.split("\n")[:4] == ["hello 3", "hi you", "0077", "ng"]
+
+
+def test_the_state_carries_over_for_an_unprivileged_user(
+    as_nobody: Callable[..., list[dict[str, Any]]],
+) -> None:
+    results = as_nobody(
+        [
+            'mkdir -p sub; export GREETING=hello; greet() { echo "hi $1"; }; umask 077; cd sub; '
+            "PATH=/evil:$PATH"
+        ],
+        then=['echo "$GREETING"; greet you; umask; pwd; echo "$PATH"'],
+    )
+    assert results[0]["exit_code"] == 0, results[0]
+    out = results[1]["output"].split("\n")
+    assert out[:3] == ["hello", "hi you", "0077"], out
+    assert out[3] == str(as_nobody.workdir)  # type: ignore[attr-defined]
+    assert "/evil" not in out[4]
 
 
 def test_the_working_directory_and_code_running_variables_stay_the_new_sandboxs(
