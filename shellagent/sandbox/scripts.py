@@ -12,6 +12,9 @@ to fd 61:
     `declare -p` NUL  `declare -F` NUL  `declare -f` NUL  E NUL
 
 Each is one builtin, so the dump costs a fraction of a millisecond and starts no process.
+The exit status and options are kept in the positional parameters and the command text is
+unset first, so a command that changes no state leaves the same bytes as the one before
+(the driver then skips parsing them).
 The driver parses it strictly and builds the next job from it; nothing in it is ever run
 as code (see ``state.py``). The command may change or break the dump (it runs in the
 same process), but then it only chooses or loses its own state: the exit code comes from
@@ -194,15 +197,16 @@ BOOT = f"""
 builtin . /dev/fd/{STATE_FD}
 builtin . /dev/fd/{JOB_FD}
 builtin eval -- "$__sa_cmd" {DUMP_FD}>&-
-{{ __sa_rc=$? __sa_o=$SHELLOPTS __sa_b=$BASHOPTS; builtin set +o xtrace +o errexit +o nounset
+{{ builtin set -- "$?" "$SHELLOPTS" "$BASHOPTS"; builtin set +o xtrace +o errexit +o nounset
 }} 2>/dev/null
 {{
   builtin printf 'D1\\0'
   builtin pwd -L; builtin printf '\\0'
-  builtin umask; builtin printf '\\0%s\\0%s\\0' "$__sa_o" "$__sa_b"
+  builtin umask; builtin printf '\\0%s\\0%s\\0' "$2" "$3"
+  builtin unset __sa_cmd
   builtin declare -p; builtin printf '\\0'
   builtin declare -F; builtin printf '\\0'
   builtin declare -f; builtin printf '\\0E\\0'
 }} >&{DUMP_FD} 2>/dev/null
-builtin exit "$__sa_rc"
+builtin exit "$1"
 """

@@ -44,6 +44,22 @@ def test_exit_codes_are_exact(
         assert result.output == output
 
 
+def test_commands_that_change_no_state_keep_it_and_their_own_exit_codes(
+    session: Session,
+) -> None:
+    # Such a command leaves the same dump as the one before, which the driver does not parse
+    # again; a read-only one whose guarded change was undone must not count as unchanged.
+    session.run("cd /usr/share; export A=1; greet() { echo hi; }")
+    codes = [session.run(c).exit_code for c in ("true", "false", "(exit 7)", "true", "false")]
+    assert codes == [0, 1, 7, 0, 1]
+    assert session.run("PATH=/evil:$PATH", confined=True).refused
+    for _ in range(2):
+        result = session.run('pwd; echo "$A"; greet; echo "$PATH"')
+        assert result.output.split("\n")[:3] == ["/usr/share", "1", "hi"]
+        assert "/evil" not in result.output
+    assert session.cwd == "/usr/share" and "greet" in session.functions
+
+
 def test_pipefail_stays_on_even_if_a_command_turns_it_off(session: Session) -> None:
     session.run("set +o pipefail")
     assert session.run("true | false").exit_code == 1
