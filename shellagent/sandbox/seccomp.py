@@ -17,7 +17,7 @@ for ``metadata_program``.
 from __future__ import annotations
 
 import errno
-import os
+import posix as os  # not ``os``: see driver.py
 import struct
 
 # struct seccomp_data: int nr; u32 arch; u64 ip; u64 args[6]
@@ -263,5 +263,5 @@ def program_fd() -> int | None:
         return None
     fd = os.memfd_create("shellagent-seccomp", os.MFD_CLOEXEC)
     os.write(fd, code)
-    os.lseek(fd, 0, os.SEEK_SET)
+    os.lseek(fd, 0, 0)
     return fd
