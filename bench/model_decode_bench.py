@@ -4,7 +4,9 @@ Both sides decode the same token prompt with the same settings (greedy, no gramm
 threads and context); runs are interleaved and the median tokens/s of each is compared.
 Target: backend / raw >= 0.95. Prints figures; asserts nothing.
 
-    python bench/model_decode_bench.py [--model PATH.gguf] [--tokens 128] [--runs 5]
+With ``--adapter LORA.gguf`` it compares the backend with and without that adapter instead.
+
+    python bench/model_decode_bench.py [--model PATH.gguf] [--adapter LORA.gguf] [--tokens 128]
 """
 
 from __future__ import annotations
@@ -60,7 +62,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ctx", type=int, default=2048)
+    parser.add_argument("--adapter", help="compare with this LoRA adapter instead of raw")
     args = parser.parse_args()
+    if args.adapter:
+        compare_adapter(args)
+        return
 
     backend = LlamaBackend(args.model, n_ctx=args.ctx, n_threads=args.threads)
     raw = Llama(args.model, n_ctx=args.ctx, n_threads=args.threads, seed=0, verbose=False)
@@ -87,6 +93,23 @@ def main() -> None:
     print(f"ratio backend/raw (median) = {med_ours / med_raw:.3f} (target >= 0.95)")
     # The best run of each is the least disturbed by other load on the machine.
     print(f"ratio backend/raw (best)   = {best_ours / best_raw:.3f}")
+
+
+def compare_adapter(args: argparse.Namespace) -> None:
+    plain = LlamaBackend(args.model, n_ctx=args.ctx, n_threads=args.threads)
+    adapted = LlamaBackend(args.model, n_ctx=args.ctx, n_threads=args.threads, adapter=args.adapter)
+    print(f"model {args.model}, adapter {args.adapter}, threads {args.threads}")
+    backend_run(plain, 8)
+    backend_run(adapted, 8)
+    rates: dict[str, list[float]] = {"plain": [], "adapter": []}
+    for i in range(args.runs):
+        for name, backend in (("plain", plain), ("adapter", adapted)):
+            count, tps = backend_run(backend, args.tokens)
+            rates[name].append(tps)
+            print(f"run {i + 1}: {name:8} {tps:6.1f} tok/s ({count} tok)")
+    med = {name: statistics.median(values) for name, values in rates.items()}
+    print(f"median plain {med['plain']:.1f} tok/s, with adapter {med['adapter']:.1f} tok/s")
+    print(f"ratio adapter/plain (median) = {med['adapter'] / med['plain']:.3f}")
 
 
 if __name__ == "__main__":
