@@ -111,7 +111,7 @@ class Shell:
         state_r, state_w = _pipe()
         job_r, job_w = _pipe()
         # The dump goes to a memfd, not a pipe: bash writes it in a hundred small writes,
-        # and through a pipe each woke the driver (a millisecond per command, measured).
+        # and through a pipe each one woke the driver. Read once the shell has exited.
         self.dump = os.memfd_create("dump", os.MFD_CLOEXEC)
         dump_w = os.dup(self.dump)
         self.out_r, out_w = _pipe()
