@@ -183,10 +183,13 @@ def _role(value: str) -> str | None:
 
 
 def slots_of(text: str) -> dict[str, str]:
-    """The task's paths and names by role, numbered in order: dir, dir2, file, ext …"""
+    """The task's paths and names by role, numbered in the order they appear: dir, dir2,
+    file, ext … (quoted or not: "read 'a.log' and save it to /tmp/b" has a.log first)."""
     found: dict[str, str] = {}
-    values = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
-    values += [m.group(1) for m in _BARE_PATH.finditer(_QUOTED.sub(" ", text))]
+    spans = [(m.start(), next(g for g in m.groups() if g)) for m in _QUOTED.finditer(text)]
+    unquoted = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)  # keeps the positions
+    spans += [(m.start(), m.group(1)) for m in _BARE_PATH.finditer(unquoted)]
+    values = [value for _, value in sorted(spans)]
     counts: dict[str, int] = {}
     for value in values:
         role = _role(value)

@@ -46,6 +46,8 @@ class Family:
     area: str
     summary: str
     make: Callable[[Draw], Instance]
+    share: float = 1.0
+    """How often it is drawn: ``share`` × the instances asked for per family (at least 1)."""
 
 
 FAMILIES: dict[str, Family] = {}

@@ -77,7 +77,13 @@ def generate(
     per_family: int = DEFAULT_PER_FAMILY,
     names: Sequence[str] | None = None,
 ) -> list[Task]:
-    """The task set: ``per_family`` instances of each family, families in name order."""
+    """The task set: ``per_family`` instances of each family (times its share), families in
+    name order."""
     if per_family < 1:
         raise InputError("--per-family must be 1 or more")
-    return [task for fam in families(names) for task in draw(fam, seed, per_family)]
+    return [task for fam in families(names) for task in draw(fam, seed, count(fam, per_family))]
+
+
+def count(family: Family, per_family: int) -> int:
+    """How many instances of ``family`` a set with ``per_family`` holds."""
+    return max(1, round(per_family * family.share))

@@ -19,3 +19,6 @@ from shellagent.taskgen.families import (  # noqa: F401 - imported to register
     text,
     users,
 )
+from shellagent.taskgen.saving import register_twins
+
+register_twins()  # "… and save it to FILE" for every family that asks questions
