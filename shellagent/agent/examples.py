@@ -115,6 +115,16 @@ class Example:
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|`([^`]+)`")
 _BARE_PATH = re.compile(r"(?<![\w.])(~?/[\w.@%+=:,-/]*[\w/])")
 _EXT = re.compile(r"^\.?[A-Za-z0-9]{1,8}$")
+# A file named after these words is where the task's result goes (role "out"), so an
+# example's output file is never rewritten to the task's input file or the other way round.
+_OUT_BEFORE = re.compile(
+    r"\b(save|saving|saved|write|writing|store|storing|put|output|append|redirect|dump|"
+    r"record|log|concatenate|combine|merge|export)\b.*\b(to|into|in|as)\s+"
+    r"(?:(?:a|an|the|new|single)\s+)*(?:(?:text\s+|output\s+)?file\s+)?"
+    r"(?:(?:named|called)\s+)?$",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"[.?!;:]\s")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 # Words users use for the same operation, read as one for the search.
 _SAME = {
@@ -184,15 +194,24 @@ def _role(value: str) -> str | None:
 
 def slots_of(text: str) -> dict[str, str]:
     """The task's paths and names by role, numbered in the order they appear: dir, dir2,
-    file, ext … (quoted or not: "read 'a.log' and save it to /tmp/b" has a.log first)."""
+    file, ext … (quoted or not: "read 'a.log' and save it to /tmp/b" has a.log first); a
+    file the result is to be saved in is ``out``."""
     found: dict[str, str] = {}
     spans = [(m.start(), next(g for g in m.groups() if g)) for m in _QUOTED.finditer(text)]
     unquoted = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)  # keeps the positions
     spans += [(m.start(), m.group(1)) for m in _BARE_PATH.finditer(unquoted)]
-    values = [value for _, value in sorted(spans)]
+    roles = [(value, _role(value)) for _, value in sorted(spans)]
+    # "… and save them to /tmp/x.txt": where the result goes. Only the last such file: in
+    # "save the lines in a.log to b.txt" the first "in" is not where anything goes.
+    outs = [
+        i
+        for i, (start, _) in enumerate(sorted(spans))
+        if roles[i][1] == "file" and _OUT_BEFORE.search(_SENTENCE_END.split(text[:start])[-1])
+    ]
+    if outs:
+        roles[outs[-1]] = (roles[outs[-1]][0], "out")
     counts: dict[str, int] = {}
-    for value in values:
-        role = _role(value)
+    for value, role in roles:
         if role is None or value in found.values():
             continue
         counts[role] = counts.get(role, 0) + 1

@@ -7,7 +7,15 @@ import gzip
 import json
 from pathlib import Path
 
-from shellagent.agent.examples import Example, ExampleLibrary, Step, abstract, render, rewrite
+from shellagent.agent.examples import (
+    Example,
+    ExampleLibrary,
+    Step,
+    abstract,
+    render,
+    rewrite,
+    slots_of,
+)
 
 RECORDS = [
     {
@@ -106,3 +114,27 @@ def test_render_uses_the_sessions_layout() -> None:
         "b",
         '{"done": "done: a and b"}',
     ]
+
+
+def test_the_file_a_result_is_saved_in_keeps_its_role_when_rewritten() -> None:
+    assert slots_of("Read '/var/log/x.log' and save it to /tmp/a.txt.") == {
+        "file": "/var/log/x.log",
+        "out": "/tmp/a.txt",
+    }
+    assert slots_of("Write the port from /etc/a.conf to the file '/tmp/port.txt'.")["out"] == (
+        "/tmp/port.txt"
+    )
+    assert slots_of("Save the lines in /var/log/a.log to /tmp/b.txt") == {
+        "file": "/var/log/a.log",
+        "out": "/tmp/b.txt",
+    }
+    assert slots_of("Copy /etc/app.conf to /tmp/app.conf.bak") == {
+        "file": "/etc/app.conf",
+        "file2": "/tmp/app.conf.bak",
+    }
+    # the task names a folder and where to save: the example's log file is not turned
+    # into the task's output file (which it was when both were only "file" and "file2")
+    example = Example.from_record({**RECORDS[1], "slots": {}})
+    task = "Count the lines of the logs in /var/log/es and save the count to '/tmp/es.txt'."
+    steps = rewrite(example, task).steps
+    assert steps[0].command == "wc -l < /var/log/web/app.log > /tmp/es.txt"
