@@ -349,6 +349,16 @@ def rewrite(example: Example, task: str) -> Example:
         for old, new in pairs
         if old.startswith("~/")
     ]
+    # a folder named as parent and name (``tar -czf x.tgz -C /srv tallybook``)
+    pairs += [
+        (f"{old_parent} {old_name}", f"{new_parent} {new_name}")
+        for key, old in example.slots.items()
+        if key.startswith("dir") and key in target and "/" in old.strip("/")
+        for new in [target[key]]
+        if "/" in new.strip("/")
+        for old_parent, old_name in [old.rstrip("/").rsplit("/", 1)]
+        for new_parent, new_name in [new.rstrip("/").rsplit("/", 1)]
+    ]
     pairs.sort(key=lambda p: len(p[0]), reverse=True)
 
     def swap(text: str) -> str:

@@ -138,3 +138,16 @@ def test_the_file_a_result_is_saved_in_keeps_its_role_when_rewritten() -> None:
     task = "Count the lines of the logs in /var/log/es and save the count to '/tmp/es.txt'."
     steps = rewrite(example, task).steps
     assert steps[0].command == "wc -l < /var/log/web/app.log > /tmp/es.txt"
+
+
+def test_a_folder_named_as_parent_and_name_is_rewritten_too() -> None:
+    example = Example.from_record(
+        {
+            "task": "Pack /srv/tallybook into a tarball at /tmp/tallybook.tar.gz.",
+            "steps": [{"command": "tar -czf /tmp/tallybook.tar.gz -C /srv tallybook"}],
+            "answer": "Created /tmp/tallybook.tar.gz.",
+        }
+    )
+    task = "Pack ~/Documents/asterix into a tarball at /tmp/asterix.tar.gz."
+    command = rewrite(example, task).steps[0].command
+    assert command == "tar -czf /tmp/asterix.tar.gz -C ~/Documents asterix"
