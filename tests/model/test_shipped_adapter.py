@@ -1,0 +1,40 @@
+"""The adapter shipped in the package: in the catalog with its digest, loads by name over the
+embedded model, and changes what the model replies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shellagent.model import load_backend
+from shellagent.model.adapters import check_adapter, file_sha256
+from shellagent.model.catalog import installed_path, lookup
+from shellagent.model.embedded import embedded_model_path
+
+NAME = "smollm2-135m-shell"
+
+
+def test_the_shipped_adapter_is_in_the_catalog_with_its_digest_and_size() -> None:
+    entry = lookup(NAME)
+    assert (entry.kind, entry.base, entry.embedded) == ("adapter", "smollm2-135m", True)
+    path = installed_path(entry)
+    assert path.is_file() and path.stat().st_size == entry.size_bytes <= 20_000_000
+    assert file_sha256(path) == entry.sha256
+    # trained for exactly this base: the adapter names the embedded model's digest
+    check_adapter(path, embedded_model_path(), base_sha256=lookup("smollm2-135m").sha256)
+
+
+@pytest.mark.model
+def test_the_shipped_adapter_loads_by_name_and_changes_the_reply() -> None:
+    from shellagent.agent.examples import default_library
+    from shellagent.taskgen.sft import conversations
+
+    record = next(conversations(default_library()))
+    prompt = record["messages"][:2]  # the system prompt and the task, as the agent sends them
+    plain = load_backend("default", n_ctx=4096).generate(prompt, max_tokens=48).text
+    tuned_backend = load_backend(f"default+{NAME}", n_ctx=4096)
+    assert tuned_backend.name == f"default+{NAME}"
+    tuned = tuned_backend.generate(prompt, max_tokens=48).text
+    assert tuned != plain
+    assert "cmd" in json.loads(tuned)  # still the action format
