@@ -200,12 +200,13 @@ def slots_of(text: str) -> dict[str, str]:
     spans = [(m.start(), next(g for g in m.groups() if g)) for m in _QUOTED.finditer(text)]
     unquoted = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)  # keeps the positions
     spans += [(m.start(), m.group(1)) for m in _BARE_PATH.finditer(unquoted)]
-    roles = [(value, _role(value)) for _, value in sorted(spans)]
+    spans.sort()
+    roles = [(value, _role(value)) for _, value in spans]
     # "… and save them to /tmp/x.txt": where the result goes. Only the last such file: in
     # "save the lines in a.log to b.txt" the first "in" is not where anything goes.
     outs = [
         i
-        for i, (start, _) in enumerate(sorted(spans))
+        for i, (start, _) in enumerate(spans)
         if roles[i][1] == "file" and _OUT_BEFORE.search(_SENTENCE_END.split(text[:start])[-1])
     ]
     if outs:

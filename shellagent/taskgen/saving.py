@@ -57,9 +57,9 @@ def plain_output(command: str) -> bool:
 
 def _keeps_stdout(redirect: Node) -> bool:
     """``< file`` or ``2> file``: a redirection that leaves standard output alone."""
-    parts = [(c.type, c.text.decode() if c.text else "") for c in redirect.children]
-    if redirect.type != "file_redirect":
+    if redirect.type != "file_redirect" or len(redirect.children) < 2:
         return False
+    parts = [(c.type, c.text.decode() if c.text else "") for c in redirect.children]
     if parts[0][0] == "file_descriptor":
         return parts[0][1] == "2" and parts[1][1] in (">", ">>")
     return parts[0][1] == "<"
