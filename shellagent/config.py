@@ -92,7 +92,8 @@ TEMPLATE = """\
 # shellagent settings. Every key is optional; `shellagent config show` prints them all.
 
 [model]
-# The model ask uses: "default" (the embedded SmolLM2-135M), a catalog name
+# The model ask uses: "default" (the embedded SmolLM2-135M with its shipped adapter
+# smollm2-135m-shell; "smollm2-135m" is the base alone), a catalog name
 # (`shellagent model list`, `shellagent model pull NAME`), a GGUF file, or an
 # OpenAI-compatible server, e.g. "openai:http://127.0.0.1:11434/v1#qwen2.5-coder:3b".
 # default = "default"
@@ -204,7 +205,7 @@ def write_text(path: Path, text: str) -> None:
 
 def model_spec(settings: Config, given: str | None = None) -> str | None:
     """The model to use: ``given`` (``--model``, ``$SHELLAGENT_BACKEND``), else
-    ``model.default`` unless it names the embedded model (None)."""
+    ``model.default`` unless it names the default model (None)."""
     if given:
         return given
     chosen = settings.model.default

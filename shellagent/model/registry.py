@@ -60,7 +60,9 @@ class LlamaKind:
 
     def load(self, spec: str, *, task: str | None = None, **config: Any) -> Backend:
         from shellagent.model.adapters import split_spec
+        from shellagent.model.embedded import resolve_default
 
+        spec = resolve_default(spec)
         base_spec, adapter = split_spec(spec)
         if adapter is None:
             return self._load_base(spec, config)
@@ -83,7 +85,7 @@ class LlamaKind:
         from shellagent.model.llama import LlamaBackend
 
         if spec in ("", "default", "smollm2-135m"):
-            # Not through the catalog: the default must work even without the catalog file.
+            # Not through the catalog: the base must load even without the catalog file.
             from shellagent.model.embedded import EMBEDDED_NAME, embedded_model_path
 
             config.setdefault("name", EMBEDDED_NAME)
@@ -170,7 +172,8 @@ def kind_for(spec: str | None) -> BackendKind:
 def load_backend(spec: str | None = None, *, task: str | None = None, **config: Any) -> Backend:
     """Load the backend ``spec`` names; ``config`` goes to the backend's constructor.
 
-    None, "default", "smollm2-135m"       the embedded SmolLM2 (no download)
+    None, "default"                       the embedded SmolLM2 with the shipped adapter
+    "smollm2-135m"                        the embedded SmolLM2 alone (no download either)
     "openai:http://host:port/v1[#model]"  an OpenAI-compatible server
     "path/to/model.gguf"                  any GGUF file
     "qwen2.5-coder-1.5b"                  a catalog name, pulled into the models dir

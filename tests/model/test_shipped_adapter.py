@@ -32,9 +32,41 @@ def test_the_shipped_adapter_loads_by_name_and_changes_the_reply() -> None:
 
     record = next(conversations(default_library()))
     prompt = record["messages"][:2]  # the system prompt and the task, as the agent sends them
-    plain = load_backend("default", n_ctx=4096).generate(prompt, max_tokens=48).text
+    plain = load_backend("smollm2-135m", n_ctx=4096).generate(prompt, max_tokens=48).text
     tuned_backend = load_backend(f"default+{NAME}", n_ctx=4096)
     assert tuned_backend.name == f"default+{NAME}"
     tuned = tuned_backend.generate(prompt, max_tokens=48).text
     assert tuned != plain
     assert "cmd" in json.loads(tuned)  # still the action format
+
+
+@pytest.mark.model
+def test_the_default_model_is_the_embedded_base_with_the_shipped_adapter() -> None:
+    from shellagent.model.llama import LlamaBackend
+
+    for spec in (None, "", "default"):
+        backend = load_backend(spec, n_ctx=1024)
+        assert isinstance(backend, LlamaBackend)
+        assert backend.name == f"smollm2-135m+{NAME}"
+        assert backend.adapter == installed_path(lookup(NAME))
+        assert backend.path == embedded_model_path()
+        backend.close()
+    base = load_backend("smollm2-135m", n_ctx=1024)
+    assert isinstance(base, LlamaBackend) and base.adapter is None  # still selectable
+    base.close()
+
+
+def test_the_daemon_pool_loads_the_default_once_however_it_is_named() -> None:
+    from shellagent.model.pool import ModelPool
+    from shellagent.testing import ScriptedBackend
+
+    loaded: list[str | None] = []
+
+    def loader(spec: str | None) -> ScriptedBackend:
+        loaded.append(spec)
+        return ScriptedBackend([])
+
+    pool = ModelPool(None, idle_unload_s=None, loader=loader)
+    for spec in (None, "default", f"smollm2-135m+{NAME}"):
+        pool.backend_for(spec, "a task")
+    assert loaded == [f"smollm2-135m+{NAME}"]
