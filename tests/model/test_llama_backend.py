@@ -10,6 +10,7 @@ from shellagent.agent.actions import ACTION_FORMAT, FinishAction, RunAction, par
 from shellagent.errors import InputError
 from shellagent.model import Backend, load_backend
 from shellagent.model.llama import LlamaBackend
+from shellagent.model.sampling import Sampling
 
 pytestmark = pytest.mark.model
 
@@ -26,7 +27,7 @@ def _conversation(task: str) -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[LlamaBackend]:
-    loaded = load_backend(None, n_ctx=2048, n_threads=2)
+    loaded = load_backend("smollm2-135m", n_ctx=2048, n_threads=2)  # the base alone
     assert isinstance(loaded, LlamaBackend)
     yield loaded
     loaded.close()
@@ -40,7 +41,7 @@ def fresh(backend: LlamaBackend) -> LlamaBackend:
 
 def test_embedded_model_loads_with_its_own_chat_template(backend: LlamaBackend) -> None:
     assert isinstance(backend, Backend)
-    assert backend.name == "smollm2-135m"
+    assert backend.name == "smollm2-135m" and backend.adapter is None
     assert backend.context_size == 2048
     assert "<|im_start|>" in backend.template.source
     assert backend.prefix_stable
@@ -188,6 +189,24 @@ def test_the_same_seed_draws_the_same_replies() -> None:
         finally:
             backend.close()
     assert replies[0] == replies[1]
+
+
+def test_one_call_can_be_sampled_with_its_own_seed_and_greedy_stays_greedy(
+    fresh: LlamaBackend,
+) -> None:
+    conversation = _conversation("list the files in /tmp")
+
+    def reply(sampling: Sampling | None = None) -> str:
+        fresh.reset()
+        return fresh.generate(
+            conversation, max_tokens=80, reply_format=ACTION_FORMAT, sampling=sampling
+        ).text
+
+    greedy = reply()
+    draws = [reply(Sampling(temperature=1.0, seed=seed)) for seed in range(6)]
+    assert draws == [reply(Sampling(temperature=1.0, seed=seed)) for seed in range(6)]
+    assert len(set(draws)) >= 2, draws
+    assert reply() == greedy  # the backend's own (greedy) choice is untouched
 
 
 def test_sampling_options_out_of_range_are_an_input_error() -> None:
