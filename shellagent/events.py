@@ -216,9 +216,6 @@ class ModelTurn(_Line):
     redacted: bool = _optional(False)
     # times the conversation had been cut to fit the model's context, up to this turn
     context_trims: int | None = _optional()
-    # sampled replies drawn in place of a greedy one that repeated a failed command (the
-    # greedy reply is not kept); this one is the last of them
-    resampled: int | None = _optional()
 
 
 @dataclass(frozen=True)

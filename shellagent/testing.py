@@ -107,9 +107,7 @@ class ScriptedBackend:
         max_tokens: int = 256,
         on_token: _Callable[[str], None] | None = None,
         capture_logprobs: bool = False,
-        sampling: _Any = None,
     ) -> _Generation:
-        """The next scripted reply; a resample (``sampling`` given) takes the next one too."""
         from shellagent.model.backend import Generation, Stop, is_looping
 
         conversation = [dict(m) for m in messages]
@@ -120,7 +118,6 @@ class ScriptedBackend:
                 "reply_format": reply_format,
                 "max_tokens": max_tokens,
                 "capture_logprobs": capture_logprobs,
-                "sampling": sampling,
             }
         )
         if not self._replies:

@@ -13,9 +13,7 @@ class AgentConfig:
 
     ``observation_chars`` bounds the output shown to the model per command; ``max_tokens``
     bounds one reply; ``repeat_limit`` is how often the same command may fail (non-zero
-    exit, or denied) before the session gives up; ``resamples`` how many sampled replies
-    replace a greedy one that would repeat a failed command; ``dry_run`` shows commands,
-    runs none.
+    exit, or denied) before the session gives up; ``dry_run`` shows commands, runs none.
     """
 
     max_turns: int = 15
@@ -23,9 +21,6 @@ class AgentConfig:
     observation_chars: int = 2000
     max_tokens: int = 256
     repeat_limit: int = 3
-    # Sampled replies tried in place of a greedy one that repeats a command that failed (or
-    # finishes with nothing run after the nudge); 0: none.
-    resamples: int = 3
     capture_logprobs: bool = False
     dry_run: bool = False
     # Worked examples retrieved for the task and shown in the system prompt (0: none; the

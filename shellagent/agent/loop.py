@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from shellagent.agent import observation
 from shellagent.agent.actions import (
     ACTION_FORMAT,
-    Action,
     FinishAction,
     RunAction,
     ScheduleAction,
@@ -57,7 +56,6 @@ from shellagent.events import (
     TranscriptEvent,
     exit_code,
 )
-from shellagent.model.sampling import Sampling
 
 if TYPE_CHECKING:
     from shellagent.agent.examples import Example, ExampleLibrary
@@ -69,10 +67,6 @@ if TYPE_CHECKING:
     from shellagent.transcript import TranscriptSink
 
 __all__ = ["AgentConfig", "EndReason", "Outcome", "run_task"]
-
-# How a wasted greedy reply is replaced (``_resample``): warm enough that the model's second
-# and third choices come up, cool enough that the reply keeps to the task.
-RESAMPLE_TEMPERATURE = 0.7
 
 
 @dataclass(frozen=True)
@@ -275,10 +269,7 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
             observe(state, observation.cut_reply(generation.stop, generation.generated_tokens))
         return
     state.invalid_in_a_row = 0
-    resampled = 0
-    if _wasted(state, action):
-        generation, action, resampled = _resample(state, window, generation, action)
-    _record_reply(state, generation, action.to_dict(), resampled=resampled)
+    _record_reply(state, generation, action.to_dict())
     if isinstance(action, FinishAction):
         if not state.commands and not state.nudged and turn == 1:
             state.nudged = True  # once: a small model often "finishes" before doing anything
@@ -291,48 +282,7 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
     _run_action(state, action, turn)
 
 
-def _wasted(state: SessionState, action: Action) -> bool:
-    """Whether ``action`` can only repeat what already went nowhere: a command the user
-    refused, one that printed the same output twice, one that failed (or was denied) with
-    no command succeeding since (after a ``mkdir`` the ``cp`` that failed may work), or
-    finishing with nothing run after the nudge. A command the kernel caught writing is not
-    wasted: run again, it is asked about."""
-    if isinstance(action, RunAction):
-        key = action.cmd.strip()
-        if key in state.refusals or state.outputs.get(key, (0, ""))[0] >= 2:
-            return True
-        if key not in state.failed_at or key in state.refuted:
-            return False
-        return all(r.exit_code != 0 for r in state.commands[state.failed_at[key] :])
-    if isinstance(action, FinishAction):
-        return state.nudged and not state.commands
-    return False
-
-
-def _resample(
-    state: SessionState, window: ContextWindow, generation: Generation, action: Action
-) -> tuple[Generation, Action, int]:
-    """Another reply in place of a wasted one: up to ``config.resamples`` replies sampled
-    (seeded by turn and attempt, so a run is reproducible); the first valid one that is not
-    wasted is taken, with how many were drawn. Without one, the greedy reply stands.
-
-    A small model under greedy decoding proposes the same failing command again and again,
-    whatever the observation says; its second choices are often the way out."""
-    for attempt in range(1, state.config.resamples + 1):
-        sampling = Sampling(temperature=RESAMPLE_TEMPERATURE, seed=state.turn * 100 + attempt)
-        other = _generate(state, window, sampling)
-        try:
-            candidate = parse_action(other.text)
-        except InputError:
-            continue
-        if not _wasted(state, candidate):
-            return other, candidate, attempt
-    return generation, action, 0
-
-
-def _generate(
-    state: SessionState, window: ContextWindow, sampling: Sampling | None = None
-) -> Generation:
+def _generate(state: SessionState, window: ContextWindow) -> Generation:
     try:
         shown = window.fit(state.conversation)
         state.context_trims = window.trims
@@ -349,8 +299,6 @@ def _generate(
         if user_on_token is not None:
             user_on_token(piece)
 
-    # Passed only when given: a plugin's backend without the keyword still works.
-    given = {"sampling": sampling} if sampling is not None else {}
     try:
         return state.backend.generate(
             shown,
@@ -358,7 +306,6 @@ def _generate(
             max_tokens=state.config.max_tokens,
             on_token=on_token,
             capture_logprobs=state.config.capture_logprobs,
-            **given,
         )
     except _Cancelled:
         raise SessionEnd("cancelled", "cancelled while the model was thinking") from None
@@ -369,11 +316,7 @@ def _generate(
 
 
 def _record_reply(
-    state: SessionState,
-    generation: Generation,
-    action: dict[str, str] | None,
-    *,
-    resampled: int = 0,
+    state: SessionState, generation: Generation, action: dict[str, str] | None
 ) -> None:
     state.emit(
         ModelTurn(
@@ -389,7 +332,6 @@ def _record_reply(
             token_ids=generation.token_ids,
             logprobs=generation.logprobs,
             context_trims=state.context_trims or None,
-            resampled=resampled or None,
         )
     )
     # The reply exactly as generated, so the next prompt extends this one token for token.
@@ -504,7 +446,6 @@ def _execute(state: SessionState, command: str, edited_from: str | None, *, conf
 def _give_up_if_repeated(state: SessionState, command: str) -> None:
     """Count a failure (non-zero exit, denial, refusal) of ``command``; stop at the limit."""
     key = command.strip()
-    state.failed_at[key] = len(state.commands)
     count = state.failures[key] = state.failures.get(key, 0) + 1
     if count >= state.config.repeat_limit:
         raise SessionEnd("repeated_failure", f"`{key}` failed {count} times")

@@ -64,8 +64,6 @@ class SessionState:
     conversation: list[dict[str, str]] = field(default_factory=list)
     commands: list[CommandResult] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
-    # command -> how many commands had run when it last failed (``loop._wasted``)
-    failed_at: dict[str, int] = field(default_factory=dict)
     succeeded: dict[str, int] = field(default_factory=dict)
     # Commands that changed something (policy "ask"), were approved and exited 0: what a
     # schedule action turns into a job.

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from shellagent.events import ReplyStop
-from shellagent.model.sampling import Sampling
 
 __all__ = [
     "Backend",
@@ -111,12 +110,7 @@ class Backend(Protocol):
         max_tokens: int = 256,
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
-        sampling: Sampling | None = None,
-    ) -> Generation:
-        """The next reply. ``sampling`` replaces the backend's own choice of tokens for this
-        call (the agent asks for a sampled reply when the greedy one repeats a command that
-        already failed)."""
-        ...
+    ) -> Generation: ...
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """Length in tokens of ``messages`` rendered as a prompt (generation prompt included)."""

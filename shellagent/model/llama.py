@@ -177,7 +177,6 @@ class LlamaBackend:
         max_tokens: int = 256,
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
-        sampling: Sampling | None = None,
     ) -> Generation:
         import llama_cpp
 
@@ -205,7 +204,7 @@ class LlamaBackend:
         start = time.perf_counter()
         llm = self._llm
         stop: Stop = "end"
-        for token in self._decode(tokens, reply_format, sampling):
+        for token in self._decode(tokens, reply_format):
             if not ids and not first_token_s:
                 first_token_s = time.perf_counter() - start
                 evaluated_prompt = llm.evaluated - evaluated_before
@@ -247,23 +246,18 @@ class LlamaBackend:
             stop=stop,
         )
 
-    def _decode(
-        self, tokens: list[int], reply_format: ReplyFormat | None, given: Sampling | None = None
-    ) -> Iterator[int]:
+    def _decode(self, tokens: list[int], reply_format: ReplyFormat | None) -> Iterator[int]:
         """Decoding driven directly: reuse the cached prefix, eval, choose, repeat.
 
         The cache bookkeeping is ``Llama.generate``'s (``n_tokens`` marks how much of the
         KV cache is valid; ``eval`` drops the rest). The choice is greedy or sampled as
-        ``given`` or else ``self.sampling`` says, checked against the grammar (``GrammarGate``).
+        ``self.sampling`` says, checked against the grammar (``GrammarGate``).
         """
         import llama_cpp
         import numpy as np
 
         llm = self._llm
-        sampling = given or self.sampling
-        rng = self._rng
-        if given is not None and given.seed is not None:
-            rng = np.random.default_rng(given.seed)
+        sampling = self.sampling
         cached = llm.input_ids[: llm.n_tokens]
         keep = 0
         for a, b in zip(cached, tokens, strict=False):
@@ -285,10 +279,10 @@ class LlamaBackend:
                 if sampling.greedy:
                     token = gate.choose(logits) if gate else int(np.argmax(logits))
                 elif gate is not None:
-                    token = gate.sample(logits, sampling, rng)
+                    token = gate.sample(logits, sampling, self._rng)
                 else:
                     ids, probs = sampling.candidates(logits)
-                    token = int(ids[sampling.draw(probs, rng)])
+                    token = int(ids[sampling.draw(probs, self._rng)])
                 yield token
                 history.append(token)
                 pending = [token]

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from shellagent.errors import InputError, ModelUnavailable
 from shellagent.model.backend import Generation, Message, ReplyFormat, Stop, TokenCallback
-from shellagent.model.sampling import Sampling
 
 __all__ = ["OpenAIBackend", "parse_openai_spec"]
 
@@ -104,14 +103,9 @@ class OpenAIBackend:
         max_tokens: int = 256,
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
-        sampling: Sampling | None = None,
     ) -> Generation:
         url = f"{self.base_url}/chat/completions"
         body = self._body(messages, reply_format, max_tokens, capture_logprobs)
-        if sampling is not None:
-            body.update(temperature=sampling.temperature, top_p=sampling.top_p)
-            if sampling.seed is not None:
-                body["seed"] = sampling.seed
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"

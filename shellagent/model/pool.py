@@ -22,9 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from shellagent.model.backend import Backend, Generation, Message, ReplyFormat, TokenCallback
-from shellagent.model.embedded import resolve_default
 from shellagent.model.registry import kind_for, load_backend
-from shellagent.model.sampling import Sampling
 
 log = logging.getLogger("shellagent.model")
 
@@ -95,7 +93,7 @@ class ModelPool:
         loader: Callable[[str | None], Backend] | None = None,
     ) -> None:
         """``idle_unload_s`` None keeps the model loaded until ``close``."""
-        self.default_spec = resolve_default(default_spec)
+        self.default_spec = default_spec or "default"
         self.idle_unload_s = idle_unload_s
         self._loader = loader or _load
         self.lock = FairLock()
@@ -150,7 +148,7 @@ class ModelPool:
         on_wait: Callable[[int], None] | None = None,
         on_generate: Callable[[], None] | None = None,
     ) -> PooledBackend:
-        spec = resolve_default(spec or self.default_spec)
+        spec = spec or self.default_spec
         kind = kind_for(spec)
         private = kind.load(spec, task=task) if kind.per_task else None
         return PooledBackend(self, spec, private, cancel, on_wait, on_generate)
@@ -251,20 +249,16 @@ class PooledBackend:
         max_tokens: int = 256,
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
-        sampling: Sampling | None = None,
     ) -> Generation:
         def use(backend: Backend) -> Generation:
             if self._on_generate is not None:
                 self._on_generate()
-            # Passed only when given: a plugin's backend without the keyword still works.
-            given = {"sampling": sampling} if sampling is not None else {}
             return backend.generate(
                 messages,
                 reply_format=reply_format,
                 max_tokens=max_tokens,
                 on_token=on_token,
                 capture_logprobs=capture_logprobs,
-                **given,
             )
 
         result: Generation = self._call(use)

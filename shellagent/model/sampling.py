@@ -25,10 +25,6 @@ class Sampling:
     min_p: float = 0.05
     repeat_penalty: float = 1.0
     penalty_last_n: int = 64
-    # The draws' seed for one call given its own sampling (``generate(sampling=…)``), so a
-    # resampled reply does not depend on what was drawn before it; None: the backend's
-    # generator, seeded once at load.
-    seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.temperature < 0 or self.repeat_penalty <= 0:

@@ -13,7 +13,6 @@ from shellagent.agent import Approval, AutoApprover, RefuseApprover
 from shellagent.agent.context import STUB
 from shellagent.errors import ModelUnavailable
 from shellagent.events import ApprovalRecord, Execution, ModelTurn, PolicyVerdict
-from shellagent.model.sampling import Sampling
 from shellagent.testing import FakeShell, ScriptedBackend
 
 from .conftest import Approvals, Run, cmd, done
@@ -166,7 +165,7 @@ def test_a_command_that_times_out_is_stopped_and_the_model_is_told(
 
 def test_the_turn_limit_ends_the_session(run_agent: Runner, shell: Any) -> None:
     replies = [cmd("echo hello")] * 3 + [done("never reached")]
-    run = run_agent(replies, shell, max_turns=3, resamples=0)
+    run = run_agent(replies, shell, max_turns=3)
     assert run.outcome.reason == "turn_limit"
     assert run.outcome.turns == 3
     assert run.backend.remaining == 1
@@ -176,7 +175,7 @@ def test_the_turn_limit_ends_the_session(run_agent: Runner, shell: Any) -> None:
 def test_the_same_failing_command_repeated_ends_with_repeated_failure(
     run_agent: Runner, shell: Any
 ) -> None:
-    run = run_agent([cmd("false")] * 5, shell, repeat_limit=3, resamples=0)
+    run = run_agent([cmd("false")] * 5, shell, repeat_limit=3)
     assert run.outcome.reason == "repeated_failure"
     assert len(run.outcome.commands) == 3
     assert run.backend.remaining == 2
@@ -186,7 +185,7 @@ def test_the_same_failing_command_repeated_ends_with_repeated_failure(
 def test_a_repeated_denied_command_also_counts_as_a_failure(
     run_agent: Runner, fake: FakeShell
 ) -> None:
-    run = run_agent([cmd("rm -rf /")] * 3, fake, repeat_limit=2, resamples=0)
+    run = run_agent([cmd("rm -rf /")] * 3, fake, repeat_limit=2)
     assert run.outcome.reason == "repeated_failure"
     assert run.outcome.turns == 2
 
@@ -194,7 +193,7 @@ def test_a_repeated_denied_command_also_counts_as_a_failure(
 def test_repeating_a_command_that_succeeds_is_not_a_failure_but_the_model_is_told(
     run_agent: Runner, fake: FakeShell
 ) -> None:
-    run = run_agent([cmd("echo hello")] * 3 + [done("ok")], fake, repeat_limit=2, resamples=0)
+    run = run_agent([cmd("echo hello")] * 3 + [done("ok")], fake, repeat_limit=2)
     assert run.outcome.reason == "finished"
     seen = run.observations()
     assert seen[0] == "exit 0\nhello"
@@ -207,7 +206,7 @@ def test_repeating_a_command_that_succeeds_is_not_a_failure_but_the_model_is_tol
 
 
 def test_a_command_repeated_on_and_on_ends_the_session(run_agent: Runner, fake: FakeShell) -> None:
-    run = run_agent([cmd("ls")] * 8 + [done("ok")], fake, resamples=0)
+    run = run_agent([cmd("ls")] * 8 + [done("ok")], fake)
     assert fake.ran == ["ls", "ls"]
     assert run.outcome.reason == "repeated_failure"
 
@@ -220,7 +219,6 @@ def test_a_refused_command_is_not_asked_about_again_unchanged(
         [cmd("rm notes.txt"), cmd("rm notes.txt"), cmd("rm -i notes.txt"), done("x")],
         fake,
         approver=approver,
-        resamples=0,
     )
     assert [r.command for r in approver.requests] == ["rm notes.txt", "rm -i notes.txt"]
     assert "already refused this exact command" in run.observations()[1]
@@ -232,7 +230,7 @@ def test_done_before_any_command_gets_one_nudge(run_agent: Runner, fake: FakeShe
     assert run.outcome.summary == "said hi" and fake.ran == ["echo hi"]
     assert "without running any command" in run.observations()[0]
     # only once: a second bare done ends the session
-    again = run_agent([done("nothing"), done("still nothing")], fake, resamples=0)
+    again = run_agent([done("nothing"), done("still nothing")], fake)
     assert again.outcome.reason == "finished" and again.outcome.summary == "still nothing"
 
 
@@ -365,7 +363,7 @@ def test_a_failing_backend_ends_the_session_with_its_message(
 
 
 def test_exit_codes_follow_how_the_session_ended(run_agent: Runner, fake: FakeShell) -> None:
-    assert run_agent([done("ok")] * 2, fake, resamples=0).outcome.exit_code == 0  # nudged
+    assert run_agent([done("ok"), done("ok")], fake).outcome.exit_code == 0  # after the nudge
     assert run_agent([cmd("true")], fake, max_turns=1).outcome.exit_code == 1
     assert run_agent(["junk", "junk"], fake).outcome.exit_code == 1
 
@@ -403,60 +401,3 @@ def test_long_output_is_cut_to_the_observation_budget_keeping_head_and_tail(
 def test_shell_state_persists_between_turns(run_agent: Runner, sandbox: Any) -> None:
     run = run_agent([cmd("export GREETING=hi"), cmd("echo $GREETING"), done("ok")], sandbox)
     assert run.outcome.commands[1].output == "hi\n"
-
-
-def test_a_greedy_reply_repeating_a_failed_command_is_resampled(
-    run_agent: Runner, shell: Any
-) -> None:
-    # the greedy reply repeats `false`; the first sampled reply repeats it too, the second
-    # is another command and is taken
-    run = run_agent([cmd("false"), cmd("false"), cmd("false"), cmd("true"), done("ok")], shell)
-    assert [r.command for r in run.outcome.commands] == ["false", "true"]
-    assert run.outcome.reason == "finished"
-    sampled = [o["sampling"] for o in run.backend.options]
-    assert sampled[0] is None and sampled[1] is None  # the two greedy replies
-    assert [(s.temperature, s.seed) for s in sampled[2:4] if isinstance(s, Sampling)] == [
-        (0.7, 201),
-        (0.7, 202),
-    ]
-    turns = run.sink.of_type(ModelTurn)
-    assert [t.resampled for t in turns] == [None, 2, None]
-    assert turns[1].action is not None and turns[1].action["cmd"] == "true"
-
-
-def test_a_failed_command_may_run_again_once_something_else_succeeded(
-    run_agent: Runner, fake: FakeShell
-) -> None:
-    # `cp` failed, `mkdir` worked: the same `cp` is a fair next step, not a repeat
-    codes = [1, 0]
-    fake.answers["cp a dir/"] = lambda _command: ("", codes.pop(0))
-    approver = Approvals(*[Approval("approve")] * 3)
-    run = run_agent(
-        [cmd("cp a dir/"), cmd("mkdir dir"), cmd("cp a dir/"), done("copied")],
-        fake,
-        approver=approver,
-    )
-    assert fake.ran == ["cp a dir/", "mkdir dir", "cp a dir/"]
-    assert all(o["sampling"] is None for o in run.backend.options)
-
-
-def test_a_refused_command_proposed_again_is_resampled_not_asked_about(
-    run_agent: Runner, fake: FakeShell
-) -> None:
-    approver = Approvals(Approval("refuse", reason="no"), Approval("approve"))
-    run = run_agent(
-        [cmd("rm notes.txt"), cmd("rm notes.txt"), cmd("rm -i notes.txt"), done("x")],
-        fake,
-        approver=approver,
-    )
-    assert [r.command for r in approver.requests] == ["rm notes.txt", "rm -i notes.txt"]
-    assert fake.ran == ["rm -i notes.txt"] and run.outcome.reason == "finished"
-
-
-def test_when_every_resample_is_wasted_the_greedy_reply_stands(
-    run_agent: Runner, fake: FakeShell
-) -> None:
-    run = run_agent([done("nothing")] * 2 + [done("still")] * 2, fake, resamples=2)
-    assert run.outcome.reason == "finished" and run.outcome.summary == "nothing"
-    assert run.backend.remaining == 0
-    assert run.sink.of_type(ModelTurn)[-1].resampled is None

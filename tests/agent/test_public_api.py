@@ -33,7 +33,6 @@ def test_config_defaults_are_the_documented_ones() -> None:
         "observation_chars": 2000,
         "max_tokens": 256,
         "repeat_limit": 3,
-        "resamples": 3,
         "capture_logprobs": False,
         "dry_run": False,
         "examples": 2,

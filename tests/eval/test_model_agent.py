@@ -104,8 +104,7 @@ def test_jobs_share_one_model_one_generation_at_a_time(config: RunConfig) -> Non
             active -= 1
         return '{"done": "nothing to do"}'
 
-    # per task: done, the nudge, done again, three resamples of that bare done
-    backend = ScriptedBackend([slow_reply] * 4 * 5)
+    backend = ScriptedBackend([slow_reply] * 8)  # done, the nudge, done again per task
     agent = ModelAgent(backend, jobs=2)
     assert agent.pool is not None
     run = run_eval([make_task(f"t{i}") for i in range(4)], agent, config, jobs=2)
