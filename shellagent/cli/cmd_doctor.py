@@ -187,10 +187,25 @@ def _scheduler() -> Check:
 
 
 def _model() -> str:
-    from shellagent.model.embedded import embedded_model_path
+    """The default model: the embedded base and the shipped adapter, whole and made for it."""
+    from shellagent.errors import ModelUnavailable
+    from shellagent.model.adapters import check_adapter, file_sha256
+    from shellagent.model.catalog import installed_path, lookup
+    from shellagent.model.embedded import DEFAULT_ADAPTER, EMBEDDED_NAME, embedded_model_path
 
-    path = embedded_model_path()
-    return f"{path} ({path.stat().st_size / 1e6:.0f} MB)"
+    base = embedded_model_path()
+    entry = lookup(DEFAULT_ADAPTER)
+    adapter = installed_path(entry)
+    if not adapter.is_file() or file_sha256(adapter) != entry.sha256:
+        raise ModelUnavailable(
+            f"the shipped adapter {adapter} is missing or not the file the catalog names",
+            hint="reinstall shellagent (./install.sh); `--model smollm2-135m` runs without it",
+        )
+    check_adapter(adapter, base, base_sha256=lookup(EMBEDDED_NAME).sha256)
+    return (
+        f"{base} ({base.stat().st_size / 1e6:.0f} MB) with the adapter {DEFAULT_ADAPTER} "
+        f"({adapter.stat().st_size / 1e6:.1f} MB)"
+    )
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

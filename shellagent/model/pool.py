@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from shellagent.model.backend import Backend, Generation, Message, ReplyFormat, TokenCallback
+from shellagent.model.embedded import resolve_default
 from shellagent.model.registry import kind_for, load_backend
 
 log = logging.getLogger("shellagent.model")
@@ -93,7 +94,7 @@ class ModelPool:
         loader: Callable[[str | None], Backend] | None = None,
     ) -> None:
         """``idle_unload_s`` None keeps the model loaded until ``close``."""
-        self.default_spec = default_spec or "default"
+        self.default_spec = resolve_default(default_spec)
         self.idle_unload_s = idle_unload_s
         self._loader = loader or _load
         self.lock = FairLock()
@@ -148,7 +149,7 @@ class ModelPool:
         on_wait: Callable[[int], None] | None = None,
         on_generate: Callable[[], None] | None = None,
     ) -> PooledBackend:
-        spec = spec or self.default_spec
+        spec = resolve_default(spec or self.default_spec)
         kind = kind_for(spec)
         private = kind.load(spec, task=task) if kind.per_task else None
         return PooledBackend(self, spec, private, cancel, on_wait, on_generate)

@@ -4,6 +4,7 @@ embedded model, and changes what the model replies."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +71,17 @@ def test_the_daemon_pool_loads_the_default_once_however_it_is_named() -> None:
     for spec in (None, "default", f"smollm2-135m+{NAME}"):
         pool.backend_for(spec, "a task")
     assert loaded == [f"smollm2-135m+{NAME}"]
+
+
+def test_doctor_checks_the_default_models_adapter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from shellagent.cli import cmd_doctor
+
+    assert f"with the adapter {NAME}" in cmd_doctor._model()
+    changed = tmp_path / f"{NAME}.gguf"
+    changed.write_bytes(installed_path(lookup(NAME)).read_bytes()[:-1] + b"\0")
+    monkeypatch.setattr("shellagent.model.catalog.installed_path", lambda _entry: changed)
+    check = cmd_doctor._attempt("model", cmd_doctor._model)
+    assert not check.ok and "not the file the catalog names" in check.detail
+    assert "./install.sh" in check.fix
