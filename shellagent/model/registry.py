@@ -82,12 +82,12 @@ class LlamaKind:
         return self._load_base(base_spec, config)
 
     def _load_base(self, spec: str, config: dict[str, Any]) -> Backend:
+        from shellagent.model.embedded import EMBEDDED_NAME, embedded_model_path
         from shellagent.model.llama import LlamaBackend
 
-        if spec in ("", "default", "smollm2-135m"):
-            # Not through the catalog: the base must load even without the catalog file.
-            from shellagent.model.embedded import EMBEDDED_NAME, embedded_model_path
-
+        # "default" as a base (``default+ADAPTER``) is the embedded model. Not through the
+        # catalog: the base must load even without the catalog file.
+        if spec in ("default", EMBEDDED_NAME):
             config.setdefault("name", EMBEDDED_NAME)
             if "adapter" in config:
                 from shellagent.model.catalog import lookup
