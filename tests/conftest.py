@@ -11,6 +11,17 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def detach_views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Detach, at the run's end, the id-shifted views of the run's own snapshots (throwaway
+    roots as root): left in the host's views directory, each would stay mounted, and every
+    later sandbox's bwrap would re-read one more mount line after each bind."""
+    from shellagent.sandbox import idmap
+
+    yield
+    idmap.prune(under=tmp_path_factory.getbasetemp())
+
+
 @pytest.fixture(scope="session")
 def shared_rootfs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One snapshot of /etc and /var for every throwaway root of the run (building one

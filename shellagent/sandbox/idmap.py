@@ -177,8 +177,9 @@ def view(source: Path) -> Path:
     return target
 
 
-def prune() -> list[Path]:
-    """Detach the views whose source no longer exists (deleted snapshot generations)."""
+def prune(*, under: Path | None = None) -> list[Path]:
+    """Detach the views whose source no longer exists (deleted snapshot generations) or,
+    given ``under``, lies below it (a test run's snapshots, at the run's end)."""
     base = views_dir()
     if not base.is_dir():
         return []
@@ -188,7 +189,7 @@ def prune() -> list[Path]:
             source = Path(os.fsdecode(record.read_bytes()))
         except FileNotFoundError:
             continue
-        if source.exists():
+        if source.exists() and not (under is not None and source.is_relative_to(under)):
             continue
         with _locked(base):
             if not record.exists():

@@ -106,6 +106,23 @@ def test_id_shifted_views_are_read_only_and_dropped_with_their_source(
     assert not view.exists()
 
 
+def test_a_test_runs_views_are_detached_by_where_their_source_lies(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from shellagent.sandbox import idmap
+
+    monkeypatch.setenv("SHELLAGENT_VIEWS_DIR", str(tmp_path / "views"))
+    kept, dropped = (Path(tempfile.mkdtemp(prefix=f"sa-view-{n}-")) for n in ("kept", "dropped"))
+    try:
+        views = [idmap.view(source) for source in (kept, dropped)]
+        assert idmap.prune(under=dropped) == [views[1]]  # its source still exists
+        assert views[0].stat().st_uid == HOST_BASE and not views[1].exists()
+        assert idmap.prune(under=kept) == [views[0]]
+    finally:
+        shutil.rmtree(kept)
+        shutil.rmtree(dropped)
+
+
 @pytest.mark.parametrize(("idmap", "expected"), [("on", "shifted: "), ("off", "identity map")])
 def test_doctor_says_who_root_is_inside_a_throwaway_root(idmap: str, expected: str) -> None:
     env = {**os.environ, "SHELLAGENT_IDMAP": idmap}
