@@ -169,11 +169,14 @@ class HostView:
         for name in ("processes", "listening"):
             (self.dir / name).touch(mode=0o644)
         self._last = 0.0
-        # The first snapshot (about 12 ms: /proc and ``ss``) is taken while the sandbox
-        # starts; every command waits for it (``refresh``), so none sees an empty view.
-        self._first: threading.Thread | None = threading.Thread(
-            target=self._write, name="hostview", daemon=True
-        )
+        self._first: threading.Thread | None = None
+
+    def begin(self) -> None:
+        """Take the first snapshot (about 12 ms: /proc and ``ss``) in the background once
+        the sandbox is up, while the first command is being chosen: taken while bwrap
+        starts, it competed with it for these two cores. Every command waits for it
+        (``refresh``), so none sees an empty view."""
+        self._first = threading.Thread(target=self._write, name="hostview", daemon=True)
         self._first.start()
 
     def bind_args(self) -> list[str]:

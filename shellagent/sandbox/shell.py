@@ -411,6 +411,8 @@ class Session:
                 )
         box.drain(lambda _: None)
         self._box = box
+        if self._host_view is not None:
+            self._host_view.begin()
 
     def close(self) -> None:
         self._closed = True
