@@ -397,6 +397,10 @@ class Driver:
                 b" ".join(undone),
             ],
         )
+        # Let the host, just woken by the status, run on this CPU before the next spare is
+        # forked: otherwise it waits for the other CPU to leave its idle state (a command
+        # with a pause before it: 2.0 -> 1.5 ms here).
+        os.sched_yield()
         self.prepare(first_only=True)
 
     def collect(self, shell: Shell, job: bytes) -> tuple[bytes | None, int] | None:
