@@ -13,6 +13,7 @@ read every option; a ``read_only`` rule allows only what the spec shows changes 
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -407,6 +408,16 @@ class PolicyEngine:
                     f"sets {name} for {d.program or 'the command'}; environment "
                     "variables can change what a program does"
                 )
+        for target, how in _named_assignments(d):
+            if target is None:
+                reasons.append(f"{how} sets a variable whose name is only known when it runs")
+            elif self.policy.is_dangerous(target):
+                reasons.append(f"{how} sets {target}, which can make programs run other code")
+        if d.raw.kind == "declare" and any(_has_short_flag(w, "n") for w in d.argv[1:]):
+            reasons.append(
+                f"{d.program} -n makes a name refer to another variable: what an assignment "
+                "through it sets is not checked"
+            )
         return reasons
 
     def _footprint(self, d: _Draft, places: Places, reasons: list[str]) -> _Footprint:
@@ -609,6 +620,49 @@ def _key(d: _Draft) -> str:
     for r in d.raw.redirects:
         text += f" {r.fd}{r.op}{shlex.quote(r.target.text)}"
     return text
+
+
+_EXPANSION_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
+_READ_VALUE_FLAGS = "adinNptu"  # read's options that take a value (-a's is a name)
+
+
+def _named_assignments(d: _Draft) -> list[tuple[str | None, str]]:
+    """Variables the segment sets without an assignment word, as (name or None when it is
+    only known at run time, how): ``read NAME``, ``read -a NAME``, ``${NAME:=value}``."""
+    found: list[tuple[str | None, str]] = [
+        (m.group(1), f"${{{m.group(1)}:=…}}") for m in _EXPANSION_ASSIGNMENT.finditer(d.raw.source)
+    ]
+    if d.raw.kind != "command" or d.program != "read":
+        return found
+    args = d.argv[1:]
+    names: list[Word] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word.text == "--":
+            names += args[i + 1 :]
+            break
+        if word.text.startswith("-") and len(word.text) > 1 and word.static:
+            for j, flag in enumerate(word.text[1:], start=1):
+                if flag in _READ_VALUE_FLAGS:
+                    value = word.text[j + 1 :]
+                    if not value and i + 1 < len(args):
+                        i += 1
+                        if flag == "a":
+                            names.append(args[i])
+                    elif flag == "a":
+                        names.append(Word(value))
+                    break
+            i += 1
+            continue
+        names.append(word)
+        i += 1
+    found += [(w.text if w.static else None, "read") for w in names]
+    return found
+
+
+def _has_short_flag(word: Word, flag: str) -> bool:
+    return word.static and word.text[:1] in "-+" and flag in word.text[1:] and word.text != "--"
 
 
 def _short(text: str, limit: int = 60) -> str:

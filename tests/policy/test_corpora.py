@@ -64,3 +64,27 @@ PLEASANT = [
 def test_everyday_reading_stays_allowed_as_read_only(engine: PolicyEngine, command: str) -> None:
     decision = engine.check(command, STATE)
     assert decision.decision == "allow" and decision.read_only, decision.reasons
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("read LD_PRELOAD <<< ./x.so", "ask"),
+        ("read -ra BASH_ENV < f", "ask"),
+        ("read $name < f", "ask"),
+        ("echo ${PROMPT_COMMAND:=id}", "ask"),
+        ("declare -n ref=PATH", "ask"),
+        # the same builtins on ordinary names stay read-only
+        ("read -r line < f", "allow"),
+        ("read -a parts -r < f", "allow"),
+        ("read -t 5 -n 1 key", "allow"),
+        (": ${COUNT:=0}", "allow"),
+        ("echo ${HOME:-/tmp}", "allow"),
+    ],
+)
+def test_variables_set_without_an_assignment_word_are_checked(
+    engine: PolicyEngine, command: str, expected: str
+) -> None:
+    """``read NAME``, ``${NAME:=…}`` and namerefs set variables too: one that makes programs
+    run code is asked about like ``NAME=…``; an ordinary one stays read-only."""
+    assert engine.check(command, STATE).decision == expected
