@@ -226,7 +226,9 @@ class Driver:
             self.rulesets[NORMAL] = landlock.isolating(self.abi)
         # What Landlock leaves out for read-only commands: mode, owner, times, xattrs.
         self.metadata = seccomp.metadata_program()
-        self.state = State.initial(dict(os.environ), os.getcwd().encode())
+        umask = os.umask(0o022)
+        os.umask(umask)
+        self.state = State.initial(dict(os.environ), os.getcwd().encode(), umask)
         # Shells started ahead, per kind: the kind the last command used first, the other
         # once the driver has been idle for IDLE_POLL_MS. (Two of a kind did not make
         # back-to-back commands faster: starting a shell costs CPU either way.)
@@ -309,7 +311,7 @@ class Driver:
             seeded = State.parse(dump)
         except Unreadable:
             return
-        seeded.keep_guarded(self.state)
+        seeded.keep_guarded(self.state, umask=False)  # approved commands set its umask
         seeded.cwd = self.state.cwd
         self.state, self.last_dump = seeded, dump
 

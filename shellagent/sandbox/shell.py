@@ -650,7 +650,8 @@ class Session:
         if undone:
             notes.append(
                 "the policy allowed this command as read-only, but it changed variables "
-                f"that make programs run other code; the change was not kept: {undone}"
+                "that make programs run other code (or the umask); the change was not "
+                f"kept: {undone}"
             )
         result = self._result(command, buf, start, record.exit_code, timed_out, bool(lost), notes)
         return dataclasses.replace(result, confined=confined, refused=kernel or bool(undone))

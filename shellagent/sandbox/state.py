@@ -293,8 +293,10 @@ class State:
         self._restored: bytes | None = None
 
     @classmethod
-    def initial(cls, environ: dict[bytes, bytes], cwd: bytes) -> State:
+    def initial(cls, environ: dict[bytes, bytes], cwd: bytes, umask: int | None = None) -> State:
         state = cls(cwd)
+        if umask is not None:  # known from the start, so a first command's change is seen
+            state.umask = b"%04o" % umask
         # What bash sets by itself, so a change to these is seen as one.
         state.variables[b"IFS"] = (b"", b" \t\n")
         state.variables[b"PS4"] = (b"", b"+ ")
@@ -356,8 +358,10 @@ class State:
                 self.functions[name] = (attrs, body)
                 used += size
 
-    def keep_guarded(self, before: State) -> list[bytes]:
-        """Undo changes to guarded variables (``scripts.GUARDED_VARIABLES``); their names."""
+    def keep_guarded(self, before: State, *, umask: bool = True) -> list[bytes]:
+        """Undo changes to guarded variables (``scripts.GUARDED_VARIABLES``) and, unless
+        told not to, to the umask (it decides who may write every file made after it);
+        their names."""
         names = {n for n in (*self.variables, *before.variables) if scripts.guarded(n.decode())}
         undone = sorted(n for n in names if self.variables.get(n) != before.variables.get(n))
         self._restored = None
@@ -366,6 +370,9 @@ class State:
                 self.variables[name] = before.variables[name]
             else:
                 del self.variables[name]
+        if umask and before.umask is not None and self.umask != before.umask:
+            self.umask = before.umask
+            undone.append(b"umask")
         return undone
 
     def environment(self) -> dict[bytes, bytes]:

@@ -151,6 +151,19 @@ def test_a_confined_command_cannot_change_variables_that_run_code(
     assert session.run(f"declare -p {name} 2>&1").output != before
 
 
+@pytest.mark.parametrize("first", [True, False], ids=["first-command", "later"])
+def test_a_confined_command_cannot_loosen_the_umask(session: Session, first: bool) -> None:
+    """Even the session's first command: the umask decides who may write every file made
+    after it."""
+    if not first:
+        session.run("true")
+    result = session.run("umask 000", confined=True)
+    assert result.refused and "umask" in result.note
+    assert session.run("umask").output == "0022\n"
+    session.run("umask 027")  # positive control: an approved command may
+    assert session.run("umask").output == "0027\n"
+
+
 def test_refused_is_only_said_of_confined_commands(session: Session) -> None:
     denied = session.run("cat /proc/1/environ")
     assert "denied" in denied.output and not denied.refused and not denied.confined
