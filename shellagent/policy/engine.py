@@ -408,6 +408,16 @@ class PolicyEngine:
                     f"sets {name} for {d.program or 'the command'}; environment "
                     "variables can change what a program does"
                 )
+        evaluated = [v for _, v in [*d.raw.assignments, *d.assignments]]
+        if d.raw.kind in ("declare", "unset") or d.program in _BASH_EVALUATES:
+            evaluated += d.full[1:] if d.raw.kind == "command" else d.full
+        arithmetic = [w for w in [*d.full, *evaluated] if "$((" in w.text or "$[" in w.text]
+        evaluated += [Word(w.text.replace("$((", "").replace("$[", "")) for w in arithmetic]
+        if any(w.static and ("$(" in w.text or "`" in w.text) for w in evaluated):
+            reasons.append(
+                "a quoted $( ) or backtick here can still run: bash evaluates array "
+                "subscripts in variable names and arithmetic (a[$(cmd)])"
+            )
         for target, how in _named_assignments(d):
             if target is None:
                 reasons.append(f"{how} sets a variable whose name is only known when it runs")
@@ -622,6 +632,12 @@ def _key(d: _Draft) -> str:
     return text
 
 
+# Builtins that may evaluate a word as a variable name or arithmetic, where an array
+# subscript's $( ) runs: test -v 'a[$(cmd)]', unset, read, declare -i, printf -v, let …
+_BASH_EVALUATES = frozenset(
+    {"test", "[", "[[", "let", "unset", "read", "declare", "typeset", "local", "export"}
+    | {"readonly", "printf", "mapfile", "readarray", "getopts", "wait", "shift", "return"}
+)
 _EXPANSION_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
 _READ_VALUE_FLAGS = "adinNptu"  # read's options that take a value (-a's is a name)
 

@@ -74,7 +74,13 @@ def test_everyday_reading_stays_allowed_as_read_only(engine: PolicyEngine, comma
         ("read $name < f", "ask"),
         ("echo ${PROMPT_COMMAND:=id}", "ask"),
         ("declare -n ref=PATH", "ask"),
+        ("test -v 'a[$(rm x)]'", "ask"),
+        ("x='a[$(rm y)]'; echo $((x))", "ask"),
+        ("echo $(( 'a[$(rm x)]' ))", "ask"),
         # the same builtins on ordinary names stay read-only
+        ("test -v HOME", "allow"),
+        ("n=3; echo $((n * 2))", "allow"),
+        ("grep -n '$(' f", "allow"),
         ("read -r line < f", "allow"),
         ("read -a parts -r < f", "allow"),
         ("read -t 5 -n 1 key", "allow"),
@@ -82,9 +88,10 @@ def test_everyday_reading_stays_allowed_as_read_only(engine: PolicyEngine, comma
         ("echo ${HOME:-/tmp}", "allow"),
     ],
 )
-def test_variables_set_without_an_assignment_word_are_checked(
+def test_what_bash_itself_evaluates_is_checked(
     engine: PolicyEngine, command: str, expected: str
 ) -> None:
     """``read NAME``, ``${NAME:=…}`` and namerefs set variables too: one that makes programs
-    run code is asked about like ``NAME=…``; an ordinary one stays read-only."""
+    run code is asked about like ``NAME=…``; an ordinary one stays read-only. A quoted
+    ``$( )`` that bash runs anyway (an array subscript in a name or in arithmetic) asks."""
     assert engine.check(command, STATE).decision == expected
