@@ -238,9 +238,17 @@ METADATA_CALLS: dict[str, dict[str, int]] = {
 }
 
 
+# Internet and packet sockets: Landlock (ABI 4+) refuses TCP connect and bind, not UDP,
+# raw or packet sockets, so a read-only command given the network could still send data
+# (a DNS query carrying a file's content). Refused outright for confined commands.
+SOCKET_CALL = {"x86_64": 41, "aarch64": 198}
+AF_INET, AF_INET6, AF_PACKET = 2, 10, 17
+
+
 def metadata_program(machine: str | None = None) -> bytes | None:
-    """A filter that answers EPERM to every call in ``METADATA_CALLS`` and allows the rest,
-    for commands confined as read-only; None on an architecture without a table."""
+    """A filter that answers EPERM to every call in ``METADATA_CALLS`` and EACCES to
+    ``socket`` for internet and packet sockets, and allows the rest, for commands confined
+    as read-only; None on an architecture without a table."""
     machine = machine or os.uname().machine
     if machine not in METADATA_CALLS:
         return None
@@ -252,6 +260,16 @@ def metadata_program(machine: str | None = None) -> bytes | None:
     ]
     for nr in sorted(METADATA_CALLS[machine].values()):
         out += [_insn(BPF_JEQ_K, nr, jf=1), _insn(BPF_RET_K, RET_ERRNO | errno.EPERM)]
+    # socket(domain, ...): the domain is the first argument.
+    out += [
+        _insn(BPF_JEQ_K, SOCKET_CALL[machine], jf=6),
+        _insn(BPF_LD_W_ABS, ARG0_LOW_OFFSET),
+        _insn(BPF_JEQ_K, AF_INET, jt=2),
+        _insn(BPF_JEQ_K, AF_INET6, jt=1),
+        _insn(BPF_JEQ_K, AF_PACKET, jf=1),
+        _insn(BPF_RET_K, RET_ERRNO | errno.EACCES),
+        _insn(BPF_RET_K, RET_ALLOW),
+    ]
     out.append(_insn(BPF_RET_K, RET_ALLOW))
     return b"".join(out)
 

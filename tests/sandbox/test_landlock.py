@@ -101,6 +101,29 @@ def test_a_confined_command_cannot_connect_or_listen(session: Session) -> None:
     assert session.run(listen).output == "ok\n"
 
 
+def test_a_confined_command_cannot_send_datagrams_either(session: Session) -> None:
+    """Landlock leaves UDP out: a DNS query could carry a file's content away."""
+    receive = (
+        "python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+        's.bind(("127.0.0.1", 8768)); s.settimeout(10); print(s.recv(64).decode())\' '
+        "> /tmp/got 2>&1 &"
+    )
+    send = (
+        "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+        '.sendto(b"leaked", ("127.0.0.1", 8768))\' && echo sent'
+    )
+    assert session.run(receive).exit_code == 0
+    refused = session.run(send, confined=True)
+    assert "sent" not in refused.output and refused.refused
+    assert "Permission denied" in refused.output
+    unix = (
+        "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); print(b.recv(1))'"
+    )
+    assert session.run(unix, confined=True).output == "b'x'\n"  # other sockets still work
+    assert session.run(send).output == "sent\n"  # positive control
+    assert session.run("sleep 0.3; cat /tmp/got").output == "leaked\n"
+
+
 def test_a_confined_command_cannot_signal_or_reach_older_processes(session: Session) -> None:
     started = session.run("sleep 4949.49 & echo $!")
     pid = started.output.strip()
