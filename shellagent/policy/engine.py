@@ -423,7 +423,8 @@ class PolicyEngine:
                 reasons.append(f"{how} sets a variable whose name is only known when it runs")
             elif self.policy.is_dangerous(target):
                 reasons.append(f"{how} sets {target}, which can make programs run other code")
-        if d.raw.kind == "declare" and any(_has_short_flag(w, "n") for w in d.argv[1:]):
+        namerefs = d.program in ("declare", "typeset", "local")  # export -n only unexports
+        if namerefs and any(_has_short_flag(w, "n") for w in d.argv[1:]):
             reasons.append(
                 f"{d.program} -n makes a name refer to another variable: what an assignment "
                 "through it sets is not checked"

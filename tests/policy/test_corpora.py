@@ -82,6 +82,7 @@ def test_everyday_reading_stays_allowed_as_read_only(engine: PolicyEngine, comma
         ("n=3; echo $((n * 2))", "allow"),
         ("grep -n '$(' f", "allow"),
         ("read -r line < f", "allow"),
+        ("export -n FOO", "allow"),  # -n of export unexports; not a nameref
         ("read -a parts -r < f", "allow"),
         ("read -t 5 -n 1 key", "allow"),
         (": ${COUNT:=0}", "allow"),
