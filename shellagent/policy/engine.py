@@ -637,7 +637,7 @@ def _key(d: _Draft) -> str:
 # subscript's $( ) runs: test -v 'a[$(cmd)]', unset, read, declare -i, printf -v, let …
 _BASH_EVALUATES = frozenset(
     {"test", "[", "[[", "let", "unset", "read", "declare", "typeset", "local", "export"}
-    | {"readonly", "printf", "mapfile", "readarray", "getopts", "wait", "shift", "return"}
+    | {"readonly", "printf", "mapfile", "readarray", "getopts"}
 )
 _EXPANSION_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
 _READ_VALUE_FLAGS = "adinNptu"  # read's options that take a value (-a's is a name)
