@@ -291,6 +291,7 @@ class State:
         self.shopt_on: frozenset[bytes] | None = None
         self.dropped: list[bytes] = []  # variables and functions that could not be carried
         self._restored: bytes | None = None
+        self._options: bytes | None = None  # ``options()``, made once
 
     @classmethod
     def initial(cls, environ: dict[bytes, bytes], cwd: bytes, umask: int | None = None) -> State:
@@ -424,7 +425,12 @@ class State:
     def job(self, command: bytes) -> bytes:
         """The script the bash sources once ``command`` is known: the command, then the
         options (last, so ``errexit`` or ``xtrace`` touch nothing before it)."""
-        lines = [b"__sa_cmd=" + quote(command), b"exec %d<&-" % scripts.JOB_FD]
+        if self._options is None:
+            self._options = self.options()
+        return b"__sa_cmd=" + quote(command) + b"\nexec %d<&-\n" % scripts.JOB_FD + self._options
+
+    def options(self) -> bytes:
+        lines = []
         if self.shopt_on is not None:
             on = [o.encode() for o in scripts.SHOPT_OPTIONS if o.encode() in self.shopt_on]
             off = [o.encode() for o in scripts.SHOPT_OPTIONS if o.encode() not in self.shopt_on]
