@@ -5,7 +5,7 @@ the command is known, with an environment that holds nothing but the session's f
 It sources two scripts the driver writes (``state.py``, every value single-quoted): from fd 5,
 as soon as it starts, the state (cwd, umask, variables); from fd 4, once the command is
 known, the command and the options. Each script closes its fd. The bash then runs the
-command with ``eval`` while fd 61 (the dump, a memfd) is closed, and writes its state, as data,
+command with ``eval`` while fd 61 (the dump, a pipe) is closed, and writes its state, as data,
 to fd 61:
 
     D1 NUL  `pwd -L` NUL  `umask` NUL  $SHELLOPTS NUL  $BASHOPTS NUL

@@ -1,6 +1,6 @@
 """The shell state carried from one command to the next, read and written as data.
 
-A command's bash writes its state to its dump file (see ``scripts.BOOT``); ``State.parse``
+A command's bash writes its state to its dump pipe (see ``scripts.BOOT``); ``State.parse``
 reads it strictly, field by field, and ``State.job`` writes the script the next bash sources
 before its command. Nothing the previous command wrote is ever run as code there:
 

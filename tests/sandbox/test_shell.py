@@ -60,6 +60,19 @@ def test_commands_that_change_no_state_keep_it_and_their_own_exit_codes(
     assert session.cwd == "/usr/share" and "greet" in session.functions
 
 
+def test_a_state_larger_than_the_dump_pipe_carries_and_one_over_the_limit_does_not_hang(
+    session: Session,
+) -> None:
+    # The dump pipe holds 1 MiB and is read only once the shell exits, unless the command
+    # runs longer than DUMP_WATCH_MS: a bigger dump must not block the shell.
+    big = session.run("x=$(head -c 3000000 /dev/zero | tr '\\0' a); echo set", timeout=20)
+    assert big.exit_code == 0 and not big.timed_out and not big.note
+    assert session.run('echo "${#x}"').output == "3000000\n"
+    over = session.run("x=$(head -c 40000000 /dev/zero | tr '\\0' b)", timeout=30)
+    assert over.exit_code == 0 and not over.timed_out and "were not kept" in over.note
+    assert session.run('echo "${#x} ${x:0:1}"').output == "3000000 a\n"
+
+
 def test_pipefail_stays_on_even_if_a_command_turns_it_off(session: Session) -> None:
     session.run("set +o pipefail")
     assert session.run("true | false").exit_code == 1
