@@ -60,6 +60,23 @@ def test_commands_that_change_no_state_keep_it_and_their_own_exit_codes(
     assert session.cwd == "/usr/share" and "greet" in session.functions
 
 
+def test_options_carry_over_and_act_on_the_command_only(session: Session) -> None:
+    # Most options are set before the command is known; xtrace and allexport after the
+    # job's own lines, which they would print or export.
+    assert session.run("set -eaxu -o noglob; shopt -s extglob nullglob").exit_code == 0
+    traced = session.run("V=1; env | grep -c __sa_cmd || true; echo +(a|b) *.none")
+    assert "__sa_cmd=" not in traced.output and "exec 4" not in traced.output
+    assert traced.output.splitlines()[1:5] == ["++ V=1", "++ env", "++ grep -c __sa_cmd", "0"]
+    assert traced.output.endswith("++ echo '+(a|b)' '*.none'\n+(a|b) *.none\n")
+    flags = session.run('set +x; echo "$-"; env | grep "^V="').output.splitlines()
+    assert flags[-2:] == ["aefhuBc", "V=1"]
+    unset = session.run("set +x; echo $nothing; echo after")
+    assert unset.exit_code == 1 and "nothing: unbound variable" in unset.output
+    assert "after" not in unset.output
+    reset = session.run("set +eaux +o noglob; echo *.none; shopt -q extglob && echo eg")
+    assert reset.output == "\neg\n"
+
+
 def test_a_state_larger_than_the_dump_pipe_carries_and_one_over_the_limit_does_not_hang(
     session: Session,
 ) -> None:
