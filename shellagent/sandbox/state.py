@@ -449,7 +449,8 @@ class State:
         setting = [b"-o", b"pipefail"]
         if self.set_on is not None:
             for option in scripts.SET_OPTIONS:
-                on = option.encode() in self.set_on and option.encode() not in _LATE_OPTIONS
-                setting += [b"-o" if on else b"+o", option.encode()]
+                name = option.encode()
+                early = name in self.set_on and name not in _LATE_OPTIONS
+                setting += [b"-o" if early else b"+o", name]
         lines.append(b"builtin set " + b" ".join(setting))
         return lines
