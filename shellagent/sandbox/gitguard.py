@@ -44,14 +44,15 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 def signature(grant: Path) -> tuple[int, ...]:
     """Changes whenever anything the sweep looks at may have changed (cheap: a few lstats)."""
     marks: list[int] = []
+    git = os.path.join(grant, ".git")  # not pathlib: this runs after every command
     try:  # .git itself by identity only: everyday git (index, objects) changes its mtime
-        st = os.lstat(grant / ".git")
+        st = os.lstat(git)
         marks += [st.st_ino, st.st_mode]
     except OSError:
         return (-1,)
     for rel in ("config", "hooks", *REMOVED_ENTRIES):
         try:
-            st = os.lstat(grant / ".git" / rel)
+            st = os.lstat(os.path.join(git, rel))
             marks += [st.st_ino, st.st_mtime_ns, st.st_size]
         except OSError:
             marks.append(-1)

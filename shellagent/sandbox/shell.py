@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import dataclasses
 import fcntl
 import functools
+import itertools
 import os
 import secrets
 import selectors
@@ -195,6 +195,7 @@ class _Sandbox:
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.out_r, selectors.EVENT_READ, "out")
         self.selector.register(self.status_r, selectors.EVENT_READ, "status")
+        self.out_clear = False  # the output pipe was read empty after the last command
         self.status_buf = b""
         self.ready = False
         self.last_pid = 0
@@ -261,11 +262,14 @@ class _Sandbox:
         return records
 
     def drain(self, sink: Callable[[bytes], None], budget_s: float = 0.1) -> None:
+        """Pass what the output pipe holds to ``sink``, for at most ``budget_s``."""
         end = time.monotonic() + budget_s
+        self.out_clear = False
         while time.monotonic() < end:
             try:
                 chunk = os.read(self.out_r, 65536)
             except BlockingIOError:
+                self.out_clear = True  # only the next command's output comes after this
                 return
             if not chunk:
                 return
@@ -352,6 +356,9 @@ class Session:
         self.head, self.tail = head, tail
         self.bwrap = find_bwrap()
         self._lock = threading.Lock()
+        # Ties a status to its command. A counter is enough: frames are signed and numbered,
+        # so none can be replayed or forged (``wire.py``).
+        self._nonces = itertools.count(1)
         self._interrupt = threading.Event()
         self._closed = False
         self._expired = False
@@ -536,10 +543,11 @@ class Session:
             lost = "the sandbox had exited; it was recreated and all shell state was lost"
         if self._host_view is not None:
             self._host_view.refresh(command)
-        box.drain(lambda _: None)  # output of earlier background jobs is not this command's
+        if not box.out_clear:  # what the last command's drain left is not this one's
+            box.drain(lambda _: None)
         buf = CappedBuffer(self.head, self.tail)
         feed = _streamer(buf, on_output)
-        nonce = secrets.token_hex(16)
+        nonce = str(next(self._nonces))
         start = time.monotonic()
         first_new_pid = box.last_pid + 1
         try:
@@ -653,8 +661,10 @@ class Session:
                 "that make programs run other code (or the umask); the change was not "
                 f"kept: {undone}"
             )
-        result = self._result(command, buf, start, record.exit_code, timed_out, bool(lost), notes)
-        return dataclasses.replace(result, confined=confined, refused=kernel or bool(undone))
+        refused = kernel or bool(undone)
+        return self._result(
+            command, buf, start, record.exit_code, timed_out, bool(lost), notes, confined, refused
+        )
 
     def _result(
         self,
@@ -665,6 +675,8 @@ class Session:
         timed_out: bool,
         restarted: bool = False,
         notes: list[str] | None = None,
+        confined: bool = False,
+        refused: bool = False,
     ) -> CommandResult:
         notes = list(notes or [])
         if timed_out:
@@ -690,6 +702,8 @@ class Session:
             truncated=buf.truncated,
             shell_restarted=restarted,
             note="; ".join(filter(None, notes)),
+            confined=confined,
+            refused=refused,
         )
 
     def _lost(
