@@ -375,7 +375,6 @@ class Driver:
 
     def run(self, nonce: bytes, mode: bytes, command: bytes) -> None:
         kind = READ_ONLY if mode == b"r" and READ_ONLY in self.rulesets else NORMAL
-        self.reap()
         outcome = None
         while outcome is None:  # a spare shell killed since it started is replaced
             shell = self.take(kind)
@@ -434,14 +433,23 @@ class Driver:
 
         None when the shell was gone before it could read its job (the command never ran).
         """
-        poller = select.poll()
-        poller.register(shell.pidfd, select.POLLIN)
         assert shell.job_w is not None
-        poller.register(shell.job_w, select.POLLOUT)
+        try:  # at once: the pipe is empty and holds 1 MiB, so this is usually all of it
+            written = os.write(shell.job_w, job)
+        except (BlockingIOError, InterruptedError):
+            written = 0
+        except OSError:  # the shell is gone before it read its job
+            return None
+        pending = memoryview(job)[written:]
+        poller = select.poll()
+        if pending:
+            poller.register(shell.job_w, select.POLLOUT)
+        else:
+            shell.close_job()
+        poller.register(shell.pidfd, select.POLLIN)
         poller.register(shell.out_r, select.POLLIN)
         for fd in self.lingering:
             poller.register(fd, select.POLLIN)
-        pending = memoryview(job)
         status: int | None = None
         watching = False  # the dump pipe: not until the command has run DUMP_WATCH_MS
         while status is None:
@@ -471,9 +479,10 @@ class Driver:
                     shell.read_dump()
                 elif fd == shell.pidfd:
                     status = self.wait(shell.pid)
-            self.reap()
-            if status is None and shell.pid in self.exited:
-                status = self.exited.pop(shell.pid)
+            if status is None:
+                self.reap()
+                if shell.pid in self.exited:
+                    status = self.exited.pop(shell.pid)
         if pending:
             return None
         while _relay(shell.out_r):  # what it wrote before it exited
