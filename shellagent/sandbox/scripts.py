@@ -81,27 +81,26 @@ popd printf pushd pwd read readarray readonly return select set shift shopt sour
 then time times trap true type typeset ulimit umask unalias unset until wait while
 """
 BUILTIN_NAMES = frozenset(_BUILTINS_AND_KEYWORDS.split())
-# Variables that make bash or the programs a command runs execute other code (the same
-# kinds the default policy asks about). A command that ran confined because the policy
-# called it read-only may not change them for the commands after it: such a change is not
-# carried, and the claim counts as refuted. A trailing ``*`` matches any suffix.
+# Variables that make bash or the programs a command runs execute other code, fetch it from
+# elsewhere, or trust someone else: the default policy's ``dangerous`` list (a test keeps the
+# two equal), which asks before a command sets one. A command that ran confined because the
+# policy called it read-only may not change them for the commands after it, however it did
+# it: such a change is not carried, and the claim counts as refuted. ``*`` matches any run.
 GUARDED_VARIABLES = (
     "PATH",
     "LD_*",
     "DYLD_*",
     "BASH_ENV",
     "ENV",
-    "BASH_XTRACEFD",
-    "PS0",
+    "BASH_FUNC_*",
+    "SHELLOPTS",
+    "BASHOPTS",
     "PS1",
-    "PS2",
-    "PS3",
     "PS4",
     "PROMPT_COMMAND",
     "IFS",
     "CDPATH",
     "GLOBIGNORE",
-    "POSIXLY_CORRECT",
     "PAGER",
     "MANPAGER",
     "SYSTEMD_PAGER",
@@ -128,18 +127,159 @@ GUARDED_VARIABLES = (
     "HISTFILE",
     "INPUTRC",
     "TERMINFO",
-    "GCONV_PATH",
-    "RIPGREP_CONFIG_PATH",
-    "AWKPATH",
-    "AWKLIBPATH",
-    "OPENSSL_CONF",
+    "*PATH",
+    "*_CONF",
+    "*_CONFIG",
+    "*_CONFIG_*",
+    "*CONFIG_FILE",
+    "*_RC",
+    "*RCFILE",
+    "*_HOME",
+    "*_DIR",
+    "*_DIRS",
+    "*_OPTIONS",
+    "*_OPTS",
+    "*FLAGS",
+    "*_COMMAND",
+    "*_CMD",
+    "*_PROGRAM",
+    "*_PROG",
+    "*_SHELL",
+    "*_RSH",
+    "*_EDITOR",
+    "*_PAGER",
+    "*_ASKPASS",
+    "*PRELOAD*",
+    "*_TUNABLES",
+    "*_MODULE*",
+    "*_PLUGIN*",
+    "*OPEN",
+    "*CLOSE",
+    "GCONV_*",
     "LOCPATH",
-    "GLIBC_TUNABLES",
+    "NLSPATH",
+    "OPENSSL_*",
+    "SSL_CERT_*",
+    "AWK*",
+    "RIPGREP_*",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "MALLOC_*",
+    "POSIXLY_CORRECT",
+    "CC",
+    "CXX",
+    "CPP",
+    "LD",
+    "AR",
+    "AS",
+    "NM",
+    "RANLIB",
+    "STRIP",
+    "OBJCOPY",
+    "OBJDUMP",
+    "FC",
+    "F77",
+    "YACC",
+    "LEX",
+    "MAKE",
+    "MAKEFILES",
+    "*_WRAPPER",
+    "RUSTC",
+    "RUSTDOC",
+    "CARGO_*",
+    "PIP_*",
+    "UV_*",
+    "npm_config_*",
+    "NPM_CONFIG_*",
+    "YARN_*",
+    "PNPM_*",
+    "BUN_*",
+    "GEM_*",
+    "BUNDLE_*",
+    "COMPOSER*",
+    "CONDA*",
+    "POETRY_*",
+    "PIPENV_*",
+    "MAVEN_*",
+    "GRADLE_*",
+    "GOPROXY",
+    "GOSUMDB",
+    "GONOSUMDB",
+    "GONOSUMCHECK",
+    "GONOPROXY",
+    "GOPRIVATE",
+    "GOINSECURE",
+    "GOTOOLCHAIN",
+    "GOBIN",
+    "GOENV",
+    "GOROOT",
+    "GOEXPERIMENT",
+    "GODEBUG",
+    "GOMODCACHE",
+    "*_proxy",
+    "*_PROXY",
+    "*CA_BUNDLE",
+    "*_CA_CERTS",
+    "*CAINFO",
+    "SSLKEYLOGFILE",
+    "DOCKER_*",
+    "KUBECONFIG",
+    "HELM_*",
+    "AWS_*",
+    "AZURE_*",
+    "CLOUDSDK_*",
+    "DEBUGINFOD_URLS",
+    "R_*",
+    "LUA_*",
+    "PHPRC",
+    "PSQLRC",
+    "WGETRC",
+    "SCREENRC",
+    "IPYTHONDIR",
+    "TEXTDOMAIN*",
+    "VIMINIT",
+    "EXINIT",
+    "GVIMINIT",
+    "MYVIMRC",
+    "MANOPT",
+    "MAILCAPS",
+    "SHELL",
+    "BASH_COMPAT",
+    "EXECIGNORE",
+    "BASH_XTRACEFD",
+    "PS0",
+    "PS2",
+    "PS3",
+    "HOSTALIASES",
+    "LOCALDOMAIN",
 )
 
 
+def _patterns(
+    patterns: tuple[str, ...],
+) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(exact names, prefixes, suffixes, infixes) of patterns with ``*`` at either end."""
+    exact = frozenset(p for p in patterns if "*" not in p)
+    prefixes = tuple(p[:-1] for p in patterns if p.endswith("*") and "*" not in p[:-1])
+    suffixes = tuple(p[1:] for p in patterns if p.startswith("*") and "*" not in p[1:])
+    infixes = tuple(
+        p[1:-1] for p in patterns if len(p) > 2 and p[0] == p[-1] == "*" and "*" not in p[1:-1]
+    )
+    if len(exact) + len(prefixes) + len(suffixes) + len(infixes) != len(set(patterns)):
+        raise ValueError("a guarded pattern has a * inside it")
+    return exact, prefixes, suffixes, infixes
+
+
+_EXACT, _PREFIXES, _SUFFIXES, _INFIXES = _patterns(GUARDED_VARIABLES)
+
+
 def guarded(name: str) -> bool:
-    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in GUARDED_VARIABLES)
+    return (
+        name in _EXACT
+        or name.startswith(_PREFIXES)
+        or name.endswith(_SUFFIXES)
+        or any(part in name for part in _INFIXES)
+    )
 
 
 # ``set -o`` options carried between commands. Left out: pipefail (always on), history,

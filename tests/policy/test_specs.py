@@ -324,7 +324,15 @@ def test_ordinary_shell_options_are_allowed(engine: PolicyEngine, command: str) 
     "name",
     ["GCONV_PATH", "LOCPATH", "NLSPATH", "GLIBC_TUNABLES", "OPENSSL_CONF", "OPENSSL_ENGINES",
      "RIPGREP_CONFIG_PATH", "AWKPATH", "AWKLIBPATH", "LESSOPEN", "LESSCLOSE", "JAVA_TOOL_OPTIONS",
-     "CARGO_HOME", "GIT_SSH_COMMAND", "PKG_CONFIG_PATH", "MAKEFLAGS"],
+     "CARGO_HOME", "GIT_SSH_COMMAND", "PKG_CONFIG_PATH", "MAKEFLAGS",
+     # what a later build, install or download runs, fetches from or trusts
+     "CC", "CXX", "MAKEFILES", "RUSTC_WRAPPER", "https_proxy", "HTTPS_PROXY", "ALL_PROXY",
+     "PIP_INDEX_URL", "npm_config_registry", "NPM_CONFIG_SCRIPT_SHELL", "UV_INDEX_URL",
+     "GOPROXY", "GOTOOLCHAIN", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+     "SSLKEYLOGFILE", "AWS_PROFILE", "DOCKER_HOST", "KUBECONFIG",
+     # start-up files of other programs, and the shell's own
+     "LUA_INIT", "R_PROFILE_USER", "PHPRC", "PSQLRC", "WGETRC", "VIMINIT", "IPYTHONDIR",
+     "TEXTDOMAINDIR", "SHELL", "BASH_COMPAT", "EXECIGNORE", "PS0", "HOSTALIASES"],
 )  # fmt: skip
 def test_variables_that_name_loaded_files_or_programs_are_dangerous(
     engine: PolicyEngine, name: str
@@ -333,7 +341,9 @@ def test_variables_that_name_loaded_files_or_programs_are_dangerous(
     assert decision == "ask" and "can make programs run other code" in reasons, name
 
 
-@pytest.mark.parametrize("name", ["MY_VAR", "EDITOR_THEME", "COUNT", "TARGET"])
+@pytest.mark.parametrize(
+    "name", ["MY_VAR", "EDITOR_THEME", "COUNT", "TARGET", "SRC", "OUTDIR", "GOAL", "CCACHE_SIZE"]
+)
 def test_ordinary_variables_are_not(engine: PolicyEngine, name: str) -> None:
     assert check(engine, f"export {name}=1")[0] == "allow"
 
@@ -363,3 +373,17 @@ def test_a_cd_in_the_same_line_voids_directory_scoped_always_allow() -> None:
     assert engine.check("cd /tmp && make", state).decision == "ask"
     assert engine.check("make && make", state).decision == "allow"
     assert engine.check("make install", state).decision == "ask"
+
+
+def test_the_driver_guards_what_every_shipped_policy_calls_dangerous() -> None:
+    # The sandbox's second wall: a change a confined command makes to one of these is undone
+    # even if the policy was fooled into allowing it (scripts.GUARDED_VARIABLES).
+    from shellagent.sandbox import scripts
+
+    names = ["PATH", "MYPATH", "https_proxy", "CC", "A_CONFIG_B", "LD_PRELOAD", "X_PLUGINS"]
+    names += ["COUNT", "SRC", "GOAL", "CCACHE_SIZE", "PATHS", "_", "A"]
+    for preset in ("default", "permissive", "strict"):
+        policy = load_policy([preset_path(preset)])
+        assert set(policy.dangerous) == set(scripts.GUARDED_VARIABLES), preset
+        for name in names:
+            assert scripts.guarded(name) == policy.is_dangerous(name), name

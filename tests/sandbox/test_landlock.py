@@ -160,7 +160,19 @@ def test_state_set_by_confined_commands_carries_over(session: Session, workspace
 
 
 @pytest.mark.parametrize(
-    "change", ["export PATH=/tmp:$PATH", "PS4='$(touch /tmp/pwned) '", "export LD_PRELOAD=/x.so"]
+    "change",
+    [
+        "export PATH=/tmp:$PATH",
+        "PS4='$(touch /tmp/pwned) '",
+        "export LD_PRELOAD=/x.so",
+        # what a later approved build, install or download would run, fetch or trust
+        "export https_proxy=http://127.0.0.1:9",
+        "export CC=./cc.sh",
+        "npm_config_registry=http://127.0.0.1:9",
+        "export SSLKEYLOGFILE=./keys",
+        "export SHELL=./sh",
+        "BASH_COMPAT=31",
+    ],
 )
 def test_a_confined_command_cannot_change_variables_that_run_code(
     session: Session, change: str
