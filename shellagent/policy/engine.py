@@ -429,6 +429,11 @@ class PolicyEngine:
                 f"{d.program} -n makes a name refer to another variable: what an assignment "
                 "through it sets is not checked"
             )
+        if _exports_functions(d):
+            reasons.append(
+                f"{d.program} exports a function: every bash a later command starts runs it "
+                "in place of the program of that name"
+            )
         return reasons
 
     def _footprint(self, d: _Draft, places: Places, reasons: list[str]) -> _Footprint:
@@ -676,6 +681,19 @@ def _named_assignments(d: _Draft) -> list[tuple[str | None, str]]:
         i += 1
     found += [(w.text if w.static else None, "read") for w in names]
     return found
+
+
+def _exports_functions(d: _Draft) -> bool:
+    """``export -f NAME``, ``declare -fx NAME`` and the like (not a listing, not ``-n``)."""
+    if d.program not in ("export", "declare", "typeset", "local"):
+        return False
+    args = d.argv[1:]
+    flags = {
+        c for w in args if w.static and w.text[:1] == "-" and w.text != "--" for c in w.text[1:]
+    }
+    names = [w for w in args if not (w.static and w.text[:1] in "-+")]
+    exporting = d.program == "export" or "x" in flags
+    return exporting and "f" in flags and "n" not in flags and bool(names)
 
 
 def _has_short_flag(word: Word, flag: str) -> bool:

@@ -334,7 +334,8 @@ class Driver:
             seeded = State.parse(dump)
         except Unreadable:
             return
-        seeded.keep_guarded(self.state, umask=False)  # approved commands set its umask
+        # approved commands set its umask and functions
+        seeded.keep_guarded(self.state, umask=False, functions=False)
         seeded.cwd = self.state.cwd
         self.state, self.last_dump = seeded, dump
 

@@ -658,8 +658,8 @@ class Session:
         if undone:
             notes.append(
                 "the policy allowed this command as read-only, but it changed variables "
-                "that make programs run other code (or the umask); the change was not "
-                f"kept: {undone}"
+                "that make programs run other code, the umask or functions; the change was "
+                f"not kept: {undone}"
             )
         refused = kernel or bool(undone)
         return self._result(

@@ -362,10 +362,14 @@ class State:
                 self.functions[name] = (attrs, body)
                 used += size
 
-    def keep_guarded(self, before: State, *, umask: bool = True) -> list[bytes]:
+    def keep_guarded(
+        self, before: State, *, umask: bool = True, functions: bool = True
+    ) -> list[bytes]:
         """Undo changes to guarded variables (``scripts.GUARDED_VARIABLES``) and, unless
-        told not to, to the umask (it decides who may write every file made after it);
-        their names."""
+        told not to, to the umask (it decides who may write every file made after it) and
+        to functions: a new or changed one, or one newly exported (every bash a later
+        command starts runs it in place of the program of that name). A function removed
+        stays removed. Their names, a function's with ``()``."""
         names = {n for n in (*self.variables, *before.variables) if scripts.guarded(n.decode())}
         undone = sorted(n for n in names if self.variables.get(n) != before.variables.get(n))
         self._restored = None
@@ -377,6 +381,15 @@ class State:
         if umask and before.umask is not None and self.umask != before.umask:
             self.umask = before.umask
             undone.append(b"umask")
+        for name, (attrs, body) in list(self.functions.items()) if functions else []:
+            old = before.functions.get(name)
+            if old is None:
+                del self.functions[name]
+            elif old[1] != body or (b"x" in attrs and b"x" not in old[0]):
+                self.functions[name] = old
+            else:
+                continue
+            undone.append(name + b"()")
         return undone
 
     def environment(self) -> dict[bytes, bytes]:

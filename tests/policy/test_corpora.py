@@ -87,6 +87,12 @@ def test_everyday_reading_stays_allowed_as_read_only(engine: PolicyEngine, comma
         ("read -t 5 -n 1 key", "allow"),
         (": ${COUNT:=0}", "allow"),
         ("echo ${HOME:-/tmp}", "allow"),
+        # exporting a function asks; listing, un-exporting or tracing one does not
+        ("export -f greet", "ask"),
+        ("declare -x -f greet", "ask"),
+        ("export -f", "allow"),
+        ("export -fn greet", "allow"),
+        ("declare -ft greet", "allow"),
     ],
 )
 def test_what_bash_itself_evaluates_is_checked(

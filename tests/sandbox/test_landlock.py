@@ -152,11 +152,28 @@ def test_commands_cannot_open_the_proc_entries_of_other_commands(session: Sessio
 
 def test_state_set_by_confined_commands_carries_over(session: Session, workspace: Path) -> None:
     (workspace / "sub").mkdir()
-    session.run("cd sub; export COLOUR=blue; n=3; greet() { echo hi $1; }", confined=True)
-    result = session.run("pwd; echo $COLOUR $n; greet you", confined=True)
-    assert result.output == f"{workspace}/sub\nblue 3\nhi you\n"
-    assert session.cwd == f"{workspace}/sub" and "greet" in session.functions
+    session.run("cd sub; export COLOUR=blue; n=3", confined=True)
+    result = session.run("pwd; echo $COLOUR $n", confined=True)
+    assert result.output == f"{workspace}/sub\nblue 3\n"
+    assert session.cwd == f"{workspace}/sub"
     assert session.run("echo $COLOUR").output == "blue\n"  # and into unconfined ones
+
+
+def test_a_confined_command_cannot_add_change_or_export_functions(session: Session) -> None:
+    # The policy asks before a definition or an export -f; if it was fooled, the change
+    # does not reach later commands (an exported function runs in place of the program in
+    # every bash they start). Removing one is no harm and stays.
+    assert session.run("greet() { echo hi; }; tidy() { :; }").exit_code == 0  # approved
+    for change in ("ls() { echo pwned; }", "greet() { echo pwned; }", "export -f greet"):
+        result = session.run(change, confined=True)
+        assert result.refused and "()" in result.note, change
+    assert session.functions == frozenset({"greet", "tidy"})
+    after = session.run("greet; bash -c 'type -t greet || echo not-exported'")
+    assert after.output == "hi\nnot-exported\n"
+    assert not session.run("unset -f tidy", confined=True).refused
+    assert session.functions == frozenset({"greet"})
+    session.run("export -f greet")  # positive control: an approved command may
+    assert session.run("bash -c greet").output == "hi\n"
 
 
 @pytest.mark.parametrize(
