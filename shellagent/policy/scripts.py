@@ -204,6 +204,7 @@ _SET_SAFE_NAMES = frozenset(
         "xtrace",
     }
 )
+_SHOPT_UNSAFE_OFF = frozenset({"interactive_comments", "globskipdots"})
 _SHOPT_SAFE_ON = frozenset(
     {
         "autocd",
@@ -277,8 +278,10 @@ def shopt_words(words: list[str]) -> list[str]:
     if "-u" in flags:
         return [
             f"shopt -u {n} changes how later commands parse"
-            for n in names
             if n == "interactive_comments"
+            else f"shopt -u {n}: a later glob such as .* also names . and .."
+            for n in names
+            if n in _SHOPT_UNSAFE_OFF
         ]
     return []
 

@@ -334,8 +334,8 @@ class Driver:
             seeded = State.parse(dump)
         except Unreadable:
             return
-        # approved commands set its umask and functions
-        seeded.keep_guarded(self.state, umask=False, functions=False)
+        # approved commands set its umask, functions and options
+        seeded.keep_guarded(self.state, umask=False, functions=False, options=False)
         seeded.cwd = self.state.cwd
         self.state, self.last_dump = seeded, dump
 

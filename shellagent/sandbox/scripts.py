@@ -333,6 +333,21 @@ SHOPT_OPTIONS = (
     "xpg_echo",
 )
 
+# Options a confined command may not turn on (or, the last, off) for the commands after it:
+# those the policy asks about (``policy/scripts.py``; a test keeps the two equal). They
+# change what a later command's globs, ``cd`` or words name, or how its lines are read.
+GUARDED_SET_ON = ("allexport", "functrace", "keyword", "posix")
+GUARDED_SHOPT_ON = (
+    "assoc_expand_once", "cdable_vars", "dotglob", "extdebug", "extglob", "extquote",
+    "failglob", "globskipdots", "lastpipe", "localvar_inherit", "localvar_unset",
+    "nocaseglob", "noexpand_translation", "nullglob", "patsub_replacement", "sourcepath",
+    "varredir_close",
+)  # fmt: skip
+GUARDED_SHOPT_OFF = ("globskipdots",)
+# How a new bash starts (non-interactive, 5.2): the state before the first dump.
+DEFAULT_SET_ON = frozenset({"braceexpand", "hashall"})
+DEFAULT_SHOPT_ON = frozenset({"extquote", "globskipdots", "patsub_replacement", "sourcepath"})
+
 BOOT = f"""
 builtin . /dev/fd/{STATE_FD}
 builtin . /dev/fd/{JOB_FD}

@@ -658,8 +658,8 @@ class Session:
         if undone:
             notes.append(
                 "the policy allowed this command as read-only, but it changed variables "
-                "that make programs run other code, the umask or functions; the change was "
-                f"not kept: {undone}"
+                "that make programs run other code, the umask, functions or shell options; "
+                f"the change was not kept: {undone}"
             )
         refused = kernel or bool(undone)
         return self._result(

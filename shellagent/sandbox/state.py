@@ -363,13 +363,14 @@ class State:
                 used += size
 
     def keep_guarded(
-        self, before: State, *, umask: bool = True, functions: bool = True
+        self, before: State, *, umask: bool = True, functions: bool = True, options: bool = True
     ) -> list[bytes]:
         """Undo changes to guarded variables (``scripts.GUARDED_VARIABLES``) and, unless
-        told not to, to the umask (it decides who may write every file made after it) and
-        to functions: a new or changed one, or one newly exported (every bash a later
-        command starts runs it in place of the program of that name). A function removed
-        stays removed. Their names, a function's with ``()``."""
+        told not to, to the umask (it decides who may write every file made after it), to
+        functions (a new or changed one, or one newly exported: every bash a later command
+        starts runs it in place of the program of that name; one removed stays removed) and
+        to guarded options (``scripts.GUARDED_SHOPT_ON`` …). Their names, a function's with
+        ``()``, an option's as ``set:NAME`` or ``shopt:NAME``."""
         names = {n for n in (*self.variables, *before.variables) if scripts.guarded(n.decode())}
         undone = sorted(n for n in names if self.variables.get(n) != before.variables.get(n))
         self._restored = None
@@ -381,6 +382,8 @@ class State:
         if umask and before.umask is not None and self.umask != before.umask:
             self.umask = before.umask
             undone.append(b"umask")
+        if options:
+            undone += self._keep_options(before)
         for name, (attrs, body) in list(self.functions.items()) if functions else []:
             old = before.functions.get(name)
             if old is None:
@@ -390,6 +393,32 @@ class State:
             else:
                 continue
             undone.append(name + b"()")
+        return undone
+
+    def _keep_options(self, before: State) -> list[bytes]:
+        """Undo the guarded option changes (``scripts.GUARDED_SET_ON`` …); their names."""
+        undone: list[bytes] = []
+        for attr, default, on, off, label in (
+            ("set_on", scripts.DEFAULT_SET_ON, scripts.GUARDED_SET_ON, (), b"set:"),
+            (
+                "shopt_on",
+                scripts.DEFAULT_SHOPT_ON,
+                scripts.GUARDED_SHOPT_ON,
+                scripts.GUARDED_SHOPT_OFF,
+                b"shopt:",
+            ),
+        ):
+            now = getattr(self, attr)
+            was = getattr(before, attr)
+            if now is None:
+                continue
+            if was is None:
+                was = frozenset(o.encode() for o in default)
+            bad_on = {o.encode() for o in on} & (now - was)
+            bad_off = {o.encode() for o in off} & (was - now)
+            if bad_on or bad_off:
+                setattr(self, attr, (now - bad_on) | bad_off)
+                undone += [label + o for o in sorted(bad_on | bad_off)]
         return undone
 
     def environment(self) -> dict[bytes, bytes]:

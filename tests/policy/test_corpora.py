@@ -93,6 +93,9 @@ def test_everyday_reading_stays_allowed_as_read_only(engine: PolicyEngine, comma
         ("export -f", "allow"),
         ("export -fn greet", "allow"),
         ("declare -ft greet", "allow"),
+        # globskipdots off makes .* name . and ..; other options off stay allowed
+        ("shopt -u globskipdots", "ask"),
+        ("shopt -u nullglob", "allow"),
     ],
 )
 def test_what_bash_itself_evaluates_is_checked(

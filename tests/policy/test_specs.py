@@ -387,3 +387,15 @@ def test_the_driver_guards_what_every_shipped_policy_calls_dangerous() -> None:
         assert set(policy.dangerous) == set(scripts.GUARDED_VARIABLES), preset
         for name in names:
             assert scripts.guarded(name) == policy.is_dangerous(name), name
+
+
+def test_the_driver_guards_the_shell_options_the_policy_asks_about() -> None:
+    from shellagent.policy.scripts import set_words, shopt_words
+    from shellagent.sandbox import scripts
+
+    for option in scripts.SET_OPTIONS:
+        assert bool(set_words(["-o", option])) == (option in scripts.GUARDED_SET_ON), option
+    for option in scripts.SHOPT_OPTIONS:
+        assert bool(shopt_words(["-s", option])) == (option in scripts.GUARDED_SHOPT_ON), option
+        off = bool(shopt_words(["-u", option]))
+        assert off == (option in scripts.GUARDED_SHOPT_OFF), option

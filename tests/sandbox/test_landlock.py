@@ -159,6 +159,26 @@ def test_state_set_by_confined_commands_carries_over(session: Session, workspace
     assert session.run("echo $COLOUR").output == "blue\n"  # and into unconfined ones
 
 
+def test_a_confined_command_cannot_widen_what_later_globs_and_lines_mean(session: Session) -> None:
+    # dotglob would make an approved `rm -rf *` take .git too; without globskipdots, .*
+    # names ..; posix and the like change how later lines are read. The policy asks first.
+    change = "shopt -s dotglob nocaseglob; shopt -u globskipdots; set -o posix; set -o noglob"
+    result = session.run(change, confined=True)
+    assert result.refused
+    for name in ("shopt:dotglob", "shopt:nocaseglob", "shopt:globskipdots", "set:posix"):
+        assert name in result.note
+    state = session.run("shopt -p dotglob nocaseglob globskipdots; shopt -po posix noglob")
+    assert state.output.splitlines() == [
+        "shopt -u dotglob",
+        "shopt -u nocaseglob",
+        "shopt -s globskipdots",
+        "set +o posix",
+        "set -o noglob",  # a harmless one carries
+    ]
+    session.run("set +f; shopt -s dotglob")  # positive control: an approved command may
+    assert session.run("shopt -p dotglob").output == "shopt -s dotglob\n"
+
+
 def test_a_confined_command_cannot_add_change_or_export_functions(session: Session) -> None:
     # The policy asks before a definition or an export -f; if it was fooled, the change
     # does not reach later commands (an exported function runs in place of the program in
