@@ -282,6 +282,16 @@ HOME_FAKES = (
     ".var/app/org.chromium.Chromium/config/chromium/Default/Cookies",
     ".config/Code/User/globalStorage/state.vscdb",
     "backup/.ssh/id_ed25519",
+    # age keys of sops, wallets, AI and cloud clients' tokens, mail passwords
+    ".config/sops/age/keys.txt",
+    ".config/solana/id.json",
+    ".config/github-copilot/apps.json",
+    ".gemini/oauth_creds.json",
+    ".databrickscfg",
+    ".gradle/gradle.properties",
+    ".config/pip/pip.conf",
+    ".msmtprc",
+    ".vscode-server/data/User/globalStorage/state.vscdb",
 )
 WORKSPACE_FAKES = (
     "a/b/c/d/.env",
