@@ -145,12 +145,14 @@ class Shell:
             return True
         return self.restore == state.restored and self.environment == state.environment()
 
-    def read_dump(self, *, final: bool = False) -> None:
+    def read_dump(self) -> None:
         """Take what the shell has written of its dump so far, keeping up to DUMP_LIMIT
-        bytes (the rest is read and dropped, so the shell never blocks). ``final``: the
-        shell has exited, so what it wrote fits in the pipe; more came from elsewhere."""
+        bytes (the rest is read and dropped, so the shell never blocks), and at most a
+        pipe's worth per call: a process of the command that holds the pipe and keeps
+        writing cannot keep the driver here (and, once the shell has exited, what the
+        shell wrote fits in the pipe; more came from elsewhere)."""
         start = self.dumped_bytes
-        while not final or self.dumped_bytes - start <= PIPE_BYTES:
+        while self.dumped_bytes - start <= PIPE_BYTES:
             try:
                 chunk = os.read(self.dump, 1 << 20)
             except (BlockingIOError, InterruptedError):
@@ -491,7 +493,7 @@ class Driver:
         self.lingering.add(shell.out_r)
         # A shell killed by a signal did not finish its own dump: whatever is there is not
         # its state (a process of the command may have written it).
-        shell.read_dump(final=True)
+        shell.read_dump()
         if os.WIFSIGNALED(status) or shell.dumped_bytes > DUMP_LIMIT:
             return None, status
         dump = b"".join(shell.dumped)

@@ -187,6 +187,19 @@ def test_a_forged_dump_that_is_kept_is_exactly_what_the_next_command_gets(
     assert session.run("ls").output == "fake\n"
 
 
+def test_a_process_flooding_the_dump_pipe_neither_hangs_the_driver_nor_outlives_it(
+    session: Session,
+) -> None:
+    # It holds the pipe after its shell has exited and writes as fast as it can: the
+    # driver reads at most a pipe's worth per turn, so it still sees the shell exit; the
+    # junk is not a dump, and the writer dies when the driver closes the pipe.
+    session.run("KEEP=1")
+    flood = session.run("(cat /dev/zero >&10) & X=2; sleep 0.3; echo done", timeout=20)
+    assert flood.exit_code == 0 and flood.output == "done\n" and not flood.timed_out
+    assert "were not kept" in flood.note
+    assert session.run('echo "$KEEP ${X-unset}"; pgrep -c -x cat').output == "1 unset\n0\n"
+
+
 def test_what_the_host_is_told_is_what_the_next_command_sees(session: Session) -> None:
     for command in (
         "cd /usr; f() { echo f; }",
