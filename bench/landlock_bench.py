@@ -149,7 +149,7 @@ def main() -> None:
     print(f"fresh bwrap per command, median        : {median_ms(cold):8.3f} ms")
     print(
         f"ratio (fresh / persistent)             : {median_ms(cold) / median_ms(warm):8.1f}x"
-        "  (target >= 10x)"
+        "  (back to back: the next command waits for its shell to start)"
     )
     print(f"persistent, pause before each, median  : {median_ms(paused):8.3f} ms")
     print(

@@ -4,8 +4,10 @@ noisy machine.
 For each tree (this checkout, and the package as it was at ``--before REV``, extracted
 with ``git archive``), a worker process measures, in alternating rounds:
 
-1. per-command overhead: a trivial command in the persistent session, and a fresh
-   ``bwrap … bash -c CMD`` per command with the same profile and mounts;
+1. per-command overhead: a trivial command in the persistent session, back to back and
+   with a 50 ms pause before each (an agent's case: the model takes far longer than that
+   between commands), and a fresh ``bwrap … bash -c CMD`` per command with the same
+   profile and mounts;
 2. start-up of the ``default`` and ``ephemeral`` profiles (``Session()`` until the shell
    is ready); the ephemeral profile also with ``SHELLAGENT_IDMAP=off`` (run by root: root
    inside is host root, no id-shifted views; the ``before`` tree ignores the switch, it
@@ -44,7 +46,7 @@ from shellagent.sandbox.profiles import bwrap_argv
 
 runs = int(sys.argv[1])
 commands = ("true", "echo hello", "pwd")
-out = {"persistent": [], "fresh": [], "default": [], "ephemeral": []}
+out = {"persistent": [], "paused": [], "fresh": [], "default": [], "ephemeral": []}
 with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
     workdir = Path(tmp)
     for name in ("default", "ephemeral"):  # warm caches (snapshot, scans) before timing
@@ -55,6 +57,12 @@ with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
                 start = time.perf_counter()
                 session.run(command)
                 out["persistent"].append(time.perf_counter() - start)
+        for _ in range(runs):
+            for command in commands:
+                time.sleep(0.05)
+                start = time.perf_counter()
+                session.run(command)
+                out["paused"].append(time.perf_counter() - start)
     profile = get_profile("default", cwd=workdir)
     for _ in range(runs):
         start = time.perf_counter()
@@ -164,6 +172,7 @@ def main() -> None:
     print(f"{'':36} {'before':>9} {'after':>9} {'after/before':>13}")
     rows = [
         ("persistent session, per command", "persistent"),
+        ("  ... with a 50 ms pause before each", "paused"),
         ("fresh bwrap per command", "fresh"),
         ("start-up, default profile", "default"),
         ("start-up, ephemeral profile", "ephemeral"),
@@ -176,8 +185,12 @@ def main() -> None:
         shown = f"{before:9.2f}" if before else f"{'-':>9}"
         print(f"{label:36} {shown} {after:9.2f} {ratio}")
     for name, measured in samples.items():
-        speedup = ms(measured["fresh"]) / ms(measured["persistent"])
-        print(f"fresh / persistent ({name}): {speedup:.0f}x (target >= 10x)")
+        paused = ms(measured["fresh"]) / ms(measured["paused"])
+        back_to_back = ms(measured["fresh"]) / ms(measured["persistent"])
+        print(
+            f"fresh / persistent ({name}): {paused:.1f}x with a pause before each command "
+            f"(target >= 10x), {back_to_back:.1f}x back to back"
+        )
     print("start-up target: <= 30 ms median")
 
 
