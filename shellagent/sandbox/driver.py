@@ -254,9 +254,8 @@ class Driver:
         umask = os.umask(0o022)
         os.umask(umask)
         self.state = State.initial(dict(os.environ), os.getcwd().encode(), umask)
-        # Shells started ahead, per kind: the kind the last command used first, the other
-        # once the driver has been idle for IDLE_POLL_MS. (Two of a kind did not make
-        # back-to-back commands faster: starting a shell costs CPU either way.)
+        # Shells started ahead, per kind (``missing``): two of the kind the last command
+        # used, at once; one of the other once the driver has been idle for IDLE_POLL_MS.
         self.spares: dict[str, list[Shell]] = {NORMAL: [], READ_ONLY: []}
         self.exited: dict[int, int] = {}
         self.wanted = [NORMAL, READ_ONLY]
@@ -342,14 +341,26 @@ class Driver:
         self.state, self.last_dump = seeded, dump
 
     def missing(self) -> list[str]:
-        """The kinds to start a spare of, one entry per shell, the likeliest first."""
+        """The kinds to start a spare of, one entry per shell, the likeliest first: two of
+        the likeliest kind and one of the other."""
         first, second = self.wanted
         usable = [k for k in (first, second) if k == NORMAL or k in self.rulesets]
-        return [kind for kind in usable if not self.spares[kind]]
+        wanted = [*usable, first] if first in usable else usable
+        have = {kind: len(self.spares[kind]) for kind in usable}
+        out = []
+        for kind in wanted:
+            if have[kind] > 0:
+                have[kind] -= 1
+            else:
+                out.append(kind)
+        return out
 
     def prepare(self, *, first_only: bool) -> None:
-        """Start the spare shells that are missing (only the likeliest one if asked)."""
-        for kind in self.missing()[:1] if first_only else self.missing():
+        """Start the spare shells that are missing (only those of the likeliest kind if
+        asked: with two of it under way, each has two commands' time to get ready, and
+        commands sent back to back wait for it half as long)."""
+        missing = self.missing()
+        for kind in [k for k in missing if k == self.wanted[0]] if first_only else missing:
             self.spares[kind].append(self.spawn(kind))
 
     def take(self, kind: str) -> Shell:
