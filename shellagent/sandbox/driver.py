@@ -45,6 +45,7 @@ import posix as os
 import select
 import struct
 import sys
+import time
 
 from shellagent.sandbox import landlock, scripts, seccomp, wire
 from shellagent.sandbox.state import State, Unreadable
@@ -465,13 +466,19 @@ class Driver:
         for fd in self.lingering:
             poller.register(fd, select.POLLIN)
         status: int | None = None
-        watching = False  # the dump pipe: not until the command has run DUMP_WATCH_MS
+        # The dump pipe is watched once the command has run DUMP_WATCH_MS (by the clock:
+        # output of other processes may wake the driver all along), so a dump larger than
+        # the pipe never blocks the shell.
+        watch_at = time.monotonic() + DUMP_WATCH_MS / 1000
+        watching = False
         while status is None:
-            events = poller.poll(REAP_POLL_MS if watching else DUMP_WATCH_MS)
-            if not events and not watching:  # a dump larger than the pipe must not block
-                poller.register(shell.dump, select.POLLIN)
-                watching = True
-            for fd, _ in events:
+            left_ms = REAP_POLL_MS
+            if not watching:
+                left_ms = max(0, round((watch_at - time.monotonic()) * 1000))
+                if left_ms == 0:
+                    poller.register(shell.dump, select.POLLIN)
+                    watching, left_ms = True, REAP_POLL_MS
+            for fd, _ in poller.poll(left_ms):
                 if fd == shell.job_w and pending:
                     try:
                         pending = pending[os.write(fd, pending) :]

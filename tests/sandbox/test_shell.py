@@ -90,6 +90,12 @@ def test_a_state_larger_than_the_dump_pipe_carries_and_one_over_the_limit_does_n
     over = session.run("x=$(head -c 40000000 /dev/zero | tr '\\0' b)", timeout=30)
     assert over.exit_code == 0 and not over.timed_out and "were not kept" in over.note
     assert session.run('echo "${#x} ${x:0:1}"').output == "3000000 a\n"
+    # ... also while a background job of an earlier command wakes the driver all along
+    session.run("(while :; do echo tick; done) & echo $! > /tmp/ticker")
+    busy = session.run("y=$(head -c 3000000 /dev/zero | tr '\\0' c); echo set", timeout=10)
+    session.run("kill $(cat /tmp/ticker)")
+    assert busy.exit_code == 0 and not busy.timed_out and not busy.note
+    assert session.run('echo "${#y}"').output == "3000000\n"
 
 
 def test_pipefail_stays_on_even_if_a_command_turns_it_off(session: Session) -> None:
