@@ -254,14 +254,18 @@ def test_an_unprivileged_user_is_confined_too(as_nobody: Callable[..., list[Any]
         "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
         '.sendto(b"x", ("127.0.0.1", 8769))\' && echo sent'
     )
+    guarded = "export https_proxy=http://127.0.0.1:9; f() { :; }; shopt -s dotglob"
+    after = 'echo "${https_proxy-unset}"; type -t f || echo none; shopt -p dotglob'
     results = as_nobody(
-        ["touch made-confined", "touch made", udp, udp, "umask 000", "umask"],
-        confined=[True, False, True, False, True, False],
+        ["touch made-confined", "touch made", udp, udp, "umask 000", "umask", guarded, after],
+        confined=[True, False, True, False, True, False, True, False],
     )
     assert results[0]["exit_code"] != 0 and results[0]["refused"]
     assert results[1]["exit_code"] == 0
     assert "sent" not in results[2]["output"] and results[2]["refused"]
     assert results[3]["output"] == "sent\n"  # positive control
     assert results[4]["refused"] and results[5]["output"] == "0022\n"
+    assert results[6]["refused"]
+    assert results[7]["output"] == "unset\nnone\nshopt -u dotglob\n"
     work = as_nobody.workdir  # type: ignore[attr-defined]
     assert not (work / "made-confined").exists() and (work / "made").exists()
