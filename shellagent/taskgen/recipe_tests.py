@@ -132,7 +132,8 @@ def run_recipe_tests(
     verify: Callable[[Task], Verdict] = verify_task,
 ) -> list[RecipeResult]:
     """Run every test of ``recipes`` (``jobs`` sandboxes at once), and ``instances`` drawn
-    instances of each family a recipe maps; one result per recipe, in order. ``on_result`` hears of each recipe as soon as all its runs are known."""
+    instances of each family a recipe maps; one result per recipe, in order. ``on_result``
+    hears of each recipe as soon as all its runs are known."""
     owner: list[int] = []
     tasks: list[Task] = []
     early: dict[int, list[Failure]] = {}
