@@ -77,6 +77,9 @@ class Recipe:
     slots: Mapping[str, Slot] = field(default_factory=dict)
     tests: tuple[RecipeTest, ...] = ()
     family: str | None = None
+    family_args: Mapping[str, str] = field(default_factory=dict)
+    """Slot -> a format string over the slots of an instance of ``family`` (``"{dir}"``,
+    ``"{limit_kb}k"``): the tests may then also run on drawn instances of the family."""
     area: str = ""
     source: str = ""
     """The file it was read from."""
@@ -131,6 +134,7 @@ class RecipeSpec(BaseModel):
     summary: str = Field(min_length=1, max_length=200)
     kind: Kind
     family: str | None = None
+    family_args: dict[str, str] = {}
     phrasings: list[str] = Field(min_length=1)
     templates: list[str] = Field(min_length=1)
     slots: dict[str, SlotSpec] = {}

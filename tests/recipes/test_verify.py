@@ -55,3 +55,34 @@ def test_a_broken_recipe_is_reported_as_failing(check: str, step: str) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"FAIL  broken/1/1 [{step}]" in done.stdout
     assert "0 of 1 recipes pass" in done.stderr
+
+
+WRONG_FAMILY = """area = "mine"
+
+[[recipe]]
+name = "oldest_not_newest"
+summary = "claims the newest file but shows the oldest"
+kind = "question"
+family = "newest_file"
+family_args = { dir = "{dir}" }
+phrasings = ["which file in {dir} is the newest"]
+templates = ["ls -tr {dir} | head -n 1"]
+
+[recipe.slots]
+dir = { type = "dir" }
+
+[[recipe.tests]]
+setup = ["mkdir -p /srv/t", "touch -d '2 days ago' /srv/t/old.txt", "touch /srv/t/new.txt"]
+args = { dir = "/srv/t" }
+check = "grep -qx old.txt \\"$LAST_OUTPUT\\""
+"""
+
+
+def test_a_recipe_is_also_judged_on_instances_of_its_family() -> None:
+    user_dir().mkdir(parents=True)
+    (user_dir() / "mine.toml").write_text(WRONG_FAMILY)
+    alone = cli("test", "oldest_not_newest", "--instances", "0")
+    assert "ok    oldest_not_newest (1 runs)" in alone.stdout
+    done = cli("test", "oldest_not_newest", "--instances", "2", check=False)
+    assert done.returncode == 1
+    assert "FAIL  oldest_not_newest/newest_file#1/1 [after]" in done.stdout
