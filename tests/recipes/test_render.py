@@ -156,6 +156,9 @@ def test_sed_filters_make_any_text_literal_for_sed(tmp_path: object) -> None:
         ("cat '{f}'", {"f": "file"}, "inside single quotes"),
         ("grep -c {p} f", {"p": "pattern"}, "put -e or -- before a pattern"),
         ("echo 'x", {}, "never closed"),
+        ("cat <<EOF\n{t}\nEOF", {"t": "text"}, "here-documents are not supported"),
+        ("sh -c {t}", {"t": "text"}, "would be run as code"),
+        ("x=1; eval {t}", {"t": "text"}, "would be run as code"),
         ("sed 's/{p|upper}/x/' f", {"p": "pattern"}, "unknown filter"),
     ],
 )
@@ -173,6 +176,7 @@ def test_the_loader_refuses_a_placeholder_it_cannot_make_safe(
         ("find {d} -exec ls {} +", {"d": "dir"}),
         ("echo {a,b}; grep -e {p} f", {"p": "pattern"}),
         ('echo "$(date)" {t}', {"t": "text"}),
+        ("grep -c -e {p} <<< x", {"p": "pattern"}),
         ("awk -v p={p} '$0 ~ p' {f}", {"p": "pattern", "f": "file"}),
     ],
 )
