@@ -192,3 +192,21 @@ def test_a_missing_required_slot_and_an_unknown_one_are_errors() -> None:
         render(r, {})
     with pytest.raises(SlotError, match="has no slot 'x'"):
         render(r, {"d": ".", "x": 1})
+
+
+def test_type_regexes_keep_to_the_dialect_a_grammar_is_built_from() -> None:
+    import re
+
+    for kind in TYPES.values():
+        assert not re.search(r"\\[dswDSWbB]|\(\?|\^|\$", kind.regex.replace("[^", "[")), kind.name
+        for m in re.finditer(r"\\(.)", kind.regex):
+            assert m.group(1) == "x" or m.group(1) in "\\.^$*+?{}[]|()", kind.name
+
+
+def test_a_choice_slot_regex_lists_its_choices() -> None:
+    import re
+
+    slot = Slot("k", "choice", choices=("PNG image", "a.b", "x|y"))
+    assert slot.regex == r"(PNG image|a\.b|x\|y)"
+    assert all(re.fullmatch(slot.regex, c) for c in slot.choices)
+    assert not re.fullmatch(slot.regex, "aXb")
