@@ -20,6 +20,11 @@ Kind = Literal["question", "action"]
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
+def _literal(text: str) -> str:
+    # Escape only what the regex dialect of slots.py treats as special (not spaces).
+    return "".join("\\" + c if c in "\\.^$*+?{}[]|()" else c for c in text)
+
+
 @dataclass(frozen=True)
 class Slot:
     """One typed argument of a recipe. No ``default``: the slot is required."""
@@ -42,7 +47,7 @@ class Slot:
     def regex(self) -> str:
         """The values this slot admits (the type's regex, or its choices)."""
         if self.type == "choice":
-            return "(" + "|".join(re.escape(c) for c in self.choices) + ")"
+            return "(" + "|".join(_literal(c) for c in self.choices) + ")"
         return self.kind.regex
 
     def validate(self, value: object) -> str:

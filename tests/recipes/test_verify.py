@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -86,3 +87,42 @@ def test_a_recipe_is_also_judged_on_instances_of_its_family() -> None:
     done = cli("test", "oldest_not_newest", "--instances", "2", check=False)
     assert done.returncode == 1
     assert "FAIL  oldest_not_newest/newest_file#1/1 [after]" in done.stdout
+
+
+CANARIES = [
+    "$(touch /tmp/pwned-a)",
+    "`touch /tmp/pwned-b`",
+    "; touch /tmp/pwned-c",
+    "x' ; touch /tmp/pwned-d ; '",
+]
+
+
+def test_hostile_values_run_for_real_touch_no_canary() -> None:
+    """Every shipped recipe with a free-text or path slot, rendered with each canary value
+    wherever the type accepts it, is run in one throwaway sandbox; no canary file appears."""
+    from shellagent.recipes import DATA_DIR, SlotError, load, render
+    from shellagent.sandbox import Session
+
+    from .test_shipped import base_args
+
+    catalog = load([DATA_DIR])
+    commands = []
+    for recipe in catalog.recipes.values():
+        base = base_args(recipe)
+        for name, slot in recipe.slots.items():
+            if slot.type not in ("pattern", "text", "file", "dir", "path", "output", "glob"):
+                continue
+            for value in CANARIES:
+                for i in range(len(recipe.templates)):
+                    with contextlib.suppress(SlotError):
+                        commands.append(render(recipe, {**base, name: value}, i))
+    assert len(commands) > 100
+    shell = Session("ephemeral", timeout=600)
+    try:
+        shell.run("mkdir -p /srv/x /etc/app /var/log/app /var/log/nginx && cd /srv/x", timeout=30)
+        for command in commands:
+            shell.run(f"( {command} ) </dev/null >/dev/null 2>&1", timeout=30)
+        found = shell.run("ls /tmp/pwned-* 2>/dev/null | wc -l", timeout=30)
+    finally:
+        shell.close()
+    assert found.output.strip() == "0"
