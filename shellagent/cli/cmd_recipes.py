@@ -59,7 +59,10 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     tester.add_argument("--json", action="store_true", help="one JSON object per recipe")
     adder = _sub(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
-    adder.add_argument("--from", dest="session", required=True, metavar="SESSION")
+    adder.add_argument(
+        "--from", dest="session", required=True, metavar="SESSION",
+        help="a session id or a unique prefix (see `shellagent logs list`)",
+    )  # fmt: skip
     adder.add_argument("--name", metavar="NAME", help="the recipe's name (default: from the task)")
 
 
@@ -166,7 +169,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     """Run the recipes' tests in the throwaway sandbox: for each test and each template,
     the setup must exit 0, the check must fail before the command and pass after it.
     A recipe that maps its task family's slots (family_args) also runs on drawn instances
-    of the family. Exits 1 when a recipe fails (or a recipe file has a problem).
+    of the family. Exits 1 when a recipe fails (or a recipe file has a problem); a recipe
+    of yours without tests is listed, not failed.
 
     example: shellagent recipes test --area logs --jobs 2
     """
@@ -190,16 +194,19 @@ def cmd_test(args: argparse.Namespace) -> int:
         if result.ok:
             print(f"ok    {result.name} ({result.runs} runs)", flush=True)
         elif not result.failures:
-            print(f"FAIL  {result.name}: it has no tests", flush=True)
+            print(f"--    {result.name}: no tests (add a [[recipe.tests]])", flush=True)
         for failure in result.failures:
             detail = " | ".join(failure.detail.splitlines()[:3])
             print(f"FAIL  {failure.task} [{failure.step}] {detail}", flush=True)
 
     results = run_recipe_tests(recipes, jobs=args.jobs, instances=args.instances, on_result=heard)
     passed = sum(r.ok for r in results)
-    print(f"{passed} of {len(results)} recipes pass", file=sys.stderr)
-    if passed < len(results):
-        raise TaskFailed(f"{len(results) - passed} of {len(results)} recipes fail")
+    failed = sum(bool(r.failures) for r in results)
+    untested = len(results) - passed - failed
+    note = f", {untested} without tests" if untested else ""
+    print(f"{passed} of {len(results)} recipes pass{note}", file=sys.stderr)
+    if failed:
+        raise TaskFailed(f"{failed} of {len(results)} recipes fail")
     if catalog.problems and not args.names:
         raise TaskFailed(f"{len(catalog.problems)} recipe file problems (see the warnings)")
     return 0

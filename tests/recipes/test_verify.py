@@ -126,3 +126,12 @@ def test_hostile_values_run_for_real_touch_no_canary() -> None:
     finally:
         shell.close()
     assert found.output.strip() == "0"
+
+
+def test_a_recipe_without_tests_is_listed_not_failed() -> None:
+    user_dir().mkdir(parents=True)
+    text = BROKEN.format(name="untested", check="true").split("[[recipe.tests]]")[0]
+    (user_dir() / "mine.toml").write_text(text)
+    done = cli("test", "untested", "largest_files")
+    assert "--    untested: no tests" in done.stdout
+    assert "1 of 2 recipes pass, 1 without tests" in done.stderr
