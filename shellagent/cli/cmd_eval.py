@@ -52,6 +52,13 @@ def add_parser(subparsers: Any) -> None:
         help="tasks run at the same time (default: 1)",
     )
     parser.add_argument(
+        "--samples",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="run each task N times (rollouts for RL; sample with --temperature; default: 1)",
+    )
+    parser.add_argument(
         "--agent",
         choices=("model", "nothing", "gold"),
         default="model",
@@ -143,19 +150,28 @@ def _make_agent(args: argparse.Namespace) -> Any:
         return NothingAgent()
     from shellagent.model import load_backend
 
-    local_only = {
-        "--threads": ("n_threads", args.threads),
+    sampling = {  # both kinds of backend: a server is sent them with each request
         "--temperature": ("temperature", args.temperature),
-        "--repeat-penalty": ("repeat_penalty", args.repeat_penalty),
         "--seed": ("seed", args.seed),
     }
+    local_only = {
+        "--threads": ("n_threads", args.threads),
+        "--repeat-penalty": ("repeat_penalty", args.repeat_penalty),
+    }
+    remote = (args.model or "").startswith("openai:")
     options: dict[str, Any] = {}
-    for flag, (option, value) in local_only.items():
+    for flag, (option, value) in (*sampling.items(), *local_only.items()):
         if value is None:
             continue
-        if (args.model or "").startswith("openai:"):
+        if remote and flag in local_only:
             raise InputError(f"{flag} applies to a local model, not an openai: endpoint")
         options[option] = value
+    if args.samples > 1 and not args.temperature:
+        print(
+            f"note: --samples {args.samples} at temperature 0 gives the same rollout each "
+            "time; add --temperature (e.g. 0.8)",
+            file=sys.stderr,
+        )
     backend = load_backend(args.model, **options)
     return ModelAgent(
         backend,
@@ -179,6 +195,10 @@ def run(args: argparse.Namespace) -> int:
 
     exit status: 0 the run completed, 1 some tasks hit a harness error, 130 interrupted
     (the partial report is still written).
+
+    With --samples N each task is run N times (rollouts for RL training); results.jsonl
+    numbers them (`sample`) and `shellagent export --format rl --group --from
+    DIR/transcripts` groups them with group-relative advantages.
 
     example: shellagent eval tasks.jsonl --limit 20 --jobs 2 --out runs/smollm
     """
@@ -211,8 +231,10 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out_dir(agent.name if args.agent == "model" else args.agent)
     out.mkdir(parents=True, exist_ok=True)
     config = RunConfig(transcripts_dir=out / "transcripts")
-    progress = Progress(len(tasks))
-    eval_run = run_eval(tasks, agent, config, jobs=args.jobs, on_result=progress.update)
+    progress = Progress(len(tasks) * args.samples)
+    eval_run = run_eval(
+        tasks, agent, config, jobs=args.jobs, samples=args.samples, on_result=progress.update
+    )
     progress.finish()
     label = f"model {agent.name}" if args.agent == "model" else args.agent
     summary = summarize(eval_run, agent=label, skipped_lines=skipped)
