@@ -188,7 +188,8 @@ def render_summary(summary: Summary) -> str:
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
 
-def _row(result: TaskResult) -> dict[str, Any]:
+def result_row(result: TaskResult) -> dict[str, Any]:
+    """One line of ``results.jsonl`` (times and rewards rounded)."""
     row = result.to_json()
     for key in ("wall_s", "sandbox_s", "agent_s"):
         row[key] = round(row[key], 4)
@@ -204,10 +205,10 @@ def write_results(results: Sequence[TaskResult], out: Path) -> None:
         writer = csv.DictWriter(f, fieldnames=RESULT_FIELDS)
         writer.writeheader()
         for result in results:
-            writer.writerow(_row(result))
+            writer.writerow(result_row(result))
     with (out / "results.jsonl").open("w", encoding="utf-8") as f:
         for result in results:
-            f.write(json.dumps(_row(result), ensure_ascii=False) + "\n")
+            f.write(json.dumps(result_row(result), ensure_ascii=False) + "\n")
 
 
 def write_report(run: EvalRun, summary: Summary, out: Path) -> None:

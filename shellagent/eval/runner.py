@@ -387,22 +387,26 @@ def run_eval(
     *,
     jobs: int = 1,
     samples: int = 1,
+    done: Sequence[TaskResult] = (),
     cancel: threading.Event | None = None,
     on_result: Callable[[TaskResult], None] | None = None,
 ) -> EvalRun:
     """Run ``tasks`` on ``jobs`` threads, each ``samples`` times (the rollouts of a task are
     handed out one after another, so a group finishes early). Ctrl-C (in the calling
-    thread) or ``cancel`` stops the run; the returned ``EvalRun`` holds whatever finished."""
+    thread) or ``cancel`` stops the run; the returned ``EvalRun`` holds whatever finished.
+    Episodes in ``done`` (a resumed run's) are not run again and are part of the result."""
     if samples < 1:
         raise ValueError("samples must be 1 or more")
     config = config or RunConfig()
     cancel = cancel or threading.Event()
     order = {t.id: i for i, t in enumerate(tasks)}
     pending: queue.SimpleQueue[tuple[Task, int]] = queue.SimpleQueue()
+    finished_before = {(r.id, r.sample) for r in done}
     for task in tasks:
         for sample in range(samples):
-            pending.put((task, sample))
-    results: list[TaskResult] = []
+            if (task.id, sample) not in finished_before:
+                pending.put((task, sample))
+    results: list[TaskResult] = list(done)
     lock = threading.Lock()
     live: dict[int, Any] = {}  # thread id -> the sandbox shell of the task it is running
 
@@ -469,7 +473,7 @@ def run_eval(
     with lock:
         finished = list(results)  # a copy: abandoned workers may still append
     interrupted = interrupted or cancel.is_set()
-    finished.sort(key=lambda r: (order[r.id], r.sample))
+    finished.sort(key=lambda r: (order.get(r.id, len(order)), r.sample))
     return EvalRun(
         tasks=tasks,
         results=finished,
