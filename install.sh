@@ -7,8 +7,10 @@
 #                         available
 #   ./install.sh --no-modify-path   the same, without touching shell startup files
 #   ./install.sh --train  the user install plus `shellagent train` (PyTorch CPU, PEFT)
-#   ./install.sh --dev    a ./.venv in this checkout: the package editable, test and
-#                         training tools
+#   ./install.sh --scale  the user install plus `eval --ray` and the model server (Ray,
+#                         llama-cpp-python[server])
+#   ./install.sh --dev    a ./.venv in this checkout: the package editable, test,
+#                         training and scale tools
 #
 # Both are idempotent: a second run with nothing changed does nothing and is quick.
 set -euo pipefail
@@ -17,13 +19,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=user
 modify_path=yes
 train=no
+scale=no
 case "${1:-}" in
-  --dev) mode=dev; train=yes ;;
+  --dev) mode=dev; train=yes; scale=yes ;;
   --train) train=yes ;;
+  --scale) scale=yes ;;
   --no-modify-path) modify_path=no ;;
   "") ;;
-  -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "install.sh: unknown option $1 (use --dev, --train, --no-modify-path or nothing)" >&2; exit 2 ;;
+  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install.sh: unknown option $1 (use --dev, --train, --scale, --no-modify-path or nothing)" >&2; exit 2 ;;
 esac
 
 say() { printf '%s\n' "$*"; }
@@ -93,7 +97,7 @@ install_torch() {  # $1 = venv dir
 make_venv() {  # $1 = venv dir, $2... = pip install arguments
   local venv=$1; shift
   local stamp="$venv/.shellagent-installed" want
-  want="$(fingerprint) $mode $train"
+  want="$(fingerprint) $mode $train $scale"
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
      && "$venv/bin/python" -c 'import shellagent, llama_cpp' 2>/dev/null; then
     return 0
@@ -121,7 +125,7 @@ make_venv() {  # $1 = venv dir, $2... = pip install arguments
 
 if [ "$mode" = dev ]; then
   ensure_bubblewrap
-  make_venv "$here/.venv" -e "$here[dev,train]"
+  make_venv "$here/.venv" -e "$here[dev,train,scale]"
   if [ ${#did[@]} -eq 0 ]; then
     say "already set up: nothing to do"
   else
@@ -136,7 +140,14 @@ venv="$data_home/shellagent/venv"
 bin="$HOME/.local/bin"
 ensure_bubblewrap
 mkdir -p "$data_home/shellagent" && chmod 700 "$data_home/shellagent"
-if [ "$train" = yes ]; then make_venv "$venv" "$here[train]"; else make_venv "$venv" "$here"; fi
+extras=()
+[ "$train" = yes ] && extras+=(train)
+[ "$scale" = yes ] && extras+=(scale)
+if [ ${#extras[@]} -gt 0 ]; then
+  make_venv "$venv" "$here[$(IFS=,; echo "${extras[*]}")]"
+else
+  make_venv "$venv" "$here"
+fi
 mkdir -p "$bin"
 for tool in ask shellagent; do
   if [ "$(readlink "$bin/$tool" 2>/dev/null)" != "$venv/bin/$tool" ]; then

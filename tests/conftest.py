@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# A run started in the background by a non-interactive shell inherits SIGINT ignored, and so
+# would every subprocess a test starts: the Ctrl-C tests would then wait forever. A signal
+# with a handler is reset to the default on exec, so the children get Ctrl-C back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)

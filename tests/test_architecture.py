@@ -41,8 +41,10 @@ LAYERS: dict[str, int] = {
     "daemon": 3,
     "eval": 3,
     "jobs": 3,
-    # 4: what is built on the task sets: generated tasks verified by the eval runner
+    # 4: what is built on the task sets: generated tasks verified by the eval runner, and
+    # the episodes a trainer drives over HTTP
     "taskgen": 4,
+    "env": 4,
     # 5: the command lines, and the package's front door (lazy re-exports)
     "cli": 5,
     "__main__": 5,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import json
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,21 @@ def add_parser(subparsers: Any) -> None:
         default=1,
         metavar="J",
         help="tasks run at the same time (default: 1)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="run each task N times (rollouts for RL; sample with --temperature; default: 1)",
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run each episode as a Ray task on the cluster at ADDRESS (none: a local one); "
+        "needs the scale extra",
     )
     parser.add_argument(
         "--agent",
@@ -130,42 +148,107 @@ def default_out_dir(agent: str) -> Path:
     return paths.data_dir() / "eval" / f"{stamp}-{agent}"
 
 
-def _make_agent(args: argparse.Namespace) -> Any:
+@dataclass(frozen=True)
+class AgentSpec:
+    """What agent to make, as plain data: a Ray worker makes its own from it."""
+
+    kind: str
+    model: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    max_turns: int = 15
+    command_timeout: float = 30.0
+    examples: int = 2
+    policy: str = "default"
+    jobs: int = 1
+
+
+def build_agent(spec: AgentSpec) -> Any:
+    """The agent ``spec`` describes (on a Ray worker too: it must need nothing else)."""
     from shellagent.eval import ModelAgent, NothingAgent
 
-    if args.agent in ("nothing", "gold"):
-        if args.model:
-            raise InputError(f"--model has no effect with --agent {args.agent}", hint="drop one")
-        if args.agent == "gold":
-            from shellagent.taskgen.gold_agent import GoldAgent
+    if spec.kind == "gold":
+        from shellagent.taskgen.gold_agent import GoldAgent
 
-            return GoldAgent(command_timeout=args.command_timeout)
+        return GoldAgent(command_timeout=spec.command_timeout)
+    if spec.kind == "nothing":
         return NothingAgent()
     from shellagent.model import load_backend
 
-    local_only = {
-        "--threads": ("n_threads", args.threads),
-        "--temperature": ("temperature", args.temperature),
-        "--repeat-penalty": ("repeat_penalty", args.repeat_penalty),
-        "--seed": ("seed", args.seed),
-    }
-    options: dict[str, Any] = {}
-    for flag, (option, value) in local_only.items():
-        if value is None:
-            continue
-        if (args.model or "").startswith("openai:"):
-            raise InputError(f"{flag} applies to a local model, not an openai: endpoint")
-        options[option] = value
-    backend = load_backend(args.model, **options)
+    backend = load_backend(spec.model, **dict(spec.options))
     return ModelAgent(
         backend,
+        max_turns=spec.max_turns,
+        command_timeout=spec.command_timeout,
+        model_name=spec.model or backend.name,
+        jobs=spec.jobs,
+        examples=spec.examples,
+        policy=spec.policy,
+    )
+
+
+def agent_spec(args: argparse.Namespace) -> AgentSpec:
+    if args.agent in ("nothing", "gold"):
+        if args.model:
+            raise InputError(f"--model has no effect with --agent {args.agent}", hint="drop one")
+        return AgentSpec(args.agent, command_timeout=args.command_timeout)
+    sampling = {  # both kinds of backend: a server is sent them with each request
+        "--temperature": ("temperature", args.temperature),
+        "--seed": ("seed", args.seed),
+    }
+    local_only = {
+        "--threads": ("n_threads", args.threads),
+        "--repeat-penalty": ("repeat_penalty", args.repeat_penalty),
+    }
+    remote = (args.model or "").startswith("openai:")
+    options: dict[str, Any] = {}
+    for flag, (option, value) in (*sampling.items(), *local_only.items()):
+        if value is None:
+            continue
+        if remote and flag in local_only:
+            raise InputError(f"{flag} applies to a local model, not an openai: endpoint")
+        options[option] = value
+    if args.ray is not None and not remote and "n_threads" not in options:
+        options["n_threads"] = 1  # one CPU per Ray task: a local model per worker, one thread
+    if args.samples > 1 and not args.temperature:
+        print(
+            f"note: --samples {args.samples} at temperature 0 gives the same rollout each "
+            "time; add --temperature (e.g. 0.8)",
+            file=sys.stderr,
+        )
+    return AgentSpec(
+        "model",
+        model=args.model,
+        options=tuple(sorted(options.items())),
         max_turns=args.max_turns,
         command_timeout=args.command_timeout,
-        model_name=args.model or backend.name,
-        jobs=args.jobs,
         examples=max(args.examples, 0),
         policy=args.policy,
+        jobs=1 if args.ray is not None else args.jobs,
     )
+
+
+def previous_results(out: Path, tasks: Sequence[Any], samples: int) -> list[Any]:
+    """The finished episodes an earlier run with this ``--out`` left (a rerun resumes)."""
+    from shellagent.eval.runner import TaskResult
+
+    path = out / "results.jsonl"
+    if not path.is_file():
+        return []
+    wanted = {t.id for t in tasks}
+    found: dict[tuple[str, int], TaskResult] = {}
+    names = {f.name for f in fields(TaskResult)}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+            result = TaskResult(**{k: v for k, v in row.items() if k in names})
+        except (ValueError, TypeError):
+            continue  # a line cut by a crash: that episode runs again
+        if result.id in wanted and result.sample < samples and result.status in FINAL:
+            found[(result.id, result.sample)] = result
+    return list(found.values())
+
+
+FINAL = ("solved", "failed", "invalid")  # errors and cancelled episodes run again
 
 
 def run(args: argparse.Namespace) -> int:
@@ -180,6 +263,14 @@ def run(args: argparse.Namespace) -> int:
     exit status: 0 the run completed, 1 some tasks hit a harness error, 130 interrupted
     (the partial report is still written).
 
+    With --samples N each task is run N times (rollouts for RL training); results.jsonl
+    numbers them (`sample`) and `shellagent export --format rl --group --from
+    DIR/transcripts` groups them with group-relative advantages.
+
+    Rerunning with the same --out resumes: episodes already solved, failed or invalid
+    there are kept, the rest run. --ray [ADDRESS] runs each episode as a Ray task (a
+    local cluster without ADDRESS); the report is the same.
+
     example: shellagent eval tasks.jsonl --limit 20 --jobs 2 --out runs/smollm
     """
     from shellagent.eval import (
@@ -192,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
         summarize,
         write_report,
     )
+    from shellagent.eval.report import result_row
 
     task_set = load_tasks(args.tasks)
     skipped = [f"{args.tasks}:{p.line}: {p.message}" for p in task_set.problems]
@@ -204,17 +296,60 @@ def run(args: argparse.Namespace) -> int:
             f"no tasks to run in {args.tasks}", hint="check --offset, --limit and --ids"
         )
 
-    from shellagent.sandbox import Session
+    spec = agent_spec(args)
+    if args.ray is None:
+        from shellagent.sandbox import Session
 
-    Session("ephemeral").close()  # a sandbox that cannot start fails here, once, with the fix
-    agent = _make_agent(args)
-    out = args.out or default_out_dir(agent.name if args.agent == "model" else args.agent)
+        Session("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
+        agent = build_agent(spec)
+        name = agent.name
+    else:
+        name = (spec.model or "embedded") if spec.kind == "model" else spec.kind
+    out = args.out or default_out_dir(name if args.agent == "model" else args.agent)
     out.mkdir(parents=True, exist_ok=True)
+    done = previous_results(out, tasks, args.samples)
+    if done:
+        print(
+            f"resuming: {len(done)} of {len(tasks) * args.samples} episodes are already in "
+            f"{out} (a new --out starts over)",
+            file=sys.stderr,
+        )
     config = RunConfig(transcripts_dir=out / "transcripts")
-    progress = Progress(len(tasks))
-    eval_run = run_eval(tasks, agent, config, jobs=args.jobs, on_result=progress.update)
+    progress = Progress(len(tasks) * args.samples - len(done))
+    stream = (out / "results.jsonl").open("a", encoding="utf-8")
+
+    def finished(result: Any) -> None:
+        progress.update(result)
+        stream.write(json.dumps(result_row(result), ensure_ascii=False) + "\n")
+        stream.flush()  # a crash keeps what finished: the rerun resumes from it
+
+    try:
+        if args.ray is None:
+            eval_run = run_eval(
+                tasks,
+                agent,
+                config,
+                jobs=args.jobs,
+                samples=args.samples,
+                done=done,
+                on_result=finished,
+            )
+        else:
+            from shellagent.eval.distributed import run_eval_ray
+
+            eval_run = run_eval_ray(
+                tasks,
+                functools.partial(build_agent, spec),
+                config,
+                address=args.ray or None,
+                samples=args.samples,
+                done=done,
+                on_result=finished,
+            )
+    finally:
+        stream.close()
     progress.finish()
-    label = f"model {agent.name}" if args.agent == "model" else args.agent
+    label = f"model {name}" if args.agent == "model" else args.agent
     summary = summarize(eval_run, agent=label, skipped_lines=skipped)
     write_report(eval_run, summary, out)
     if args.json:

@@ -44,6 +44,12 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--min-turns", type=int, default=0, metavar="N")
     parser.add_argument(
+        "--group",
+        action="store_true",
+        help="rl only: group the rollouts of each task (eval --samples N) and add "
+        "group-relative advantages for GRPO-style trainers",
+    )
+    parser.add_argument(
         "--from",
         dest="from_dir",
         type=Path,
@@ -67,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
     sft: {"messages": [...]} per successful session (refused commands left out)
     dpo: {"prompt", "chosen", "rejected"} from edited and refused commands
-    rl:  one episode per session with turns, exit codes, success and reward
+    rl:  one episode per session with turns, exit codes, success and reward;
+         --group: the rollouts of each task together, with group-relative advantages
 
     example: shellagent export --format sft --since 2026-11-01 -o sft.jsonl
     """
@@ -79,10 +86,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--from {args.from_dir}: no such directory")
     if args.min_turns < 0:
         raise InputError("--min-turns must be 0 or more")
+    if args.group and args.format != "rl":
+        raise InputError("--group applies to --format rl", hint="drop --group or use rl")
     options = {
         "since": since,
         "only_successful": args.only_successful,
         "min_turns": args.min_turns,
+        "group": args.group,
     }
     if args.output is None:
         report = export(args.format, iter_transcripts(args.from_dir), sys.stdout, **options)

@@ -34,6 +34,7 @@ SUBCOMMANDS = {
     "tasks": "shellagent.cli.cmd_tasks",
     "explain": "shellagent.cli.cmd_explain",
     "recipes": "shellagent.cli.cmd_recipes",
+    "env": "shellagent.cli.cmd_env",
 }
 
 

@@ -71,6 +71,10 @@ class Summary:
     jobs: int
     interrupted: bool
     skipped_lines: list[str] = field(default_factory=list)
+    samples: int = 1
+    """Rollouts per task; with more than one, the counts above are of episodes."""
+    tasks_solved_any: int | None = None
+    """Tasks solved by at least one of their rollouts (pass@samples), with ``samples`` > 1."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -113,6 +117,10 @@ def summarize(run: EvalRun, *, agent: str, skipped_lines: Sequence[str] = ()) ->
         jobs=run.jobs,
         interrupted=run.interrupted,
         skipped_lines=list(skipped_lines),
+        samples=run.samples,
+        tasks_solved_any=(
+            len({r.id for r in valid if r.status == "solved"}) if run.samples > 1 else None
+        ),
     )
 
 
@@ -136,10 +144,25 @@ def render_summary(summary: Summary) -> str:
             + (f", {summary.not_run} not run" if summary.not_run else "")
             + (" (interrupted)" if summary.interrupted else ""),
         ),
+        *(
+            [("rollouts", f"{summary.samples} per task; the counts below are of episodes")]
+            if summary.samples > 1
+            else []
+        ),
         ("valid", str(summary.valid)),
         ("solved", f"{summary.solved}"),
         ("failed", f"{summary.failed}"),
         ("solve rate", f"{_pct(summary.solve_rate)}{interval}"),
+        *(
+            [
+                (
+                    f"pass@{summary.samples}",
+                    f"{summary.tasks_solved_any} tasks solved at least once",
+                )
+            ]
+            if summary.tasks_solved_any is not None
+            else []
+        ),
         ("mean turns", _num(summary.mean_turns)),
         ("mean reward", _num(summary.mean_reward, 3)),
         ("mean non-zero exits", _num(summary.mean_nonzero_exits)),
@@ -165,7 +188,8 @@ def render_summary(summary: Summary) -> str:
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
 
-def _row(result: TaskResult) -> dict[str, Any]:
+def result_row(result: TaskResult) -> dict[str, Any]:
+    """One line of ``results.jsonl`` (times and rewards rounded)."""
     row = result.to_json()
     for key in ("wall_s", "sandbox_s", "agent_s"):
         row[key] = round(row[key], 4)
@@ -181,10 +205,10 @@ def write_results(results: Sequence[TaskResult], out: Path) -> None:
         writer = csv.DictWriter(f, fieldnames=RESULT_FIELDS)
         writer.writeheader()
         for result in results:
-            writer.writerow(_row(result))
+            writer.writerow(result_row(result))
     with (out / "results.jsonl").open("w", encoding="utf-8") as f:
         for result in results:
-            f.write(json.dumps(_row(result), ensure_ascii=False) + "\n")
+            f.write(json.dumps(result_row(result), ensure_ascii=False) + "\n")
 
 
 def write_report(run: EvalRun, summary: Summary, out: Path) -> None:

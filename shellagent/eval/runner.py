@@ -86,6 +86,8 @@ class TaskResult:
     agent_s: float = 0.0
     answer: str = ""
     """The agent's final answer, as the check saw it."""
+    sample: int = 0
+    """Which rollout of the task this is (``eval --samples N``: 0 … N−1)."""
 
     @property
     def valid(self) -> bool:
@@ -225,8 +227,10 @@ def run_one(
     cancel: threading.Event,
     *,
     on_session: Callable[[Any], None] | None = None,
+    sample: int = 0,
 ) -> TaskResult:
-    """Run one task in its own sandbox; every failure is a ``TaskResult``, never raised."""
+    """Run one task in its own sandbox; every failure is a ``TaskResult``, never raised.
+    ``sample`` numbers the rollout when a task is run several times."""
     from shellagent.sandbox import Session
 
     started = time.monotonic()
@@ -235,7 +239,7 @@ def run_one(
         elapsed = time.monotonic() - started
         # Before the agent runs, all the time is the sandbox's.
         values: dict[str, Any] = {"sandbox_s": elapsed, **fields}
-        return TaskResult(id=task.id, status=status, wall_s=elapsed, **values)
+        return TaskResult(id=task.id, status=status, wall_s=elapsed, sample=sample, **values)
 
     try:
         shell = Session(
@@ -248,6 +252,8 @@ def run_one(
     try:
         env, cwd = pristine_environment(shell)
         for command in task.setup_commands:
+            if cancel.is_set():  # an interrupt sent while the sandbox started is not lost
+                return done("cancelled")
             result = shell.run(fresh_shell_command(command, env, cwd))
             if cancel.is_set():
                 return done("cancelled")
@@ -366,10 +372,12 @@ class EvalRun:
     interrupted: bool = False
     wall_s: float = 0.0
     jobs: int = 1
+    samples: int = 1
+    """Rollouts of each task (``eval --samples N``)."""
 
     @property
     def not_run(self) -> int:
-        return len(self.tasks) - len(self.results)
+        return len(self.tasks) * self.samples - len(self.results)
 
 
 def run_eval(
@@ -378,18 +386,27 @@ def run_eval(
     config: RunConfig | None = None,
     *,
     jobs: int = 1,
+    samples: int = 1,
+    done: Sequence[TaskResult] = (),
     cancel: threading.Event | None = None,
     on_result: Callable[[TaskResult], None] | None = None,
 ) -> EvalRun:
-    """Run ``tasks`` on ``jobs`` threads. Ctrl-C (in the calling thread) or ``cancel``
-    stops the run; the returned ``EvalRun`` holds whatever finished."""
+    """Run ``tasks`` on ``jobs`` threads, each ``samples`` times (the rollouts of a task are
+    handed out one after another, so a group finishes early). Ctrl-C (in the calling
+    thread) or ``cancel`` stops the run; the returned ``EvalRun`` holds whatever finished.
+    Episodes in ``done`` (a resumed run's) are not run again and are part of the result."""
+    if samples < 1:
+        raise ValueError("samples must be 1 or more")
     config = config or RunConfig()
     cancel = cancel or threading.Event()
     order = {t.id: i for i, t in enumerate(tasks)}
-    pending: queue.SimpleQueue[Task] = queue.SimpleQueue()
+    pending: queue.SimpleQueue[tuple[Task, int]] = queue.SimpleQueue()
+    finished_before = {(r.id, r.sample) for r in done}
     for task in tasks:
-        pending.put(task)
-    results: list[TaskResult] = []
+        for sample in range(samples):
+            if (task.id, sample) not in finished_before:
+                pending.put((task, sample))
+    results: list[TaskResult] = list(done)
     lock = threading.Lock()
     live: dict[int, Any] = {}  # thread id -> the sandbox shell of the task it is running
 
@@ -415,10 +432,10 @@ def run_eval(
     def work() -> None:
         while not cancel.is_set():
             try:
-                task = pending.get_nowait()
+                task, sample = pending.get_nowait()
             except queue.Empty:
                 return
-            result = run_one(task, agent, config, cancel, on_session=track)
+            result = run_one(task, agent, config, cancel, on_session=track, sample=sample)
             with lock:
                 live.pop(threading.get_ident(), None)
                 results.append(result)
@@ -456,11 +473,12 @@ def run_eval(
     with lock:
         finished = list(results)  # a copy: abandoned workers may still append
     interrupted = interrupted or cancel.is_set()
-    finished.sort(key=lambda r: order[r.id])
+    finished.sort(key=lambda r: (order.get(r.id, len(order)), r.sample))
     return EvalRun(
         tasks=tasks,
         results=finished,
         interrupted=interrupted,
         wall_s=time.monotonic() - started,
         jobs=jobs,
+        samples=samples,
     )

@@ -48,6 +48,7 @@ class OpenAIBackend:
         api_key: str | None = None,
         context_size: int = 8192,
         temperature: float = 0.0,
+        seed: int | None = None,
         constraint: Constraint = "json_schema",
         timeout_s: float = 300.0,
     ) -> None:
@@ -56,6 +57,7 @@ class OpenAIBackend:
         self.name = f"openai:{self.base_url}" + (f"#{model}" if model else "")
         self.context_size = context_size
         self.temperature = temperature
+        self.seed = seed
         self.constraint = constraint
         self.timeout_s = timeout_s
         self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -81,6 +83,8 @@ class OpenAIBackend:
         }
         if self.model:
             body["model"] = self.model
+        if self.seed is not None:
+            body["seed"] = self.seed
         if logprobs:
             body["logprobs"] = True
         if reply_format is not None and self.constraint == "json_schema":

@@ -14,7 +14,8 @@
          conversation the model had seen when it produced the rejected reply.
 ``rl``   one record per finished episode: the opening prompt, each turn (reply, action,
          command, status, observation, exit code, token ids and logprobs when captured),
-         success, ``n_turns`` and the reward of ``reward.py``.
+         success, ``n_turns`` and the reward of ``reward.py``; with ``group``, the rollouts
+         of each task together with group-relative advantages (``groups.py``).
 
 The exact fields are listed in ``docs/transcripts.md``. One bad session never stops an
 export: it is skipped and named in the report.
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from shellagent.events import Check
+from shellagent.transcript.groups import with_advantages
 from shellagent.transcript.reader import Transcript
 from shellagent.transcript.reward import episode_reward
 from shellagent.transcript.steps import ACCEPTED, EXCLUDED, Step, conversation
@@ -129,6 +131,7 @@ def rl_records(transcript: Transcript) -> list[Record]:
             "model": transcript.model,
             "outcome": transcript.outcome,
             "prompt": [dict(m) for m in conv.prefix],
+            "completion": [dict(m) for m in conv.messages[len(conv.prefix) :]],
             "turns": turns,
             "exit_codes": exit_codes,
             "check": check,
@@ -203,9 +206,15 @@ def export(
     since: float | None = None,
     only_successful: bool | None = None,
     min_turns: int = 0,
+    group: bool = False,
 ) -> ExportReport:
-    """Write one JSON line per record of ``fmt`` for every selected transcript."""
+    """Write one JSON line per record of ``fmt`` for every selected transcript. ``group``
+    (rl only) writes the records grouped by task with group-relative advantages
+    (``groups.py``)."""
+    if group and fmt != "rl":
+        raise ValueError("only the rl format can be grouped")
     convert = FORMATS[fmt]
+    held: list[Record] = []
     if only_successful is None:
         only_successful = ONLY_SUCCESSFUL_BY_DEFAULT[fmt]
     report = ExportReport()
@@ -227,8 +236,13 @@ def export(
         except Exception as exc:  # one malformed session must not cost the whole dataset
             report.skipped.append(f"{name}: {exc.__class__.__name__}: {exc}")
             continue
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        if group:
+            held.extend(records)
+        else:
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
         report.records += len(records)
         report.exported_sessions += 1 if records else 0
+    for record in with_advantages(held) if group else ():
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return report

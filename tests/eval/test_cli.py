@@ -93,12 +93,12 @@ def test_eval_refuses_contradictory_options_unknown_ids_and_missing_files(
         == 2
     )
     endpoint = "openai:http://127.0.0.1:9/v1#m"
-    assert main(["eval", str(path), "--model", endpoint, "--temperature", "0.5"]) == 2
+    assert main(["eval", str(path), "--model", endpoint, "--repeat-penalty", "1.1"]) == 2
     assert main(["eval", str(path), "--temperature", "-1", "--limit", "1"]) == 2
     err = capsys.readouterr().err
     assert "--model has no effect" in err and "no task with id zz" in err
     assert "no task file" in err and "--threads applies to a local model" in err
-    assert "--temperature applies to a local model" in err
+    assert "--repeat-penalty applies to a local model" in err
     assert "temperature must be >= 0" in err
 
 
@@ -193,3 +193,33 @@ def test_a_second_ctrl_c_stops_waiting_for_a_task_that_does_not_stop(
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=20)
     assert stdout == "0 True 1\n", stderr
+
+
+def test_samples_number_each_tasks_rollouts_and_the_export_groups_them(
+    write_tasks: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_tasks(SOLVABLE, {**SOLVABLE, "id": "other"})
+    out = tmp_path / "run"
+    args = ["eval", str(path), "--agent", "nothing", "--samples", "3", "--json", "--out", str(out)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert (summary["samples"], summary["valid"], summary["tasks_solved_any"]) == (3, 6, 0)
+    assert "[6/6]" in captured.err
+    rows = [json.loads(r) for r in (out / "results.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["sample"]) for r in rows] == [
+        ("ok", 0),
+        ("ok", 1),
+        ("ok", 2),
+        ("other", 0),
+        ("other", 1),
+        ("other", 2),
+    ]
+    target = tmp_path / "rl.jsonl"
+    export_args = ["export", "--format", "rl", "--group", "--from", str(out / "transcripts")]
+    assert main([*export_args, "-o", str(target)]) == 0
+    records = [json.loads(r) for r in target.read_text().splitlines()]
+    assert [r["group"] for r in records] == ["ok"] * 3 + ["other"] * 3
+    assert {r["advantage"] for r in records} == {0.0}  # nothing solved: no spread
+    assert main(["export", "--format", "sft", "--group"]) == 2
+    assert "--group applies to --format rl" in capsys.readouterr().err

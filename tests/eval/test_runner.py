@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,3 +151,55 @@ def test_cancelling_interrupts_a_long_setup_command(config: RunConfig) -> None:
     timer.cancel()
     assert [r.status for r in run.results] == ["cancelled"]
     assert run.wall_s < 10
+
+
+class _Alternating:
+    """Solves every other rollout: the first solves, the second does nothing, and so on."""
+
+    name = "alternating"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def run(self, task: Any, *, shell: Any, sink: Any, cancel: threading.Event) -> Any:
+        with self.lock:
+            self.calls += 1
+            solve = self.calls % 2 == 1
+        agent = CommandsAgent("touch /tmp/done") if solve else CommandsAgent("true")
+        return agent.run(task, shell=shell, sink=sink, cancel=cancel)
+
+
+def test_samples_run_each_task_n_times_and_group_into_advantages(
+    config: RunConfig, tmp_path: Path
+) -> None:
+    from shellagent.transcript import iter_transcripts
+    from shellagent.transcript.export import export
+
+    tasks = [make_task("one"), make_task("two")]
+    run = run_eval(tasks, _Alternating(), config, samples=2)
+    assert [(r.id, r.sample) for r in run.results] == [
+        ("one", 0),
+        ("one", 1),
+        ("two", 0),
+        ("two", 1),
+    ]
+    assert sorted(r.status for r in run.results) == ["failed", "failed", "solved", "solved"]
+    assert run.not_run == 0 and run.samples == 2
+    out = tmp_path / "rl.jsonl"
+    assert config.transcripts_dir is not None
+    with out.open("w") as f:
+        report = export("rl", iter_transcripts(config.transcripts_dir), f, group=True)
+    assert report.records == 4
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_group.setdefault(record["group"], []).append(record)
+    assert sorted(by_group) == ["one", "two"]
+    for members in by_group.values():
+        assert len(members) == 2 and {m["group_size"] for m in members} == {2}
+        winner, loser = sorted(members, key=lambda m: -m["reward"])
+        assert winner["success"] is True and loser["success"] is False
+        assert winner["advantage"] > 0 > loser["advantage"]
+        assert winner["advantage"] == pytest.approx(-loser["advantage"])
+        assert winner["completion"][0]["role"] == "assistant"

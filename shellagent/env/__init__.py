@@ -1,0 +1,22 @@
+"""The sandbox as an environment for trainers: episodes of a task set over HTTP on loopback.
+
+``shellagent env serve TASKS.jsonl`` serves ``reset`` / ``step`` / ``close`` (``server.py``);
+``EnvClient`` and the Gym-style ``ShellEnv`` drive it from Python (``client.py``).
+"""
+
+from __future__ import annotations
+
+from shellagent.env.client import EnvClient, EnvError, ShellEnv
+from shellagent.env.episodes import Episode, EpisodeBusy, Episodes, StepResult
+from shellagent.env.server import EnvServer
+
+__all__ = [
+    "EnvClient",
+    "EnvError",
+    "EnvServer",
+    "Episode",
+    "EpisodeBusy",
+    "Episodes",
+    "ShellEnv",
+    "StepResult",
+]
