@@ -125,7 +125,8 @@ def _label(raw: object, index: int) -> str:
 def _pydantic_problem(
     exc: Any, text: str, path: Path, prefix: tuple[int | str, ...], label: str = ""
 ) -> str:
-    err = exc.errors()[0]
+    # An unknown field first: it is most often a misspelt one, the cause of "Field required".
+    err = min(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
     loc = tuple(err["loc"])
     message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
     line = line_of(text, (*prefix, *loc))

@@ -54,7 +54,8 @@ class SlotType:
 
     def validate(self, value: object) -> str:
         """``value`` in its canonical form, or ``SlotError`` saying what is expected."""
-        if isinstance(value, bool) or not isinstance(value, str | int):
+        wrong = isinstance(value, int) and self.name in _TEXT_ONLY
+        if wrong or isinstance(value, bool) or not isinstance(value, str | int):
             raise SlotError(f"{value!r} is not a {self.name} (expected {self.expect})")
         text = self.normalize(str(value).strip() if self.integer else str(value))
         if not re.fullmatch(self.regex, text):
@@ -70,6 +71,11 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# Types a TOML integer is not a value of (a quoted "3" is a file named 3).
+_TEXT_ONLY = frozenset(
+    {"dir", "file", "path", "output", "archive", "glob", "pattern", "text", "schedule"}
+    | {"time", "date"}
+)
 # Printable characters of any script: no C0 controls, no DEL (a newline would end the
 # command, a carriage return would hide what comes before it).
 _PRINTABLE = r"[^\x00-\x1f\x7f]"
