@@ -15,15 +15,15 @@ from shellagent.recipes.render import phrase, render, render_all, sed_re, sed_re
 from shellagent.recipes.slots import SINGLE_QUOTE_SAFE, TYPES, SlotError, SlotType, slot_type
 
 __all__ = [
-    "DATA_DIR",
-    "SINGLE_QUOTE_SAFE",
-    "TYPES",
     "Catalog",
+    "DATA_DIR",
     "Recipe",
     "RecipeTest",
+    "SINGLE_QUOTE_SAFE",
     "Slot",
     "SlotError",
     "SlotType",
+    "TYPES",
     "load",
     "phrase",
     "read_file",
