@@ -53,6 +53,10 @@ def add_parser(subparsers: Any) -> None:
     tester.add_argument("names", nargs="*", metavar="NAME", help="these recipes (default: all)")
     tester.add_argument("--area", metavar="A", help="only this area")
     tester.add_argument("--jobs", type=_count, default=2, metavar="J", help="sandboxes at once")
+    tester.add_argument(
+        "--instances", type=int, default=2, metavar="N",
+        help="also N drawn instances of each task family a recipe maps (2; 0: none)",
+    )  # fmt: skip
     tester.add_argument("--json", action="store_true", help="one JSON object per recipe")
     adder = _sub(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
     adder.add_argument("--from", dest="session", required=True, metavar="SESSION")
@@ -86,6 +90,7 @@ def _as_json(recipe: Any) -> dict[str, Any]:
         "area": recipe.area,
         "kind": recipe.kind,
         "family": recipe.family,
+        "family_args": dict(recipe.family_args),
         "summary": recipe.summary,
         "slots": {
             s.name: {"type": s.type, "default": s.default, "help": s.help, "regex": s.regex}
@@ -128,6 +133,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"{recipe.name}: {recipe.summary}")
     family = f", family {recipe.family}" if recipe.family else ""
     print(f"  {recipe.kind}, area {recipe.area}{family}; from {recipe.source}")
+    if recipe.family_args:
+        mapped = ", ".join(f"{k} = {v}" for k, v in recipe.family_args.items())
+        print(f"  also tested on instances of {recipe.family}: {mapped}")
     print("slots:")
     for slot in recipe.slots.values():
         default = "required" if slot.default is None else f"default {slot.default}"
@@ -157,7 +165,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_test(args: argparse.Namespace) -> int:
     """Run the recipes' tests in the throwaway sandbox: for each test and each template,
     the setup must exit 0, the check must fail before the command and pass after it.
-    Exits 1 when a recipe fails (or a recipe file has a problem).
+    A recipe that maps its task family's slots (family_args) also runs on drawn instances
+    of the family. Exits 1 when a recipe fails (or a recipe file has a problem); a recipe
+    of yours without tests is listed, not failed.
 
     example: shellagent recipes test --area logs --jobs 2
     """
@@ -181,16 +191,19 @@ def cmd_test(args: argparse.Namespace) -> int:
         if result.ok:
             print(f"ok    {result.name} ({result.runs} runs)", flush=True)
         elif not result.failures:
-            print(f"FAIL  {result.name}: it has no tests", flush=True)
+            print(f"--    {result.name}: no tests (add a [[recipe.tests]])", flush=True)
         for failure in result.failures:
             detail = " | ".join(failure.detail.splitlines()[:3])
             print(f"FAIL  {failure.task} [{failure.step}] {detail}", flush=True)
 
-    results = run_recipe_tests(recipes, jobs=args.jobs, on_result=heard)
+    results = run_recipe_tests(recipes, jobs=args.jobs, instances=args.instances, on_result=heard)
     passed = sum(r.ok for r in results)
-    print(f"{passed} of {len(results)} recipes pass", file=sys.stderr)
-    if passed < len(results):
-        raise TaskFailed(f"{len(results) - passed} of {len(results)} recipes fail")
+    failed = sum(bool(r.failures) for r in results)
+    untested = len(results) - passed - failed
+    note = f", {untested} without tests" if untested else ""
+    print(f"{passed} of {len(results)} recipes pass{note}", file=sys.stderr)
+    if failed:
+        raise TaskFailed(f"{failed} of {len(results)} recipes fail")
     if catalog.problems and not args.names:
         raise TaskFailed(f"{len(catalog.problems)} recipe file problems (see the warnings)")
     return 0

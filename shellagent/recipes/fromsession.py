@@ -161,6 +161,9 @@ def recipe_toml(recipe: Recipe) -> str:
             lines.append(f"{key} = [\n{items}]")
         else:
             lines.append(f"{key} = {_string(str(value))}")
+    if recipe.family_args:
+        pairs = ", ".join(f"{k} = {_string(v)}" for k, v in recipe.family_args.items())
+        lines.append(f"family_args = {{ {pairs} }}")
     if recipe.slots:
         lines.append("")
         lines.append("[recipe.slots]")

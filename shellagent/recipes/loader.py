@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import string
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,6 +165,15 @@ def build(spec: RecipeSpec, area: str, source: str) -> Recipe:
         for name in _PHRASING_SLOT.findall(phrasing):
             if name not in slots:
                 raise _FieldProblem(("phrasings", i), f"{{{name}}} is not a declared slot")
+    if spec.family_args and not spec.family:
+        raise _FieldProblem(("family_args",), "family_args needs a family")
+    for name, form in spec.family_args.items():
+        if name not in slots:
+            raise _FieldProblem(("family_args", name), f"{name} is not a declared slot")
+        try:
+            list(string.Formatter().parse(form))
+        except ValueError as exc:
+            raise _FieldProblem(("family_args", name), f"not a format string: {exc}") from None
     recipe = Recipe(
         name=spec.name,
         summary=spec.summary,
@@ -172,6 +182,7 @@ def build(spec: RecipeSpec, area: str, source: str) -> Recipe:
         templates=tuple(spec.templates),
         slots=slots,
         family=spec.family,
+        family_args=dict(spec.family_args),
         area=area,
         source=source,
     )

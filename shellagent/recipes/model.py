@@ -20,6 +20,11 @@ Kind = Literal["question", "action"]
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
+def _literal(text: str) -> str:
+    # Escape only what the regex dialect of slots.py treats as special (not spaces).
+    return "".join("\\" + c if c in "\\.^$*+?{}[]|()" else c for c in text)
+
+
 @dataclass(frozen=True)
 class Slot:
     """One typed argument of a recipe. No ``default``: the slot is required."""
@@ -42,7 +47,7 @@ class Slot:
     def regex(self) -> str:
         """The values this slot admits (the type's regex, or its choices)."""
         if self.type == "choice":
-            return "(" + "|".join(re.escape(c) for c in self.choices) + ")"
+            return "(" + "|".join(_literal(c) for c in self.choices) + ")"
         return self.kind.regex
 
     def validate(self, value: object) -> str:
@@ -77,6 +82,9 @@ class Recipe:
     slots: Mapping[str, Slot] = field(default_factory=dict)
     tests: tuple[RecipeTest, ...] = ()
     family: str | None = None
+    family_args: Mapping[str, str] = field(default_factory=dict)
+    """Slot -> a format string over the slots of an instance of ``family`` (``"{dir}"``,
+    ``"{limit_kb}k"``): the tests may then also run on drawn instances of the family."""
     area: str = ""
     source: str = ""
     """The file it was read from."""
@@ -131,6 +139,7 @@ class RecipeSpec(BaseModel):
     summary: str = Field(min_length=1, max_length=200)
     kind: Kind
     family: str | None = None
+    family_args: dict[str, str] = {}
     phrasings: list[str] = Field(min_length=1)
     templates: list[str] = Field(min_length=1)
     slots: dict[str, SlotSpec] = {}

@@ -1,8 +1,9 @@
 """Slot types: what a value of each type may be, and how it becomes shell text.
 
 Every type has a ``regex`` (the values it admits, in a small dialect another module can
-turn into a GBNF grammar fragment: literal characters, ``[...]`` classes with ranges and
-``\\xNN`` escapes, ``(a|b)`` groups, ``?``, ``*``, ``+`` and ``{m,n}``), a ``check`` for
+turn into a GBNF grammar fragment: literal characters (a special one after ``\\``),
+``[...]`` and ``[^...]`` classes with ranges and ``\\xNN`` escapes, ``(a|b)`` groups,
+``?``, ``*``, ``+`` and ``{m,n}``), a ``check`` for
 what a regex cannot say (port ranges, real dates, git's ref rules), and a ``normalize`` that
 puts an accepted value in its canonical form (``.log`` -> ``log``, ``SIGTERM`` -> ``TERM``).
 A value is validated, normalized, then quoted by the renderer (``render.py``) for where its

@@ -29,6 +29,10 @@ PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?:\|([a-z_]+))?\}")
 # Characters after which an unquoted placeholder starts a new word.
 _WORD_BREAK = set(" \t\n;|&()<>")
 _OPTION_END = ("-e", "--", "--regexp")
+# A value right after these is run as code, whatever its quoting.
+_RUNS_CODE = re.compile(
+    r"(?:^|[\s;|&(])(?:eval|(?:ba|da|z|k)?sh\s+-c|python3?\s+-c|perl\s+-e|ruby\s+-e|node\s+-e)\s*$"
+)
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,12 @@ def parse(template: str, names: frozenset[str]) -> tuple[str | Placeholder, ...]
                 i += 2
                 continue
         else:  # outside quotes, or inside $( )
+            if template.startswith("<<<", i):
+                i += 3
+                continue
+            if template.startswith("<<", i):
+                # In an unquoted here-document's body quotes are literal and $( ) runs.
+                raise TemplateProblem("here-documents are not supported: use printf '%s\\n' {x} |")
             if template.startswith("$'", i):
                 stack.append("$'")
                 i += 2
@@ -143,6 +153,8 @@ def problems(template: str, types: Mapping[str, str]) -> Iterable[str]:
         where = "{" + part.name + (f"|{part.filter}" if part.filter else "") + "}"
         if part.filter is not None and part.filter not in FILTERS:
             yield f"{where}: unknown filter (use {' or '.join(FILTERS)})"
+        elif part.context == "bare" and _RUNS_CODE.search(template[: part.start]):
+            yield f"{where} would be run as code: a slot's value must stay data"
         elif part.context == "double":
             yield f"{where} is inside double quotes or $'...': put it outside the quotes"
         elif part.context == "single" and part.filter is None and kind not in SINGLE_QUOTE_SAFE:

@@ -73,6 +73,13 @@ def good(name: str) -> str:
             ),
             "recipe 'bad': slots.file: slot file: 0 is not a count: must be 1",
         ),
+        (
+            'area = "x"\n'
+            + good("bad").replace(
+                "[recipe.slots]", 'family_args = { dirr = "{dir}" }\n[recipe.slots]'
+            ),
+            "recipe 'bad': family_args: family_args needs a family",
+        ),
     ],
 )
 def test_a_malformed_file_gives_one_line_naming_file_recipe_and_field(

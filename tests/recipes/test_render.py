@@ -156,6 +156,9 @@ def test_sed_filters_make_any_text_literal_for_sed(tmp_path: object) -> None:
         ("cat '{f}'", {"f": "file"}, "inside single quotes"),
         ("grep -c {p} f", {"p": "pattern"}, "put -e or -- before a pattern"),
         ("echo 'x", {}, "never closed"),
+        ("cat <<EOF\n{t}\nEOF", {"t": "text"}, "here-documents are not supported"),
+        ("sh -c {t}", {"t": "text"}, "would be run as code"),
+        ("x=1; eval {t}", {"t": "text"}, "would be run as code"),
         ("sed 's/{p|upper}/x/' f", {"p": "pattern"}, "unknown filter"),
     ],
 )
@@ -173,6 +176,7 @@ def test_the_loader_refuses_a_placeholder_it_cannot_make_safe(
         ("find {d} -exec ls {} +", {"d": "dir"}),
         ("echo {a,b}; grep -e {p} f", {"p": "pattern"}),
         ('echo "$(date)" {t}', {"t": "text"}),
+        ("grep -c -e {p} <<< x", {"p": "pattern"}),
         ("awk -v p={p} '$0 ~ p' {f}", {"p": "pattern", "f": "file"}),
     ],
 )
@@ -188,3 +192,21 @@ def test_a_missing_required_slot_and_an_unknown_one_are_errors() -> None:
         render(r, {})
     with pytest.raises(SlotError, match="has no slot 'x'"):
         render(r, {"d": ".", "x": 1})
+
+
+def test_type_regexes_keep_to_the_dialect_a_grammar_is_built_from() -> None:
+    import re
+
+    for kind in TYPES.values():
+        assert not re.search(r"\\[dswDSWbB]|\(\?|\^|\$", kind.regex.replace("[^", "[")), kind.name
+        for m in re.finditer(r"\\(.)", kind.regex):
+            assert m.group(1) == "x" or m.group(1) in "\\.^$*+?{}[]|()", kind.name
+
+
+def test_a_choice_slot_regex_lists_its_choices() -> None:
+    import re
+
+    slot = Slot("k", "choice", choices=("PNG image", "a.b", "x|y"))
+    assert slot.regex == r"(PNG image|a\.b|x\|y)"
+    assert all(re.fullmatch(slot.regex, c) for c in slot.choices)
+    assert not re.fullmatch(slot.regex, "aXb")
