@@ -59,7 +59,10 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     tester.add_argument("--json", action="store_true", help="one JSON object per recipe")
     adder = _sub(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
-    adder.add_argument("--from", dest="session", required=True, metavar="SESSION")
+    adder.add_argument(
+        "--from", dest="session", required=True, metavar="SESSION",
+        help="a session id or a unique prefix (see `shellagent logs list`)",
+    )  # fmt: skip
     adder.add_argument("--name", metavar="NAME", help="the recipe's name (default: from the task)")
 
 
