@@ -24,7 +24,8 @@ def _program(name: str, flags: str, value: str, *, split: str = "") -> tuple[byt
     """``name``'s pattern: the program, anything on its command line, ``flags``, ``value``.
     ``split`` separates a user from the password in the value (``user:password``)."""
     lead = re.escape(name)
-    pattern = f"{lead}(?<![\\w.-]{lead}){_BETWEEN}(?:{flags}){value}"
+    # (``'-pX'``: a flag and its value quoted as one word, as ``shlex.quote`` writes it)
+    pattern = f"{lead}(?<![\\w.-]{lead}){_BETWEEN}['\"]?(?:{flags}){value}"
     return name.encode(), pattern, split
 
 

@@ -58,7 +58,7 @@ _SECRET_WORDS = frozenset(
     {
         "secret", "secrets", "token", "key", "apikey", "credential", "credentials", "creds",
         "auth", "authorization", "sig", "signature", "cookie", "session", "sessionid", "sid",
-        "salt", "dsn", "jwt", "otp", "passkey", "privatekey", "pepper",
+        "salt", "dsn", "jwt", "otp", "passkey", "privatekey", "pepper", "bearer", "pat",
     }
 )  # fmt: skip
 _SECRET_ENDINGS = ("token", "secret", "apikey", "key", "password", "passwd", "passphrase")
@@ -106,6 +106,8 @@ def classify_name(name: str, *, flag: bool = False) -> NameKind | None:
     if flag and words[0] in _NEGATING_FIRST:
         return None
     last = words[-1]
+    if words[-3:] == ["private", "key", "id"]:
+        return "secret"  # a GCP service account's private_key_id names its key: kept secret
     if last in _HARMLESS_LAST:
         return None
     if "aws" in words and "secret" in words:
