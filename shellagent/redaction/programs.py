@@ -30,8 +30,21 @@ def _program(name: str, flags: str, value: str, *, split: str = "") -> tuple[byt
 
 
 _PROGRAMS: tuple[tuple[bytes, str, str], ...] = (
-    _program("mysql", "-p", _ATTACHED),
-    _program("mariadb", "-p", _ATTACHED),
+    *(
+        _program(name, "-p", _ATTACHED)
+        for name in (
+            "mysql",
+            "mariadb",
+            "mysqldump",
+            "mysqladmin",
+            "mysqlimport",
+            "mysqlshow",
+            "mysqlcheck",
+            "mysqlpump",
+            "mariadb-dump",
+            "mariadb-admin",
+        )
+    ),  # fmt: skip
     _program("sshpass", "-p", _SPACED),
     _program("redis-cli", "-a", _SPACED),
     _program("valkey-cli", "-a", _SPACED),

@@ -40,7 +40,7 @@ _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # Lower-case words and dotted / dashed / slashed names: identifiers, not keys.
 _WORDS = re.compile(r"[a-z]+(?:[._\-/:][a-z]+)*|[A-Z]+(?:[._\-][A-Z]+)*")
 _NUMBERISH = re.compile(
-    r"0x[0-9a-f]+"  # 0x08074b50
+    r"0x[0-9a-f]{1,16}"  # 0x08074b50 (a longer one is a key: PRIVATE_KEY=0x…)
     r"|v?\d+(?:[._\-:]\d+)*[a-z]{0,3}"  # 42, 1.2.3, 3600s, 10:30
     r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?",
     re.IGNORECASE,
