@@ -111,9 +111,15 @@ class _Planter:
             if args and args[0] is str:
                 return tuple(self.words(field))
             if args and get_origin(args[0]) is dict:  # a policy verdict's segments
-                return ({"argv": self.words(field), "key": self.text(field),
-                         "reasons": [self.text(field)], "program": "mysql",
-                         "assignments": [self.text(field)], "writes": self.words(field)},)  # fmt: skip
+                segment = {
+                    "argv": self.words(field),
+                    "key": self.text(field),
+                    "reasons": [self.text(field)],
+                    "program": "mysql",
+                    "assignments": [self.text(field)],
+                    "writes": self.words(field),
+                }
+                return (segment,)
             return ()
         if origin is dict:
             return {"cmd": self.text(field), self.text(f"{field} key"): self.text(field)}

@@ -1,0 +1,91 @@
+"""Review 2's M7 through the real daemon: secret shapes printed by allowed commands, typed
+in the task, on the command lines the policy judges and in the model's summary never reach
+the transcript file, ``logs show`` or ``export --format rl``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.conftest import DaemonProc, ask_inprocess, cmd, done, shellagent_cli
+from tests.transcript.secret_shapes import SHAPES
+
+PIECE = 12
+
+
+def leaked(secret: str, text: str) -> bool:
+    if len(secret) <= PIECE:
+        return secret in text
+    return any(secret[i : i + PIECE] in text for i in range(len(secret) - PIECE + 1))
+
+
+# Review 2's survivors: in the task text too.
+_IN_TASK = (
+    "DigitalOcean dop_v1_",
+    "Shopify shpat_",
+    "Notion ntn_",
+    "Alibaba LTAI bare",
+    "Discord bot token",
+    "Mailgun key- alnum",
+    "Terraform Cloud .atlasv1.",
+    "Telegram bot token",
+)
+_ON_COMMAND_LINES = (
+    "mysql -u root -pW1ld-Orchid-88 shop -e 'select 1' || true",
+    "curl -s -u alice:S3cr3t-Fjord http://127.0.0.1:9/ || true",
+)
+
+
+def _chunks(lines: list[str], limit: int = 1500) -> list[tuple[int, int]]:
+    """Line ranges (1-based, inclusive) whose text fits the observation budget."""
+    ranges, start, size = [], 1, 0
+    for n, line in enumerate(lines, 1):
+        if size and size + len(line) + 1 > limit:
+            ranges.append((start, n - 1))
+            start, size = n, 0
+        size += len(line) + 1
+    ranges.append((start, len(lines)))
+    return ranges
+
+
+@pytest.mark.slow
+def test_secret_shapes_reach_neither_transcript_nor_logs_nor_rl_export(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    # one shape per line (a key block's lines joined by spaces: it stays in one range)
+    lines = [shape.text.replace("\n", " ") for shape in SHAPES]
+    (workdir / "shapes.txt").write_text("\n".join(lines) + "\n")
+    ranges = _chunks(lines)
+    in_task = [s for s in SHAPES if s.name in _IN_TASK]
+    task = "check these keys still work: " + " ".join(s.secrets[0] for s in in_task)
+    summary = f"printed them; the first was {in_task[0].secrets[0]}"
+    replies = [cmd(f"sed -n '{a},{b}p' shapes.txt", "show") for a, b in ranges]
+    replies += [cmd(c, "try") for c in _ON_COMMAND_LINES]
+    model = script(*replies, done(summary))
+    run = ask_inprocess(task, model, workdir, yes=True, max_turns=len(replies) + 1)
+    assert run.code == 0, run.out[-2000:]
+    secrets = [s for shape in SHAPES for s in shape.secrets] + ["W1ld-Orchid-88", "S3cr3t-Fjord"]
+
+    files = list((Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir())
+    assert len(files) == 1
+    on_disk = files[0].read_text()
+    assert on_disk.count('"type":"execution"') == len(replies)
+    session = files[0].stem
+    shown = shellagent_cli("logs", "show", session, "--full")
+    assert shown.returncode == 0, shown.stderr
+    exported = shellagent_cli("export", "--format", "rl")
+    assert exported.returncode == 0 and exported.stdout.count("\n") == 1, exported.stderr
+    for name, text in (
+        ("transcript", on_disk),
+        ("logs show", shown.stdout),
+        ("rl export", exported.stdout),
+        ("daemon log", daemon.log.read_text()),
+    ):
+        left = [s for s in secrets if leaked(s, text)]
+        assert not left, (name, left[:5])
+    # and the shapes were really there to be redacted, task and summary included
+    assert on_disk.count("[REDACTED:") >= len(SHAPES)
+    assert "dop_v1_" not in on_disk and "[REDACTED:digitalocean_token]" in on_disk
