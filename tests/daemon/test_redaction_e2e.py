@@ -5,12 +5,15 @@ the transcript file, ``logs show`` or ``export --format rl``."""
 from __future__ import annotations
 
 import os
+import subprocess
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.daemon.conftest import DaemonProc, ask_inprocess, cmd, done, shellagent_cli
+from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, _m6_argvs
 from tests.transcript.secret_shapes import SHAPES
 
 PIECE = 12
@@ -89,3 +92,27 @@ def test_secret_shapes_reach_neither_transcript_nor_logs_nor_rl_export(
     # and the shapes were really there to be redacted, task and summary included
     assert on_disk.count("[REDACTED:") >= len(SHAPES)
     assert "dop_v1_" not in on_disk and "[REDACTED:digitalocean_token]" in on_disk
+
+
+@pytest.mark.slow
+def test_host_command_line_credentials_reach_neither_the_model_nor_the_transcript(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    # review 2's M6: six values started on host command lines, two of which survived in
+    # the transcript; here all of review 2's kinds
+    tag = f"sa-m6-{uuid.uuid4().hex[:8]}"
+    procs = [subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin"}) for argv in _m6_argvs(tag)]
+    try:
+        model = script(cmd(f"ps auxww | grep -F {tag} | grep -v grep", "look"), done("listed"))
+        run = ask_inprocess("which processes run", model, workdir, yes=True)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    assert run.code == 0, run.out[-2000:]
+    (path,) = (Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir()
+    on_disk = path.read_text()
+    assert on_disk.count(tag) >= 9  # the listing is there
+    values = [*_M6_VALUES.values(), *_M6_TOKENS]
+    assert not [v for v in values if v in on_disk]
+    assert not [v for v in values if v in run.out]  # what the model saw, streamed to the user
