@@ -1,8 +1,9 @@
 """Secrets recognised by their shape: tokens with a fixed prefix, key blocks, crypt hashes.
 
-Every pattern starts with the literal prefix of its shapes, matched before the look-behind
-that asks for a word boundary, so ``re`` scans for the prefix at C speed; and the patterns
-run only over the words long enough to hold a token (``Scan.long_words``). PEM and PuTTY
+The token shapes are one pattern that asks first for the start of a word (a position
+inside a word fails at once) and then tries the shapes of the character found there, in
+one scan, over only the words long enough to hold a token (``Scan.long_words``). Shapes
+without a fixed first character are looked for only where their marker is (``_MARKED``). PEM and PuTTY
 private keys, which span lines, are matched over the whole text; ``BEGIN``, ``END`` and
 ``BODY_LINE`` are shared with ``cuts.py``, which tracks key blocks across an output cut.
 """
@@ -21,12 +22,10 @@ _ALNUM = "[A-Za-z0-9]"
 
 
 def _group(first: str, alternatives: dict[str, str]) -> str:
-    """One pattern for every shape starting with ``first``: ``first`` is matched before the
-    look-behind that asks for a word boundary, so the scan for it stays fast. The group that
-    matched names the kind."""
+    """One pattern for every shape starting with ``first``; the group that matched names
+    the kind. (Every shape starts a word: ``_ALL_SHAPES`` asks for that once, before all.)"""
     body = "|".join(f"(?P<{kind}>{pattern})" for kind, pattern in alternatives.items())
-    lead = re.escape(first)
-    return f"{lead}(?<!{_ALNUM}{lead})(?:{body})"
+    return f"{re.escape(first)}(?:{body})"
 
 
 # Shapes keyed by their first character; each alternative is what follows it.
@@ -237,6 +236,23 @@ _LOOSE = frozenset(
         "perplexity_key", "pinecone_key", "twitter_bearer_token", "sentry_token",
     }
 )  # fmt: skip
+
+
+def _one_pattern(patterns: tuple[str, ...]) -> str:
+    """Every shape in one pattern, at the start of a word (one scan of the text, where a
+    position inside a word fails at once); a kind in several alternatives gets its group
+    named ``kind__N``."""
+    seen: dict[str, int] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+        return f"(?P<{m.group(1)}__{seen[m.group(1)]}>"
+
+    body = "|".join(re.sub(r"\(\?P<(\w+)>", rename, p) for p in patterns)
+    return f"(?<!{_ALNUM})(?:{body})"
+
+
+_ALL_SHAPES = _one_pattern(_SHAPES)
 _TELEGRAM = re.compile(r":AA[A-Za-z0-9_\-]{30,40}(?![A-Za-z0-9_\-])")
 # Shapes without a fixed first character, looked for only when their marker is in the text.
 _AZURE_CHAR = r"[A-Za-z0-9_~.\-]"
@@ -289,16 +305,15 @@ def shape_hits(scan: Scan) -> Iterator[Hit]:
     text = scan.text
     joined, _ = scan.long_words
     if joined:
-        for pattern in _SHAPES:
-            for m in rx(pattern).finditer(joined):
-                kind = m.lastgroup or "secret"
-                if kind in _LOOSE and not looks_random(m.group()[3:]):
-                    continue
-                if m.group().startswith("LS0t") and not _is_private_pem(m.group()):
-                    continue
-                start = scan.from_long_words(m.start())
-                end = start + m.end() - m.start()
-                yield Hit(start, end, kind, SHAPE, start, end)
+        for m in rx(_ALL_SHAPES).finditer(joined):
+            kind = (m.lastgroup or "secret").partition("__")[0]
+            if kind in _LOOSE and not looks_random(m.group()[3:]):
+                continue
+            if m.group().startswith("LS0t") and not _is_private_pem(m.group()):
+                continue
+            start = scan.from_long_words(m.start())
+            end = start + m.end() - m.start()
+            yield Hit(start, end, kind, SHAPE, start, end)
         if ":AA" in joined:
             yield from _telegram_tokens(text)
         for marker, kind, pattern in _MARKED:

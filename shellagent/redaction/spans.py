@@ -48,31 +48,32 @@ class Known:
     """Literal secrets and the labels of their placeholders: value -> label."""
 
     labels: Mapping[str, str] = field(default_factory=dict)
-    pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    values: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Searched one by one with ``str.find`` (C speed): cheaper than one alternation of
+        # every value, which ``re`` tries at each position, and nothing to compile when a
+        # redactor learns a value.
         values = sorted((v for v in self.labels if v), key=len, reverse=True)
-        pattern = re.compile("|".join(re.escape(v) for v in values)) if values else None
-        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "values", tuple(values))
 
     def hits(self, text: str) -> list[Hit]:
-        if self.pattern is None:
-            return []
         found = []
-        if any(v in text for v in self.labels):
-            found = [
-                Hit(m.start(), m.end(), self.labels[m.group()], KNOWN, m.start(), m.end())
-                for m in self.pattern.finditer(text)
-            ]
-        if "…" in text or "..." in text:
-            found += self._cut_short(text)
-        return found
+        for value in self.values:
+            at = text.find(value)
+            while at >= 0:
+                end = at + len(value)
+                found.append(Hit(at, end, self.labels[value], KNOWN, at, end))
+                at = text.find(value, end)
+        return found + self._cut_short(text)
 
     def _cut_short(self, text: str) -> list[Hit]:
         """Known values shown cut short: ``CUT_PREFIX``+ characters of one, then ``…`` or
         ``...`` (a long command shortened in a message)."""
+        if "…" not in text and "..." not in text:
+            return []
         found = []
-        for value, label in self.labels.items():
+        for value in self.values:
             if len(value) <= CUT_PREFIX:
                 continue
             at = text.find(value[:CUT_PREFIX])
@@ -81,7 +82,7 @@ class Known:
                 while n < len(value) and at + n < len(text) and text[at + n] == value[n]:
                     n += 1
                 if n < len(value) and text.startswith(("…", "..."), at + n):
-                    found.append(Hit(at, at + n, label, KNOWN, at, at + n))
+                    found.append(Hit(at, at + n, self.labels[value], KNOWN, at, at + n))
                 at = text.find(value[:CUT_PREFIX], at + 1)
         return found
 

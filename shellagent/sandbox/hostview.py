@@ -5,8 +5,8 @@ sandbox's own processes and ``ss`` no host socket: "which process uses the most 
 "what listens on 8080" or "is nginx running" cannot be answered. Sharing the namespaces
 would expose what must stay out of reach (other processes' environment, memory, file
 descriptors; signals to them). Instead the host takes a **snapshot** — name, pid, user,
-cpu and memory use, state, start and cpu time, the command line with secret-looking
-arguments hidden, and the listening sockets — before each command that looks at
+cpu and memory use, state, start and cpu time, the command line with credentials
+hidden (``hide_secrets``), and the listening sockets — before each command that looks at
 processes, and binds it read-only at ``/run/host``. ``ps``, ``pgrep``, ``pidof`` and
 ``ss``/``netstat`` in the sandbox's PATH read it for the usual listings (``ps aux``,
 ``ps -ef``, ``ps -eo pid,comm,%mem --sort=-%mem``, ``pgrep -a nginx``, ``ss -ltnp``) and
