@@ -423,7 +423,7 @@ def baseline_figures(rev: str, sessions: int) -> dict[str, Any] | None:
 def compare(rev: str, sessions: int) -> None:
     now = figures(sessions)
     before = baseline_figures(rev, sessions)
-    rows = [
+    rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
         ("secret corpus (toml), redacted", lambda f: f"{f['toml'][0]}/{f['toml'][2]}"),
         ("  look-alikes changed", lambda f: f"{f['toml'][1]}/{f['toml'][2]}"),
         ("built shapes redacted", lambda f: f"{f['built'][0]}/{f['built'][1]}"),

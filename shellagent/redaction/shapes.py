@@ -3,9 +3,10 @@
 The token shapes are one pattern that asks first for the start of a word (a position
 inside a word fails at once) and then tries the shapes of the character found there, in
 one scan, over only the words long enough to hold a token (``Scan.long_words``). Shapes
-without a fixed first character are looked for only where their marker is (``_MARKED``). PEM and PuTTY
-private keys, which span lines, are matched over the whole text; ``BEGIN``, ``END`` and
-``BODY_LINE`` are shared with ``cuts.py``, which tracks key blocks across an output cut.
+without a fixed first character are looked for only where their marker is (``_MARKED``).
+PEM and PuTTY private keys, which span lines, are matched over the whole text; ``BEGIN``,
+``END`` and ``BODY_LINE`` are shared with ``cuts.py``, which tracks key blocks across an
+output cut.
 """
 
 from __future__ import annotations
