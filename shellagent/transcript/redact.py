@@ -17,9 +17,11 @@ Overlapping finds merge into one placeholder named after the most specific rule
 and invisible characters slipped into a secret do not hide it. A secret becomes a stable
 placeholder naming its kind, ``[REDACTED:github_token]``, or for known values
 ``[REDACTED:env:NAME]``, so exports stay readable and identical secrets map to identical
-text. Redaction happens when a line is written, never at export: the model may see the real
-value in memory during its session, the disk never does. What the model sees of a long
-output is cut so that the kept part can be redacted on its own (``redaction/cuts.py``).
+text. Redaction happens when a record is written (``Redactor.redact_record``, which every
+writer to disk calls: transcripts, history, job runs, eval results), never at export: the
+model may see the real value in memory during its session, the disk never does. What the
+model sees of a long output is cut so that the kept part can be redacted on its own
+(``redaction/cuts.py``).
 """
 
 from __future__ import annotations
@@ -182,7 +184,10 @@ class Redactor:
         if isinstance(value, str):
             return self.redact(value)
         if isinstance(value, dict):
-            return {self.redact(k): self.redact_value(v) for k, v in value.items()}
+            return {
+                self.redact(k) if isinstance(k, str) else k: self.redact_value(v)
+                for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
             # Token ids and logprobs: long lists of numbers, copied without a call per item.
             if all(type(v) in _SCALARS for v in value):
