@@ -36,9 +36,13 @@ _IN_TASK = (
     "Terraform Cloud .atlasv1.",
     "Telegram bot token",
 )
+_PYPI = next(s for s in SHAPES if s.name == "PyPI pypi-").secrets[0]
+# review 2's clear values in the policy verdict's segments (argv, key) and reasons (which
+# cut the command short, and the token with it)
 _ON_COMMAND_LINES = (
     "mysql -u root -pW1ld-Orchid-88 shop -e 'select 1' || true",
     "curl -s -u alice:S3cr3t-Fjord http://127.0.0.1:9/ || true",
+    f"twine upload -u __token__ -p {_PYPI} dist/* || true",
 )
 
 
@@ -92,6 +96,8 @@ def test_secret_shapes_reach_neither_transcript_nor_logs_nor_rl_export(
     # and the shapes were really there to be redacted, task and summary included
     assert on_disk.count("[REDACTED:") >= len(SHAPES)
     assert "dop_v1_" not in on_disk and "[REDACTED:digitalocean_token]" in on_disk
+    verdicts = [line for line in on_disk.splitlines() if '"type":"policy"' in line]
+    assert any("twine" in line and '"segments"' in line for line in verdicts)
 
 
 @pytest.mark.slow
