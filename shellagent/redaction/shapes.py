@@ -176,7 +176,7 @@ _SHAPES: tuple[str, ...] = (
         },
     ),
     _group("y", {"google_oauth_token": r"a29\.[0-9A-Za-z_\-]{20,}"}),
-    _group("1", {"google_refresh_token": r"//0[0-9A-Za-z_\-]{30,}"}),
+    _group("1", {"google_refresh_token": r"//[0-9][0-9A-Za-z_\-]{30,}"}),
     _group("w", {"stripe_key": r"hsec_[A-Za-z0-9]{24,}"}),
     _group(
         "l",
@@ -269,6 +269,8 @@ _MARKED: tuple[tuple[str, str, str], ...] = (
         rf"(?<!{_AZURE_CHAR}){_AZURE_CHAR}{{3}}\dQ~{_AZURE_CHAR}{{31,34}}(?!{_AZURE_CHAR})",
     ),
     ("-us", "mailchimp_key", r"(?<![0-9a-f])[0-9a-f]{32}-us\d{1,2}(?![0-9A-Za-z])"),
+    # Mailgun's newer private keys: 32, 8 and 8 hex digits
+    ("-", "mailgun_key", r"(?<![0-9A-Za-z-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9A-Za-z-])"),
 )
 # Okta's ``SSWS <token>`` scheme, wherever it appears (the scheme word is short).
 _SSWS = re.compile(r"(?<![A-Za-z0-9])SSWS[ \t]+(?P<value>[A-Za-z0-9_\-]{30,})")

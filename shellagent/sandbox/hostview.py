@@ -76,6 +76,9 @@ _USER_PASS = {
     **dict.fromkeys(("smbclient", "rpcclient", "smbmap"), (("-U", "--user"), "%")),
     "lftp": (("-u",), ","),
 }
+# What ``-k`` or ``-P`` of an unlisted program is hidden after: a word, not a number
+# (``sort -k 2``, ``xargs -P 4``), a path, a URL (``curl -k URL``) or another option.
+_LOOKS_LIKE_VALUE = re.compile(r"(?![-/~.])(?!\d+(?:[.,]\d+)*$)(?!.*://)[^=\s]{3,}")
 _SCHEMES = frozenset(
     {"basic", "bearer", "token", "digest", "ssws", "apikey", "api-key", "key", "otp",
      "negotiate", "ntlm", "sso-key", "hmac", "aws4-hmac-sha256"}
@@ -154,6 +157,8 @@ def _value_after(word: str, words: list[str], i: int, programs: set[str]) -> lis
     for program, flags in _NEXT.items():
         if program in programs and word in flags:
             return [i + 1]
+    if word in ("-k", "-P") and _LOOKS_LIKE_VALUE.fullmatch(following):
+        return [i + 1]  # a key or password of a program not listed (not a number or path)
     return []
 
 

@@ -229,3 +229,19 @@ def test_single_string_command_lines_are_split_and_options_read(
     args: list[str], shown: list[str]
 ) -> None:
     assert hide_secrets(args) == shown
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["app", "-k", "Kx-Tern-31"], ["app", "-k", "[hidden]"]),
+        (["app", "-P", "Px-Umber-32"], ["app", "-P", "[hidden]"]),
+        (["sort", "-k", "2", "data.csv"], ["sort", "-k", "2", "data.csv"]),
+        (["xargs", "-P", "4", "gzip"], ["xargs", "-P", "4", "gzip"]),
+        (["curl", "-k", "https://a.example"], ["curl", "-k", "https://a.example"]),
+    ],
+)
+def test_the_value_after_k_and_p_is_hidden_unless_a_number_path_or_url(
+    args: list[str], shown: list[str]
+) -> None:
+    assert hide_secrets(args) == shown

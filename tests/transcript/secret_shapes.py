@@ -84,7 +84,11 @@ def _shapes() -> list[Shape]:
     token(
         "Mailgun key- alnum", "key-", ALNUM, 32, "curl -s --user 'api:{}' https://api.mailgun.net"
     )
+    m = _Maker("mailgun new")
+    mg = f"{m(HEX, 32)}-{m(HEX, 8)}-{m(HEX, 8)}"
+    add("Mailgun private key (32-8-8 hex)", f"MAILGUN={mg}", mg)
     token("Google OAuth refresh 1//0", "1//0", B64URL, 60, '"refresh_token_value": "{}"')
+    token("Google OAuth refresh 1//03", "1//03", B64URL, 100)
     token("Google OAuth refresh 1//0 bare", "1//0", B64URL, 95)
     m = _Maker("terraform")
     tf = m(ALNUM, 14) + ".atlasv1." + m(B64URL, 67)
