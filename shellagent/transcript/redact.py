@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,7 @@ _CACHE_MAX_CHARS = 32 * 1024
 # What a redactor learns (``Redactor.find``): values up to this long, this many of them.
 _LEARN_MAX = 512
 _LEARN_MAX_N = 256
+_LEARNING = threading.Lock()
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -163,9 +165,10 @@ class Redactor:
     def _learn(self, value: str, kind: str) -> None:
         if value in self._learned or value in self.known or len(self._learned) >= _LEARN_MAX_N:
             return
-        self._learned[value] = kind
-        object.__setattr__(self, "_known", Known({**self.known, **self._learned}))
-        self._recent.clear()  # results cached before may hold the value in clear
+        with _LEARNING:  # the daemon's log filter is called from several threads
+            self._learned[value] = kind
+            object.__setattr__(self, "_known", Known({**self.known, **self._learned}))
+            self._recent.clear()  # results cached before may hold the value in clear
 
     def redact_record(self, record: Any) -> Any:
         """A copy of a record (a JSON-like value) as it may be written to disk: every string,
