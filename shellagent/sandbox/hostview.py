@@ -47,8 +47,9 @@ _URL_CREDS = re.compile(r"(?i)(\w[\w+.-]*://)[^/\s@]+@")
 _OPAQUE = re.compile(r"^[A-Za-z0-9+/_=-]{24,}$")
 # Tokens of the usual services, even too short for the transcript's rules to be sure.
 _PREFIXED = re.compile(
-    r"(?:sk-|sk_|rk_|xox[abprse]-|gh[pousr]_|github_pat_|gl[a-z]{1,4}-|AKIA|ASIA|hf_|npm_|pypi-"
-    r"|dop_v1_|shp[a-z]{2}_|ntn_|LTAI|SG\.|AIza|ya29\.|hv[sbr]\.|eyJ)[\w.+/=-]{4,}"
+    r"(?:sk-|sk_|rk_|xox[abprse]-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|soat|cbt|ft)-"
+    r"|AKIA|ASIA|hf_|pypi-AgE|dop_v1_|shp(?:at|ss|ca|pa)_|ntn_|LTAI|AIza|ya29\.|hv[sbr]\."
+    r"|eyJ)[\w.+/=-]{4,}"
 )
 # Passwords given to known programs by a short option, attached (``-pX``) or next (``-p X``).
 _ATTACHED = {
@@ -92,16 +93,22 @@ def hide_secrets(args: list[str]) -> list[str]:
     the passwords of known programs (``mysql -pX``, ``sshpass -p X``, ``curl -u u:X``,
     ``redis-cli -a X``); credentials in URLs; long opaque words and token shapes; and what
     the transcript's redactor finds in each word and in the whole line."""
-    words = [w for arg in args for w in arg.split()]
+    raw = [w for arg in args for w in arg.split()]
+    # Words are read without the quotes around them (``bash -c "mysql -pX …"`` shows
+    # ``"mysql``); the quotes are put back around what is shown.
+    words = [w.strip("'\"") for w in raw]
     programs = {w.rsplit("/", 1)[-1] for w in words}
     out: list[str] = []
     hidden: set[int] = set()  # words that are the value of the word before them
-    for i, word in enumerate(words):
+    for i, (word, quoted) in enumerate(zip(words, raw, strict=True)):
+        lead = quoted[: len(quoted) - len(quoted.lstrip("'\""))]
+        trail = quoted[len(quoted.rstrip("'\"")) :] if word else ""
         if i in hidden:
-            out.append(HIDDEN)
+            out.append(lead + HIDDEN + trail)
             continue
-        out.append(_hide_word(word, words, i, programs))
-        if out[-1] == word:
+        shown = _hide_word(word, words, i, programs)
+        out.append(quoted if shown == word else lead + shown + trail)
+        if shown == word:
             hidden.update(_value_after(word, words, i, programs))
     # The transcript's rules over each word and the whole line (a key split into words,
     # a token after ``-H``).

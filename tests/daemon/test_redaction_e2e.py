@@ -5,7 +5,6 @@ the transcript file, ``logs show`` or ``export --format rl``."""
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon.conftest import DaemonProc, ask_inprocess, cmd, done, shellagent_cli
-from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, _m6_argvs
+from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, start_m6_processes
 from tests.transcript.secret_shapes import SHAPES
 
 PIECE = 12
@@ -107,7 +106,7 @@ def test_host_command_line_credentials_reach_neither_the_model_nor_the_transcrip
     # review 2's M6: six values started on host command lines, two of which survived in
     # the transcript; here all of review 2's kinds
     tag = f"sa-m6-{uuid.uuid4().hex[:8]}"
-    procs = [subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin"}) for argv in _m6_argvs(tag)]
+    procs = start_m6_processes(tag)
     try:
         model = script(cmd(f"ps auxww | grep -F {tag} | grep -v grep", "look"), done("listed"))
         run = ask_inprocess("which processes run", model, workdir, yes=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -165,10 +166,22 @@ def _m6_argvs(tag: str) -> list[list[str]]:
     ]  # fmt: skip
 
 
+def start_m6_processes(tag: str) -> list[subprocess.Popen[bytes]]:
+    """The processes of ``_m6_argvs``, once each ``exec -a`` has given its title."""
+    procs = [subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin"}) for argv in _m6_argvs(tag)]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        lines = [Path(f"/proc/{p.pid}/cmdline").read_bytes() for p in procs]
+        if not any(b"exec -a" in line for line in lines):
+            break
+        time.sleep(0.02)
+    return procs
+
+
 @pytest.fixture
 def m6_processes() -> Iterator[str]:
     tag = f"sa-m6-{uuid.uuid4().hex[:8]}"
-    procs = [subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin"}) for argv in _m6_argvs(tag)]
+    procs = start_m6_processes(tag)
     yield tag
     for proc in procs:
         proc.kill()
@@ -223,6 +236,15 @@ def test_credentials_on_host_command_lines_are_hidden_for_an_unprivileged_user(
             ["curl", "-H", "Cookie:", "[hidden]", "[hidden]", "u"],
         ),  # fmt: skip
         (["mysql", "-p", "shop"], ["mysql", "-p", "shop"]),  # -p alone: asks for it
+        # a script of ``bash -c``: its words are read without their quotes
+        (
+            ["bash", "-c", "sshpass -p 'Qx-Vetch-33' ssh h"],
+            ["bash", "-c", "sshpass", "-p", "'[hidden]'", "ssh", "h"],
+        ),
+        (
+            ["bash", "-c", "exec -a 'redis-cli -a Rx-Wold-34 ping' sleep 9"],
+            ["bash", "-c", "exec", "-a", "'[hidden]", "-a", "[hidden]", "ping'", "sleep", "9"],
+        ),
     ],
 )
 def test_single_string_command_lines_are_split_and_options_read(

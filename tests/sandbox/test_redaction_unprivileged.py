@@ -20,7 +20,7 @@ from tests.sandbox.conftest import (
     _make_traversable,
     _unprivileged_site,
 )
-from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, _m6_argvs
+from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, start_m6_processes
 from tests.transcript.secret_shapes import SHAPES
 
 PIECE = 12
@@ -74,7 +74,7 @@ def leaked(secret: str, text: str) -> bool:
 @pytest.fixture
 def m6_processes() -> Iterator[str]:
     tag = f"sa-m6-{uuid.uuid4().hex[:8]}"
-    procs = [subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin"}) for argv in _m6_argvs(tag)]
+    procs = start_m6_processes(tag)
     yield tag
     for proc in procs:
         proc.kill()
