@@ -1,16 +1,18 @@
 """Redaction: the share of the secret corpus redacted, the false positives (look-alikes and
 lines of ordinary text changed), what cuts leave of a key, and the cost per transcript event.
 
-    .venv/bin/python bench/redact_bench.py [--sessions 40] [--show]
+    .venv/bin/python bench/redact_bench.py [--sessions 40] [--show] [--baseline REV]
 
-Prints figures; asserts nothing. Times are CPU time of this process (steadier than wall
-time on a shared machine). Baselines measured in the same run: the transcript writer
-with a redactor that changes nothing (stamp + JSON + write), so redaction's own cost per
-event is apart; a head-and-tail cut by plain slicing, for what the guarded cut costs and
-saves. Ordinary text is gathered from this machine (system files, command output, manual
-pages, standard library source, seeded random dumps); what is missing is skipped. With
-``detect_secrets`` importable, the same corpus and text are also run through it.
-"""
+Prints figures; asserts nothing. First, before and after in the same run: the corpora
+redacted, throughput on ordinary and on secret-dense text, and the cost per event, of this
+tree and of the baseline revision's shellagent (``git archive``, run in a subprocess). Times
+are CPU time of this process (steadier than wall time on a shared machine). Baselines
+measured in the same run: the transcript writer with a redactor that changes nothing (stamp
++ JSON + write), so redaction's own cost per event is apart; a head-and-tail cut by plain
+slicing, for what the guarded cut costs and saves. Ordinary text is gathered from this
+machine (system files, command output, manual pages, standard library source, seeded random
+dumps); what is missing is skipped. With ``detect_secrets`` importable, the same corpus and
+text are also run through it."""
 
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from shellagent.transcript import Redactor, TranscriptWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests/transcript/secret_corpus.toml"
+SHAPES_FILE = ROOT / "tests/transcript/secret_shapes.py"
 PIECE = 12  # as in the corpus test: no 12-character piece of a secret may be left
 
 
@@ -337,15 +340,131 @@ def detect_secrets_figures() -> None:
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+# --- before and after, in the same run -------------------------------------------------------
+
+
+def _built_corpus() -> tuple[list[Any], list[str]]:
+    """The built shapes and look-alikes of ``tests/transcript/secret_shapes.py`` (loaded by
+    path: the baseline run has the same file, whatever its revision)."""
+    spec = importlib.util.spec_from_file_location("secret_shapes", SHAPES_FILE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["secret_shapes"] = module
+    spec.loader.exec_module(module)
+    return module.SHAPES, module.LOOK_ALIKES
+
+
+def figures(sessions: int) -> dict[str, Any]:
+    """What this revision's redactor does and costs: corpus shares and throughput."""
+    shapes, look_alikes = _built_corpus()
+    redacted, changed, n = corpus_figures(lambda t: Redactor().redact(t), show=False)
+    built = sum(
+        1
+        for shape in shapes
+        if not any(leaked(s, Redactor().redact(shape.text)) for s in shape.secrets)
+    )
+    kept = sum(1 for t in look_alikes if Redactor().redact(t) == t)
+    texts = ordinary_texts()
+    lines = "\n".join(texts.values()).splitlines()
+    pieces = ["\n".join(lines[i : i + 30])[:2000] for i in range(0, len(lines) - 30, 31)]
+    dense = [shape.text for shape in shapes] * 4
+
+    def mb_per_s(items: list[str]) -> float:
+        size = sum(len(t) for t in items) / 1e6
+        times = []
+        for _ in range(3):
+            redactor = Redactor()  # nothing cached from the previous pass
+            start = time.process_time()
+            for text in items:
+                redactor.redact(text)
+            times.append(time.process_time() - start)
+        return size / statistics.median(times)
+
+    sample = [session_events(k, pieces, unique=True) for k in range(sessions)]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = statistics.median(write_us(Path(tmp), sample, NoRedaction()) for _ in range(3))
+        redacting = statistics.median(write_us(Path(tmp), sample, Redactor()) for _ in range(3))
+    return {
+        "toml": [redacted, changed, n],
+        "built": [built, len(shapes)],
+        "look_alikes_kept": [kept, len(look_alikes)],
+        "ordinary_mb_s": mb_per_s(pieces),
+        "secret_dense_mb_s": mb_per_s(dense),
+        "event_us": redacting - base,
+        "write_us": base,
+    }
+
+
+def baseline_figures(rev: str, sessions: int) -> dict[str, Any] | None:
+    """``figures`` of revision ``rev``'s shellagent, run now in a subprocess."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev, "shellagent"], capture_output=True
+        )
+        if archive.returncode != 0:
+            print(f"  (no baseline: git archive {rev}: {archive.stderr.decode().strip()})")
+            return None
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        env = {**os.environ, "PYTHONPATH": tmp}
+        done = subprocess.run(
+            [sys.executable, __file__, "--figures-only", "--sessions", str(sessions)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp,
+        )
+        if done.returncode != 0:
+            print(f"  (baseline {rev} failed: {done.stderr.strip()[-300:]})")
+            return None
+        result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+        return result
+
+
+def compare(rev: str, sessions: int) -> None:
+    now = figures(sessions)
+    before = baseline_figures(rev, sessions)
+    rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        ("secret corpus (toml), redacted", lambda f: f"{f['toml'][0]}/{f['toml'][2]}"),
+        ("  look-alikes changed", lambda f: f"{f['toml'][1]}/{f['toml'][2]}"),
+        ("built shapes redacted", lambda f: f"{f['built'][0]}/{f['built'][1]}"),
+        ("built look-alikes kept", lambda f: "{}/{}".format(*f["look_alikes_kept"])),
+        ("ordinary text, MB/s", lambda f: f"{f['ordinary_mb_s']:.2f}"),
+        ("secret-dense text, MB/s", lambda f: f"{f['secret_dense_mb_s']:.2f}"),
+        ("redaction per event, µs", lambda f: f"{f['event_us']:.1f}"),
+        ("  the write without it, µs", lambda f: f"{f['write_us']:.1f}"),
+    ]  # fmt: skip
+    print(f"{'':34} {'baseline ' + rev:>18} {'this tree':>12}")
+    for label, show in rows:
+        print(f"  {label:<32} {show(before) if before else '-':>18} {show(now):>12}")
+    if before:
+        for key, label in (("ordinary_mb_s", "ordinary"), ("secret_dense_mb_s", "secret-dense")):
+            print(f"  throughput, {label}: {now[key] / before[key]:.2f}x the baseline")
+        print(f"  cost per event: {now['event_us'] / before['event_us']:.2f}x the baseline")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", type=int, default=40)
     parser.add_argument("--show", action="store_true", help="list misses and changed lines")
+    parser.add_argument(
+        "--baseline", default="6877dd7", help="revision to compare with, measured in this run"
+    )
+    parser.add_argument("--figures-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.figures_only:
+        print(json.dumps(figures(args.sessions)))
+        return
+    print("before and after (the baseline's shellagent run in a subprocess, now):")
+    compare(args.baseline, args.sessions)
     redactor = Redactor()
     redacted, changed, n = corpus_figures(redactor.redact, args.show)
     print(f"secret corpus ({CORPUS.relative_to(ROOT)}): {redacted}/{n} redacted "
           f"({redacted / n:.0%}); look-alikes changed: {changed}/{n}")  # fmt: skip
+    shapes, look_alikes = _built_corpus()
+    for shape in shapes if args.show else []:
+        out = redactor.redact(shape.text)
+        if any(leaked(s, out) for s in shape.secrets):
+            print(f"    missed: {shape.name}")
     print("false positives on ordinary text (lines changed):")
     changed_lines, total = ordinary_figures(redactor.redact, args.show)
     print(f"    {'all':<28} {changed_lines:4} of {total:6} lines changed "

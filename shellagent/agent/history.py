@@ -32,22 +32,26 @@ def add_session(
 ) -> Path | None:
     """Append one confirmed session; None when there is nothing worth keeping (no command
     that succeeded). ``steps`` are (command, output, exit code) in order."""
-    kept = [
-        {"command": c, "output": o[:OUTPUT_KEPT], "exit_code": code}
-        for c, o, code in steps
-        if code == 0
-    ]
+    from shellagent.transcript.redact import Redactor
+
+    kept = [{"command": c, "output": o, "exit_code": code} for c, o, code in steps if code == 0]
     if not kept or not task.strip():
         return None
     path = history_path()
     paths.ensure_private_dir(path.parent)
-    line = {
-        "id": session,
-        "family": f"history-{session}",
-        "task": task,
-        "steps": kept,
-        "answer": answer,
-    }
+    # Redacted as one record before it is cut, like a transcript line: a secret found in one
+    # step is hidden in every other and in the answer.
+    line = Redactor.from_environment().redact_record(
+        {
+            "id": session,
+            "family": f"history-{session}",
+            "task": task,
+            "steps": kept,
+            "answer": answer,
+        }
+    )
+    for step in line["steps"]:
+        step["output"] = step["output"][:OUTPUT_KEPT]
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with os.fdopen(fd, "a", encoding="utf-8") as f:
         f.write(json.dumps(line, ensure_ascii=False) + "\n")

@@ -284,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
         write_report,
     )
     from shellagent.eval.report import result_row
+    from shellagent.transcript import Redactor
 
     task_set = load_tasks(args.tasks)
     skipped = [f"{args.tasks}:{p.line}: {p.message}" for p in task_set.problems]
@@ -317,10 +318,12 @@ def run(args: argparse.Namespace) -> int:
     config = RunConfig(transcripts_dir=out / "transcripts")
     progress = Progress(len(tasks) * args.samples - len(done))
     stream = (out / "results.jsonl").open("a", encoding="utf-8")
+    redactor = Redactor.from_environment()
 
     def finished(result: Any) -> None:
         progress.update(result)
-        stream.write(json.dumps(result_row(result), ensure_ascii=False) + "\n")
+        row = redactor.redact_record(result_row(result))  # as write_results: redacted
+        stream.write(json.dumps(row, ensure_ascii=False) + "\n")
         stream.flush()  # a crash keeps what finished: the rerun resumes from it
 
     try:

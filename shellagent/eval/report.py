@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from shellagent.eval.runner import EvalRun, TaskResult
+from shellagent.transcript.redact import Redactor
 
 RESULT_FIELDS = tuple(f.name for f in fields(TaskResult))
 Z_95 = 1.959963984540054
@@ -199,22 +200,29 @@ def result_row(result: TaskResult) -> dict[str, Any]:
 
 
 def write_results(results: Sequence[TaskResult], out: Path) -> None:
-    """``results.csv`` and ``results.jsonl`` in ``out``."""
+    """``results.csv`` and ``results.jsonl`` in ``out``, redacted like a transcript (an
+    answer or a detail may quote what a command printed)."""
     out.mkdir(parents=True, exist_ok=True)
+    redactor = Redactor.from_environment()
+    rows = [redactor.redact_record(result_row(result)) for result in results]
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=RESULT_FIELDS)
         writer.writeheader()
-        for result in results:
-            writer.writerow(result_row(result))
+        for row in rows:
+            writer.writerow(row)
     with (out / "results.jsonl").open("w", encoding="utf-8") as f:
-        for result in results:
-            f.write(json.dumps(result_row(result), ensure_ascii=False) + "\n")
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def write_report(run: EvalRun, summary: Summary, out: Path) -> None:
     """Every report file of a run into ``out``."""
     write_results(run.results, out)
+    redactor = Redactor.from_environment()
     (out / "summary.json").write_text(
-        json.dumps(summary.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps(redactor.redact_record(summary.to_json()), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
     )
-    (out / "summary.txt").write_text(render_summary(summary) + "\n", encoding="utf-8")
+    (out / "summary.txt").write_text(
+        redactor.redact(render_summary(summary)) + "\n", encoding="utf-8"
+    )

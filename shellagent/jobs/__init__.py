@@ -33,6 +33,7 @@ __all__ = [
 
 def install(job: Job, scheduler: Scheduler | None = None) -> list[object]:
     """Save the job and hand it to the scheduler; nothing is left behind if that fails."""
+    _refuse_secrets(job)
     scheduler = scheduler or detect()
     path = save(job)
     try:
@@ -40,6 +41,24 @@ def install(job: Job, scheduler: Scheduler | None = None) -> list[object]:
     except Exception:
         path.unlink(missing_ok=True)
         raise
+
+
+def _refuse_secrets(job: Job) -> None:
+    """A job's commands are kept on disk to be replayed, so they cannot be redacted: a
+    command that holds a secret (``mysql -pX``, a token) is refused."""
+    from shellagent.errors import InputError
+    from shellagent.transcript.redact import Redactor
+
+    redactor = Redactor.from_environment()
+    for n, command in enumerate(job.commands, 1):
+        hits = redactor.find(command)
+        if hits:
+            raise InputError(
+                f"job command {n} holds a secret ({hits[0].kind}); a job's commands are kept "
+                "on disk, so it was not installed",
+                hint="let the command read the secret from a file or an environment variable "
+                "(e.g. ~/.my.cnf, ~/.netrc, --password-file)",
+            )
 
 
 def uninstall(job_id: str, scheduler: Scheduler | None = None) -> None:

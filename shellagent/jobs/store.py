@@ -339,8 +339,11 @@ def all_jobs() -> tuple[list[Job], list[str]]:
 def record_run(job_id: str, run: dict[str, Any]) -> None:
     path = jobs_dir() / f"{job_id}.runs.jsonl"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    from shellagent.transcript.redact import Redactor
+
+    line = Redactor.from_environment().redact_record({"at": time.time(), **run})
     with os.fdopen(fd, "a") as f:
-        f.write(json.dumps({"at": time.time(), **run}) + "\n")
+        f.write(json.dumps(line) + "\n")
 
 
 def last_run(job_id: str) -> dict[str, Any] | None:

@@ -4,7 +4,8 @@ Used by the transcript writer and the daemon's log (``transcript/redact.py``'s `
 and by the two places output is cut before it is written (the sandbox's head and tail, the
 loop's observation budget). Standard library only, so the sandbox can use it.
 
-- ``spans``: ``find`` runs every rule over a text and merges the hits;
+- ``spans``: ``find`` runs every rule over a text and merges the hits; ``redact_words``
+  redacts a list of strings (an argv) as one line and word by word;
 - ``shapes``: tokens with a fixed prefix (``ghp_``, ``AKIA``, ``pypi-AgE`` …), PEM and PuTTY
   private keys, crypt hashes, a bare 40-character AWS secret key;
 - ``context``: ``NAME=VALUE`` and ``--name VALUE`` where the name says secret, HTTP
@@ -18,6 +19,6 @@ from __future__ import annotations
 
 from shellagent.redaction.cuts import BlockTracker, Cut, cut_text, guard
 from shellagent.redaction.scan import Hit
-from shellagent.redaction.spans import Known, find
+from shellagent.redaction.spans import Known, find, redact_words
 
-__all__ = ["BlockTracker", "Cut", "Hit", "Known", "cut_text", "find", "guard"]
+__all__ = ["BlockTracker", "Cut", "Hit", "Known", "cut_text", "find", "guard", "redact_words"]

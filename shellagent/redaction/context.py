@@ -26,7 +26,12 @@ _VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`,;
 # The rest of a name before its keyword (``db_`` of ``db_password``).
 _NAME_TAIL = re.compile(r"[a-z0-9_.-]+$")
 # Every secret-sounding name holds one of these (``classify_name`` decides).
-_KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "session", "salt")
+_KEYWORDS = (
+    "pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "session", "salt",
+    "bearer", "cookie", "jwt", "private",
+)  # fmt: skip
+# HTTP headers that carry a credential whatever it looks like (``X-Api-Key: hunter2``).
+_HEADER_NAME = re.compile(r"x-[a-z0-9-]+|api-?key|private-token|auth-token|access-token")
 _ASSIGNMENTS = {
     kw: kw + r"[\w.-]{0,60}[\"']?(?P<op>[ \t]*(?::=|=>|==?|:)[ \t]*|[ \t]+)" + _VALUE
     for kw in _KEYWORDS
@@ -70,8 +75,8 @@ def _assignment(text: str, lowered: str, m: re.Match[str], start: int) -> Hit | 
     dashes = len(name) - len(name.lstrip("-"))
     name = name.lstrip("-")
     found = value_of(m)
-    if found is None or not name:
-        return None
+    if found is None or not name or name in ("cookie", "set-cookie"):
+        return None  # (a cookie header's pairs are the header rule's)
     _, v_start, v_end, bare = found
     value = text[v_start:v_end]
     if bare and _code_or_prose(lowered, op, name, value, v_end):
@@ -87,7 +92,11 @@ def _assignment(text: str, lowered: str, m: re.Match[str], start: int) -> Hit | 
     kind = "password" if openssl else classify_name(name, flag=flag)
     if kind is None:
         return None
-    ok = is_password(value, bare=bare) if kind == "password" else looks_random(value)
+    header = op == ":" and _HEADER_NAME.fullmatch(name) is not None
+    if kind == "password" or header:
+        ok = is_password(value, bare=bare and not header)
+    else:
+        ok = looks_random(value)
     if not ok:
         return None
     return Hit(v_start, v_end, kind, CONTEXT, start, v_end)
@@ -146,8 +155,8 @@ def _netrc_line(
 
 
 _AUTHORIZATION = (
-    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>basic|bearer|token|apikey|api-key"
-    r"|sso-key|key|otp|negotiate|ntlm)[ \t]+)?(?P<bare>[^\s\"',;]+)"
+    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[a-z][a-z0-9_.-]{1,24})[ \t]+)?"
+    r"(?P<bare>[^\s\"',;]+)"
 )
 _BEARER = r"bearer[ \t]+" + _VALUE
 _COOKIE = re.compile(r"cookie[\"']?[ \t]*:[ \t]*(?P<pairs>[^\n]*)")

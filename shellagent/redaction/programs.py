@@ -24,13 +24,27 @@ def _program(name: str, flags: str, value: str, *, split: str = "") -> tuple[byt
     """``name``'s pattern: the program, anything on its command line, ``flags``, ``value``.
     ``split`` separates a user from the password in the value (``user:password``)."""
     lead = re.escape(name)
-    pattern = f"{lead}(?<![\\w.-]{lead}){_BETWEEN}(?:{flags}){value}"
+    # (``'-pX'``: a flag and its value quoted as one word, as ``shlex.quote`` writes it)
+    pattern = f"{lead}(?<![\\w.-]{lead}){_BETWEEN}['\"]?(?:{flags}){value}"
     return name.encode(), pattern, split
 
 
 _PROGRAMS: tuple[tuple[bytes, str, str], ...] = (
-    _program("mysql", "-p", _ATTACHED),
-    _program("mariadb", "-p", _ATTACHED),
+    *(
+        _program(name, "-p", _ATTACHED)
+        for name in (
+            "mysql",
+            "mariadb",
+            "mysqldump",
+            "mysqladmin",
+            "mysqlimport",
+            "mysqlshow",
+            "mysqlcheck",
+            "mysqlpump",
+            "mariadb-dump",
+            "mariadb-admin",
+        )
+    ),  # fmt: skip
     _program("sshpass", "-p", _SPACED),
     _program("redis-cli", "-a", _SPACED),
     _program("valkey-cli", "-a", _SPACED),

@@ -1,10 +1,12 @@
 """Secrets recognised by their shape: tokens with a fixed prefix, key blocks, crypt hashes.
 
-Every pattern starts with the literal prefix of its shapes, matched before the look-behind
-that asks for a word boundary, so ``re`` scans for the prefix at C speed; and the patterns
-run only over the words long enough to hold a token (``Scan.long_words``). PEM and PuTTY
-private keys, which span lines, are matched over the whole text; ``BEGIN``, ``END`` and
-``BODY_LINE`` are shared with ``cuts.py``, which tracks key blocks across an output cut.
+The token shapes are one pattern that asks first for the start of a word (a position
+inside a word fails at once) and then tries the shapes of the character found there, in
+one scan, over only the words long enough to hold a token (``Scan.long_words``). Shapes
+without a fixed first character are looked for only where their marker is (``_MARKED``).
+PEM and PuTTY private keys, which span lines, are matched over the whole text; ``BEGIN``,
+``END`` and ``BODY_LINE`` are shared with ``cuts.py``, which tracks key blocks across an
+output cut.
 """
 
 from __future__ import annotations
@@ -21,33 +23,42 @@ _ALNUM = "[A-Za-z0-9]"
 
 
 def _group(first: str, alternatives: dict[str, str]) -> str:
-    """One pattern for every shape starting with ``first``: ``first`` is matched before the
-    look-behind that asks for a word boundary, so the scan for it stays fast. The group that
-    matched names the kind."""
+    """One pattern for every shape starting with ``first``; the group that matched names
+    the kind. (Every shape starts a word: ``_ALL_SHAPES`` asks for that once, before all.)"""
     body = "|".join(f"(?P<{kind}>{pattern})" for kind, pattern in alternatives.items())
-    lead = re.escape(first)
-    return f"{lead}(?<!{_ALNUM}{lead})(?:{body})"
+    return f"{re.escape(first)}(?:{body})"
 
 
 # Shapes keyed by their first character; each alternative is what follows it.
+_B64 = "[A-Za-z0-9+/]"
+# after its first letter (M, N or O: the base64 of the bot's id)
+_DISCORD_BOT = r"[A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}"
 _SHAPES: tuple[str, ...] = (
     _group(
         "g",
         {
             "github_token": r"h[pousr]_[A-Za-z0-9]{30,}|ithub_pat_[A-Za-z0-9_]{22,}",
-            "gitlab_token": r"l(?:pat|dt|rt|ptt|soat|cbt|imt|oas|ffct|ft)-[A-Za-z0-9_\-]{20,}",
-            "grafana_token": r"lsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|lc_[A-Za-z0-9+/]{32,}={0,2}",
+            "gitlab_token": r"l(?:pat|dt|rt|ptt|soat|cbt|imt|oas|ffct|ft|agent|wt|oat)-"
+            r"[A-Za-z0-9_\-]{20,}",
+            "grafana_token": r"lsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|lc_[A-Za-z0-9+/_\-]{32,}={0,2}",
             "groq_key": r"sk_[A-Za-z0-9]{48,}",
         },
     ),
+    _group("G", {"gitlab_token": r"R1348941[A-Za-z0-9_\-]{20,}"}),
     _group(
         "s",
         {
             "anthropic_key": r"k-ant-[A-Za-z0-9_\-]{16,}",
-            "openai_key": r"k-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+            "openai_key": r"k-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}",
             "stripe_key": r"k_(?:live|test)_[A-Za-z0-9]{16,}",
-            "shopify_token": r"hp(?:at|ss|ca|pa)_[A-Fa-f0-9]{32}",
-            "supabase_token": r"bp_[a-f0-9]{40}",
+            "shopify_token": r"hp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}",
+            "supabase_token": r"bp_(?:oauth_)?[a-f0-9]{40}|b_secret_[A-Za-z0-9_\-]{20,}",
+            "notion_token": r"ecret_[A-Za-z0-9]{43}(?![A-Za-z0-9])",
+            "sentry_token": r"ntry[su]_[A-Za-z0-9+/=_\-]{40,}",
+            "mapbox_token": r"k\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}",
+            "square_token": r"q0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}",
+            "sonarqube_token": r"q[upa]_[a-f0-9]{40}",
+            "shippo_token": r"hippo_(?:live|test)_[a-f0-9]{40}",
         },
     ),
     _group(
@@ -56,6 +67,9 @@ _SHAPES: tuple[str, ...] = (
             "stripe_key": r"k_(?:live|test)_[A-Za-z0-9]{16,}",
             "replicate_token": r"8_[A-Za-z0-9]{37}",
             "rubygems_key": r"ubygems_[a-f0-9]{48}",
+            "render_token": r"nd_[A-Za-z0-9]{32,}",
+            "resend_key": r"e_[A-Za-z0-9]{8}_[A-Za-z0-9]{24,}",
+            "readme_key": r"dme_[a-z0-9]{60,}",
         },
     ),
     _group(
@@ -63,14 +77,17 @@ _SHAPES: tuple[str, ...] = (
         {
             "huggingface_token": r"f_[A-Za-z0-9]{30,}",
             "vault_token": r"v[sbr]\.[A-Za-z0-9_\-]{24,}",
-            "slack_webhook": r"ooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
+            "slack_webhook": r"ooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+",
         },
     ),
+    _group("H", {"heroku_key": r"RKU-[A-Za-z0-9_\-]{40,}"}),
     _group(
         "x",
         {
             "slack_token": r"ox[abprs]-[0-9A-Za-z\-]{10,}|oxe(?:\.xox[bp])?-\d-[A-Za-z0-9\-]{16,}"
             r"|app-\d-[A-Za-z0-9\-]{20,}",
+            "xai_key": r"ai-[A-Za-z0-9]{48,}",
+            "brevo_key": r"keysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
         },
     ),
     _group(
@@ -78,23 +95,77 @@ _SHAPES: tuple[str, ...] = (
         {
             "aws_access_key_id": r"(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[0-9A-Z]{16}(?![0-9A-Za-z])",
             "google_api_key": r"Iza[0-9A-Za-z_\-]{35}",
-            "atlassian_token": r"TATT3[A-Za-z0-9_\-=]{50,}",
+            "atlassian_token": r"TATT3[A-Za-z0-9_\-=]{50,}|TCTT3[A-Za-z0-9_\-=]{50,}",
+            "bitbucket_token": r"TBB[A-Za-z0-9]{28,}",
             "age_key": r"GE-SECRET-KEY-1[0-9A-Z]{58}",
+            "fcm_server_key": r"AAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}",
+            "artifactory_token": r"KCp[A-Za-z0-9]{64,}",
+            "twitter_bearer_token": r"A{21,}[A-Za-z0-9%]{40,}",
         },
     ),
     _group("e", {"jwt": r"yJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"}),
-    _group("n", {"npm_token": r"pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"}),
-    _group("N", {"newrelic_key": r"R(?:AK|JS|II)-[A-Z0-9]{27}"}),
-    _group("p", {"pypi_token": r"ypi-AgE[A-Za-z0-9_\-]{50,}"}),
+    _group(
+        "n",
+        {
+            "npm_token": r"pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
+            "notion_token": r"tn_[A-Za-z0-9]{40,}",
+            "netlify_token": r"fp_[A-Za-z0-9]{36,}",
+            "neon_key": r"api_[a-z0-9]{60,}",
+        },
+    ),
+    _group(
+        "N",
+        {
+            "newrelic_key": r"R(?:AK|JS|II)-[A-Z0-9]{27}",
+            "discord_bot_token": _DISCORD_BOT,
+        },
+    ),
+    _group(
+        "M",
+        {
+            "discord_bot_token": _DISCORD_BOT,
+            # the base64 DER body of a private key, without its BEGIN line: PKCS#1 and
+            # PKCS#8 RSA, encrypted PKCS#8, EC (SEC1, PKCS#8), Ed25519
+            "private_key": rf"I[IG]{_B64}{{2,3}}IBA(?:AK|DAN){_B64}{{40,}}"
+            rf"|II{_B64}{{3}}BJBgkqhkiG9w0BBQ{_B64}{{40,}}"
+            rf"|IG{_B64}AgEAMBMGByqGSM49{_B64}{{40,}}"
+            rf"|(?:HcCAQEE|IGkAgEBBDA|IHcAgEBBEI){_B64}{{40,}}"
+            rf"|(?:C4CAQAwBQYDK2Vw|FECAQEwBQYDK2Vw){_B64}{{20,}}",
+        },
+    ),
+    _group(
+        "O",
+        {"discord_bot_token": _DISCORD_BOT},
+    ),
+    _group(
+        "b",
+        {
+            "private_key": rf"3BlbnNzaC1rZXktdjE{_B64}{{20,}}",
+            "buildkite_token": r"kua_[a-f0-9]{40}",
+        },
+    ),
+    _group(
+        "p",
+        {
+            "pypi_token": r"ypi-AgE[A-Za-z0-9_\-]{50,}",
+            "pulumi_token": r"ul-[a-f0-9]{40}",
+            "prefect_key": r"nu_[A-Za-z0-9]{36}",
+            "planetscale_token": r"scale_(?:tkn|pw|oauth)_[A-Za-z0-9_.\-]{32,}",
+            "pinecone_key": r"csk_[A-Za-z0-9_]{40,}",
+            "airtable_token": r"at[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+            "perplexity_key": r"plx-[A-Za-z0-9]{40,}",
+        },
+    ),
     _group("P", {"postman_key": r"MAK-[a-f0-9]{24}-[a-f0-9]{34}"}),
     _group(
         "d",
         {
             "docker_token": r"ckr_pat_[A-Za-z0-9_\-]{20,}",
-            "digitalocean_token": r"o[por]_v1_[a-f0-9]{64}",
-            "databricks_token": r"api[a-h0-9]{32}(?![A-Za-z0-9])",
+            "digitalocean_token": r"o[por]_v1_[A-Za-z0-9]{40,}",
+            "databricks_token": r"api[a-h0-9]{32}(?:-\d)?(?![A-Za-z0-9])",
             "doppler_token": r"p\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
             "discord_webhook": r"iscord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{20,}",
+            "dynatrace_token": r"t0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}",
         },
     ),
     _group(
@@ -105,18 +176,104 @@ _SHAPES: tuple[str, ...] = (
         },
     ),
     _group("y", {"google_oauth_token": r"a29\.[0-9A-Za-z_\-]{20,}"}),
+    _group("1", {"google_refresh_token": r"//[0-9][0-9A-Za-z_\-]{30,}"}),
     _group("w", {"stripe_key": r"hsec_[A-Za-z0-9]{24,}"}),
-    _group("l", {"linear_key": r"in_api_[A-Za-z0-9]{40}"}),
-    _group("k", {"mailgun_key": r"ey-[0-9a-f]{32}(?![0-9A-Za-z])"}),
-    _group("L", {"private_key": r"S0tLS1CRUdJTi[A-Za-z0-9+/]{16,}={0,2}"}),
+    _group(
+        "l",
+        {
+            "linear_key": r"in_(?:api|oauth)_[A-Za-z0-9]{40}",
+            "langsmith_key": r"sv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+        },
+    ),
+    _group("k", {"mailgun_key": r"ey-[0-9A-Za-z]{32}(?![0-9A-Za-z])"}),
+    _group(
+        "L",
+        {
+            "private_key": r"S0tLS1CRUdJTi[A-Za-z0-9+/]{16,}={0,2}",
+            "alibaba_key": r"TAI[A-Za-z0-9]{12,30}(?![A-Za-z0-9])",
+        },
+    ),
+    _group("E", {"meta_token": r"AA[A-Za-z0-9]{60,}"}),
+    _group(
+        "t",
+        {
+            "tailscale_key": r"skey-(?:auth|api|client|scim|webhook)-"
+            r"[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}",
+            "typeform_token": r"fp_[A-Za-z0-9_\-]{40,}",
+            "tavily_key": r"vly-[A-Za-z0-9_\-]{28,}",
+        },
+    ),
+    _group("f", {"flyio_token": r"o1_[A-Za-z0-9_\-]{40,}|m[12][ar]?_[A-Za-z0-9+/=_\-]{40,}"}),
+    _group("F", {"flutterwave_key": r"LWSECK(?:_TEST)?-[a-f0-9]{32}-X"}),
+    _group(
+        "C",
+        {
+            "contentful_token": r"FPAT-[A-Za-z0-9_\-]{43}",
+            "circleci_token": r"CIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}",
+            "clojars_token": r"LOJARS_[a-z0-9]{60}",
+        },
+    ),
+    _group("o", {"nuget_key": r"y2[a-z0-9]{43}(?![a-z0-9])"}),
+    _group(
+        "v",
+        {
+            "vercel_token": r"c[pikra]_[A-Za-z0-9]{24,}",
+            "cloudflare_origin_key": r"1\.0-[a-f0-9]{24}-[a-f0-9]{140,}",
+        },
+    ),
     _group(
         "$",
         {"password_hash": r"(?:1|2[abxy]?|5|6|7|apr1|md5|sha1|y|gy|sm3)\$[./A-Za-z0-9=$,]{20,}"},
     ),
 )
-# Shapes with loose bodies that ordinary kebab-case names could fill: the body must look random.
-_LOOSE = frozenset({"openai_key", "anthropic_key", "gitlab_token", "slack_token", "docker_token"})
-_TELEGRAM = re.compile(r":AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])")
+# Shapes with loose bodies that ordinary names could fill: the body must look random.
+_LOOSE = frozenset(
+    {
+        "openai_key", "anthropic_key", "gitlab_token", "slack_token", "docker_token",
+        "notion_token", "mailgun_key", "alibaba_key", "meta_token", "discord_bot_token",
+        "render_token", "vercel_token", "heroku_key", "bitbucket_token", "xai_key",
+        "google_refresh_token", "netlify_token", "planetscale_token", "tavily_key",
+        "flyio_token", "typeform_token", "digitalocean_token", "shopify_token",
+        "perplexity_key", "pinecone_key", "twitter_bearer_token", "sentry_token",
+    }
+)  # fmt: skip
+
+
+def _one_pattern(patterns: tuple[str, ...]) -> str:
+    """Every shape in one pattern, at the start of a word (one scan of the text, where a
+    position inside a word fails at once); a kind in several alternatives gets its group
+    named ``kind__N``."""
+    seen: dict[str, int] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+        return f"(?P<{m.group(1)}__{seen[m.group(1)]}>"
+
+    body = "|".join(re.sub(r"\(\?P<(\w+)>", rename, p) for p in patterns)
+    return f"(?<!{_ALNUM})(?:{body})"
+
+
+_ALL_SHAPES = _one_pattern(_SHAPES)
+_TELEGRAM = re.compile(r":AA[A-Za-z0-9_\-]{30,40}(?![A-Za-z0-9_\-])")
+# Shapes without a fixed first character, looked for only when their marker is in the text.
+_AZURE_CHAR = r"[A-Za-z0-9_~.\-]"
+_MARKED: tuple[tuple[str, str, str], ...] = (
+    (
+        ".atlasv1.",
+        "terraform_token",
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{50,}",
+    ),
+    (
+        "Q~",
+        "azure_client_secret",
+        rf"(?<!{_AZURE_CHAR}){_AZURE_CHAR}{{3}}\dQ~{_AZURE_CHAR}{{31,34}}(?!{_AZURE_CHAR})",
+    ),
+    ("-us", "mailchimp_key", r"(?<![0-9a-f])[0-9a-f]{32}-us\d{1,2}(?![0-9A-Za-z])"),
+    # Mailgun's newer private keys: 32, 8 and 8 hex digits
+    ("-", "mailgun_key", r"(?<![0-9A-Za-z-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9A-Za-z-])"),
+)
+# Okta's ``SSWS <token>`` scheme, wherever it appears (the scheme word is short).
+_SSWS = re.compile(r"(?<![A-Za-z0-9])SSWS[ \t]+(?P<value>[A-Za-z0-9_\-]{30,})")
 
 BEGIN = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 END = r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
@@ -151,34 +308,65 @@ def shape_hits(scan: Scan) -> Iterator[Hit]:
     text = scan.text
     joined, _ = scan.long_words
     if joined:
-        for pattern in _SHAPES:
-            for m in rx(pattern).finditer(joined):
-                kind = m.lastgroup or "secret"
-                if kind in _LOOSE and not looks_random(m.group()[3:]):
-                    continue
-                if kind == "private_key" and not _is_private_pem(m.group()):
-                    continue
-                start = scan.from_long_words(m.start())
-                end = start + m.end() - m.start()
-                yield Hit(start, end, kind, SHAPE, start, end)
+        for m in rx(_ALL_SHAPES).finditer(joined):
+            kind = (m.lastgroup or "secret").partition("__")[0]
+            if kind in _LOOSE and not looks_random(m.group()[3:]):
+                continue
+            if m.group().startswith("LS0t") and not _is_private_pem(m.group()):
+                continue
+            start = scan.from_long_words(m.start())
+            end = start + m.end() - m.start()
+            yield Hit(start, end, kind, SHAPE, start, end)
         if ":AA" in joined:
             yield from _telegram_tokens(text)
+        for marker, kind, pattern in _MARKED:
+            if marker in joined:
+                for m in rx(pattern).finditer(joined):
+                    if kind == "azure_client_secret" and not looks_random(m.group()):
+                        continue
+                    start = scan.from_long_words(m.start())
+                    end = start + m.end() - m.start()
+                    yield Hit(start, end, kind, SHAPE, start, end)
         yield from _bare_aws_secrets(scan)
+    if "SSWS" in text:
+        for m in _SSWS.finditer(text):
+            yield Hit(m.start("value"), m.end(), "okta_token", SHAPE, m.start(), m.end())
     if "PRIVATE KEY" in text:
         for m in rx(_PEM).finditer(text):
             yield Hit(m.start(), m.end(), "private_key", SHAPE, m.start(), m.end())
+    if "-----BEGIN" in text and "PRIVATE" in text:
+        yield from _scattered_pem(text)
     if PUTTY_START in text:
         for m in rx(_PUTTY).finditer(text):
             yield Hit(m.start(), m.end(), "private_key", SHAPE, m.start(), m.end())
 
 
+# A key block whose markers and body are separate words, list items or arguments
+# (``['-----BEGIN', 'RSA', 'PRIVATE', 'KEY-----', 'MIIE…', …]``, ``printf '%s\\n' -----BEGIN …``):
+# from its BEGIN marker to its END marker, whatever lies between; without an END, the
+# BEGIN marker and every base64 word of 8+ characters after it.
+_MARK_WORDS = r"[^\-]{0,48}?PRIVATE[^\-]{0,16}?KEY(?:[^\-]{0,8}BLOCK)?-----"
+_SCATTERED_PEM = re.compile(
+    r"-----BEGIN"
+    + _MARK_WORDS
+    + r"(?:[\s\S]{0,20000}?-----END"
+    + _MARK_WORDS
+    + r"|(?:[\s'\",\\\[\]]{1,6}[A-Za-z0-9+/=]{8,})*)"
+)
+
+
+def _scattered_pem(text: str) -> Iterator[Hit]:
+    for m in _SCATTERED_PEM.finditer(text):
+        yield Hit(m.start(), m.end(), "private_key", SHAPE, m.start(), m.end())
+
+
 def _telegram_tokens(text: str) -> Iterator[Hit]:
-    """``123456789:AA…``: a bot id of 8-10 digits, a colon, and 35 characters."""
+    """``123456789:AA…``: a bot id of 6-12 digits, a colon, and some 35 characters."""
     for m in _TELEGRAM.finditer(text):
         start = m.start()
         while start > 0 and text[start - 1].isdigit():
             start -= 1
-        if not 8 <= m.start() - start <= 10:
+        if not 6 <= m.start() - start <= 12:
             continue
         if start == 0 or not text[start - 1].isalnum() or text[start - 3 : start] == "bot":
             yield Hit(start, m.end(), "telegram_token", SHAPE, start, m.end())

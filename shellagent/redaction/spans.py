@@ -11,7 +11,7 @@ without them and the spans are mapped back, so the invisible characters go with 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from shellagent.redaction.context import (
@@ -36,6 +36,8 @@ FINDERS: tuple[Finder, ...] = (
     htpasswd_hits,
     config_hits,
 )
+# A known value cut short to this many characters or more is still that value.
+CUT_PREFIX = 6
 # No rule matches fewer characters than this, so shorter strings skip the rules.
 MIN_RULE_MATCH = 8
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
@@ -46,20 +48,43 @@ class Known:
     """Literal secrets and the labels of their placeholders: value -> label."""
 
     labels: Mapping[str, str] = field(default_factory=dict)
-    pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    values: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Searched one by one with ``str.find`` (C speed): cheaper than one alternation of
+        # every value, which ``re`` tries at each position, and nothing to compile when a
+        # redactor learns a value.
         values = sorted((v for v in self.labels if v), key=len, reverse=True)
-        pattern = re.compile("|".join(re.escape(v) for v in values)) if values else None
-        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "values", tuple(values))
 
     def hits(self, text: str) -> list[Hit]:
-        if self.pattern is None or not any(v in text for v in self.labels):
+        found = []
+        for value in self.values:
+            at = text.find(value)
+            while at >= 0:
+                end = at + len(value)
+                found.append(Hit(at, end, self.labels[value], KNOWN, at, end))
+                at = text.find(value, end)
+        return found + self._cut_short(text)
+
+    def _cut_short(self, text: str) -> list[Hit]:
+        """Known values shown cut short: ``CUT_PREFIX``+ characters of one, then ``…`` or
+        ``...`` (a long command shortened in a message)."""
+        if "…" not in text and "..." not in text:
             return []
-        return [
-            Hit(m.start(), m.end(), self.labels[m.group()], KNOWN, m.start(), m.end())
-            for m in self.pattern.finditer(text)
-        ]
+        found = []
+        for value in self.values:
+            if len(value) <= CUT_PREFIX:
+                continue
+            at = text.find(value[:CUT_PREFIX])
+            while at >= 0:
+                n = CUT_PREFIX
+                while n < len(value) and at + n < len(text) and text[at + n] == value[n]:
+                    n += 1
+                if n < len(value) and text.startswith(("…", "..."), at + n):
+                    found.append(Hit(at, at + n, self.labels[value], KNOWN, at, at + n))
+                at = text.find(value[:CUT_PREFIX], at + 1)
+        return found
 
 
 NOTHING_KNOWN = Known()
@@ -116,3 +141,39 @@ def _map_back(hit: Hit, where: list[int], size: int) -> Hit:
     return Hit(
         at(hit.start), end(hit.end), hit.kind, hit.rank, at(hit.outer_start), end(hit.outer_end)
     )
+
+
+def redact_words(
+    words: list[str], finder: Callable[[str], list[Hit]], placeholder: Callable[[str], str]
+) -> list[str]:
+    """A list of strings (an argv) redacted as the line it makes and word by word: a secret
+    whose context is in another word (``-u`` before ``alice:pw``) or that spans several
+    words (a key block) is replaced by ``placeholder(kind)`` in each word it touches."""
+    line = " ".join(words)
+    starts, at = [], 0
+    for word in words:
+        starts.append(at)
+        at += len(word) + 1
+    hits = finder(line)
+    # each word alone too: a rule may need the word's own start and end (``.pgpass``)
+    for word, first in zip(words, starts, strict=True):
+        hits += [
+            Hit(h.start + first, h.end + first, h.kind, h.rank, h.outer_start + first,
+                h.outer_end + first)
+            for h in finder(word)
+        ]  # fmt: skip
+    if not hits:
+        return list(words)
+    hits = merge(hits)
+    out = []
+    for word, start in zip(words, starts, strict=True):
+        end = start + len(word)
+        touching = [h for h in hits if h.start < end and h.end > start]
+        parts: list[str] = []
+        at = start
+        for h in touching:
+            parts += (line[at : max(h.start, start)], placeholder(h.kind))
+            at = min(h.end, end)
+        parts.append(line[at:end])
+        out.append("".join(parts))
+    return out

@@ -40,7 +40,7 @@ _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # Lower-case words and dotted / dashed / slashed names: identifiers, not keys.
 _WORDS = re.compile(r"[a-z]+(?:[._\-/:][a-z]+)*|[A-Z]+(?:[._\-][A-Z]+)*")
 _NUMBERISH = re.compile(
-    r"0x[0-9a-f]+"  # 0x08074b50
+    r"0x[0-9a-f]{1,16}"  # 0x08074b50 (a longer one is a key: PRIVATE_KEY=0x…)
     r"|v?\d+(?:[._\-:]\d+)*[a-z]{0,3}"  # 42, 1.2.3, 3600s, 10:30
     r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?",
     re.IGNORECASE,
@@ -58,7 +58,7 @@ _SECRET_WORDS = frozenset(
     {
         "secret", "secrets", "token", "key", "apikey", "credential", "credentials", "creds",
         "auth", "authorization", "sig", "signature", "cookie", "session", "sessionid", "sid",
-        "salt", "dsn", "jwt", "otp", "passkey", "privatekey", "pepper",
+        "salt", "dsn", "jwt", "otp", "passkey", "privatekey", "pepper", "bearer", "pat",
     }
 )  # fmt: skip
 _SECRET_ENDINGS = ("token", "secret", "apikey", "key", "password", "passwd", "passphrase")
@@ -106,6 +106,8 @@ def classify_name(name: str, *, flag: bool = False) -> NameKind | None:
     if flag and words[0] in _NEGATING_FIRST:
         return None
     last = words[-1]
+    if words[-3:] == ["private", "key", "id"]:
+        return "secret"  # a GCP service account's private_key_id names its key: kept secret
     if last in _HARMLESS_LAST:
         return None
     if "aws" in words and "secret" in words:

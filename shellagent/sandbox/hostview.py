@@ -5,8 +5,8 @@ sandbox's own processes and ``ss`` no host socket: "which process uses the most 
 "what listens on 8080" or "is nginx running" cannot be answered. Sharing the namespaces
 would expose what must stay out of reach (other processes' environment, memory, file
 descriptors; signals to them). Instead the host takes a **snapshot** — name, pid, user,
-cpu and memory use, state, start and cpu time, the command line with secret-looking
-arguments hidden, and the listening sockets — before each command that looks at
+cpu and memory use, state, start and cpu time, the command line with credentials
+hidden (``hide_secrets``), and the listening sockets — before each command that looks at
 processes, and binds it read-only at ``/run/host``. ``ps``, ``pgrep``, ``pidof`` and
 ``ss``/``netstat`` in the sandbox's PATH read it for the usual listings (``ps aux``,
 ``ps -ef``, ``ps -eo pid,comm,%mem --sort=-%mem``, ``pgrep -a nginx``, ``ss -ltnp``) and
@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from shellagent import paths
+from shellagent.redaction import find, redact_words
 
 REFRESH_EVERY_S = 0.5
 # A command line is cut to this many characters (``ps`` cuts to the terminal's width; a
@@ -34,42 +35,152 @@ REFRESH_EVERY_S = 0.5
 MAX_ARGS = 4096
 # Commands that look at processes or sockets get a fresh snapshot first.
 LOOKS = re.compile(r"\b(ps|pgrep|pidof|top|htop|ss|netstat|lsof|pstree|kill|pkill|free)\b")
-_SECRET_ARG = re.compile(
-    r"(?i)^(--?(password|passwd|pass|pwd|token|secret|api[-_]?key|key|auth|credentials?)"
-    r"(=.*)?|-p\S+)$"
+HIDDEN = "[hidden]"
+# An option, variable or header whose name holds one of these words carries a secret.
+_SECRET_WORDS = r"pass|secret|token|key|auth|bearer|cookie|jwt|private|pw|cred"
+_OPTION = re.compile(
+    rf"(?i)(?P<name>--?[\w.-]*(?:{_SECRET_WORDS})[\w.-]*)(?:(?P<eq>=)(?P<value>.*))?"
 )
-_SECRET_KV = re.compile(r"(?i)^[\w.-]*(pass|secret|token|key|auth|cred)[\w.-]*=.+$")
-_URL_CREDS = re.compile(r"(?i)^(\w+://)[^/\s:@]+:[^/\s@]+@")
+_ASSIGNED = re.compile(rf"(?i)(?P<name>[\w.-]*(?:{_SECRET_WORDS})[\w.-]*)=(?P<value>.+)")
+_HEADER = re.compile(rf"(?i)(?P<name>[\w-]*(?:{_SECRET_WORDS})[\w-]*):(?P<value>.*)")
+_URL_CREDS = re.compile(r"(?i)(\w[\w+.-]*://)[^/\s@]+@")
 _OPAQUE = re.compile(r"^[A-Za-z0-9+/_=-]{24,}$")
+# Tokens of the usual services, even too short for the transcript's rules to be sure.
+_PREFIXED = re.compile(
+    r"(?:sk-|sk_|rk_|xox[abprse]-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|soat|cbt|ft)-"
+    r"|AKIA|ASIA|hf_|pypi-AgE|dop_v1_|shp(?:at|ss|ca|pa)_|ntn_|LTAI|AIza|ya29\.|hv[sbr]\."
+    r"|eyJ)[\w.+/=-]{4,}"
+)
+# Passwords given to known programs by a short option, attached (``-pX``) or next (``-p X``).
+_ATTACHED = {
+    **dict.fromkeys(
+        ("mysql", "mariadb", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck",
+         "mariadb-dump", "7z", "7za", "7zz", "rar", "unrar", "sshpass"), "-p"),
+    "xfreerdp": "/p:",
+    "wlfreerdp": "/p:",
+}  # fmt: skip
+_NEXT = {
+    **dict.fromkeys(("sshpass", "mongo", "mongosh", "mongodump", "mongorestore", "login",
+                     "rdesktop"), ("-p",)),
+    **dict.fromkeys(("redis-cli", "valkey-cli", "keydb-cli"), ("-a",)),
+    **dict.fromkeys(("zip", "unzip", "ipmitool", "mosquitto_pub", "mosquitto_sub", "sqlcmd",
+                     "bcp"), ("-P",)),
+    "openssl": ("-k",),
+    "ssh-keygen": ("-N", "-P"),
+    **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami"),
+                    ("-w",)),
+    "ldappasswd": ("-w", "-s", "-a"),
+}  # fmt: skip
+# ``user:PASSWORD`` after these options of these programs (the separator of each).
+_USER_PASS = {
+    **dict.fromkeys(("curl",), (("-u", "-U", "--user", "--proxy-user"), ":")),
+    **dict.fromkeys(("smbclient", "rpcclient", "smbmap"), (("-U", "--user"), "%")),
+    "lftp": (("-u",), ","),
+}
+# What ``-k`` or ``-P`` of an unlisted program is hidden after: a word, not a number
+# (``sort -k 2``, ``xargs -P 4``), a path, a URL (``curl -k URL``) or another option.
+_LOOKS_LIKE_VALUE = re.compile(r"(?![-/~.])(?!\d+(?:[.,]\d+)*$)(?!.*://)[^=\s]{3,}")
+_SCHEMES = frozenset(
+    {"basic", "bearer", "token", "digest", "ssws", "apikey", "api-key", "key", "otp",
+     "negotiate", "ntlm", "sso-key", "hmac", "aws4-hmac-sha256"}
+)  # fmt: skip
 
 
 def hide_secrets(args: list[str]) -> list[str]:
-    """A command line with secret-looking arguments replaced by ``[hidden]``."""
+    """A command line, split into words at whitespace (a daemon that rewrote its command
+    line into one string, as setproctitle does, is split too), with secrets replaced by
+    ``[hidden]``: the value after an option, variable or header whose name says secret;
+    the passwords of known programs (``mysql -pX``, ``sshpass -p X``, ``curl -u u:X``,
+    ``redis-cli -a X``); credentials in URLs; long opaque words and token shapes; and what
+    the transcript's redactor finds in each word and in the whole line."""
+    raw = [w for arg in args for w in arg.split()]
+    # Words are read without the quotes around them (``bash -c "mysql -pX …"`` shows
+    # ``"mysql``); the quotes are put back around what is shown.
+    words = [w.strip("'\"") for w in raw]
+    programs = {w.rsplit("/", 1)[-1] for w in words}
     out: list[str] = []
-    hide_next = False
-    for arg in args:
-        if hide_next:
-            out.append("[hidden]")
-            hide_next = False
+    hidden: set[int] = set()  # words that are the value of the word before them
+    for i, (word, quoted) in enumerate(zip(words, raw, strict=True)):
+        lead = quoted[: len(quoted) - len(quoted.lstrip("'\""))]
+        trail = quoted[len(quoted.rstrip("'\"")) :] if word else ""
+        if i in hidden:
+            out.append(lead + HIDDEN + trail)
             continue
-        if _SECRET_ARG.match(arg):
-            key, eq, _ = arg.partition("=")
-            if eq:
-                out.append(f"{key}=[hidden]")
-            elif arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
-                out.append("-p[hidden]")
-            else:
-                out.append(arg)
-                hide_next = True
-        elif _SECRET_KV.match(arg):
-            out.append(arg.split("=", 1)[0] + "=[hidden]")
-        elif _URL_CREDS.match(arg):
-            out.append(_URL_CREDS.sub(r"\1[hidden]@", arg))
-        elif _OPAQUE.match(arg) and not arg.startswith("/"):
-            out.append("[hidden]")
-        else:
-            out.append(arg)
-    return out
+        shown = _hide_word(word, words, i, programs)
+        out.append(quoted if shown == word else lead + shown + trail)
+        if shown == word:
+            hidden.update(_value_after(word, words, i, programs))
+    # The transcript's rules over each word and the whole line (a key split into words,
+    # a token after ``-H``).
+    return redact_words(out, find, lambda kind: HIDDEN)
+
+
+def _hide_word(word: str, words: list[str], i: int, programs: set[str]) -> str:
+    """``word`` with the secret it holds itself hidden."""
+    m = _OPTION.fullmatch(word)
+    if m and m.group("eq"):
+        return f"{m.group('name')}={HIDDEN}" if m.group("value") else word
+    if not word.startswith("-"):
+        m = _ASSIGNED.fullmatch(word)
+        if m and not m.group("name").startswith(("http", "/")):
+            return f"{m.group('name')}={HIDDEN}"
+        m = _HEADER.fullmatch(word)
+        if m and m.group("value").strip():
+            return f"{m.group('name')}:{HIDDEN}"
+    for program, flag in _ATTACHED.items():
+        if program in programs and word.startswith(flag) and len(word) > len(flag):
+            return flag + HIDDEN
+    if i > 0:
+        previous = words[i - 1]
+        for program, (flags, separator) in _USER_PASS.items():
+            if program in programs and previous in flags and separator in word:
+                return word.split(separator, 1)[0] + separator + HIDDEN
+    if "://" in word and _URL_CREDS.search(word):
+        return _URL_CREDS.sub(rf"\1{HIDDEN}@", word)
+    if (_OPAQUE.match(word) and not word.startswith("/")) or _PREFIXED.match(word):
+        return HIDDEN
+    return word
+
+
+def _value_after(word: str, words: list[str], i: int, programs: set[str]) -> list[int]:
+    """The positions of the words after ``word`` that are its secret value."""
+    if i + 1 >= len(words):
+        return []
+    following = words[i + 1]
+    m = _OPTION.fullmatch(word)
+    if m and not m.group("eq"):
+        name = m.group("name").lower().lstrip("-")
+        return [] if name.startswith("no-") or name.endswith("stdin") else [i + 1]
+    if word.lower() in ("cookie:", "set-cookie:"):
+        end = i + 1  # every pair of the header: ``a=1; b=2``
+        while end + 1 < len(words) and words[end].endswith(";"):
+            end += 1
+        return list(range(i + 1, end + 1))
+    if not word.startswith("-") and word.endswith(":") and _HEADER.fullmatch(word):
+        # ``Authorization: Bearer X``: the scheme stays, the credential goes
+        if following.lower() in _SCHEMES and i + 2 < len(words):
+            return [i + 2]
+        return [i + 1]
+    for program, flags in _NEXT.items():
+        if program in programs and word in flags:
+            return [i + 1]
+    if word in ("-k", "-P") and _LOOKS_LIKE_VALUE.fullmatch(following):
+        return [i + 1]  # a key or password of a program not listed (not a number or path)
+    return []
+
+
+_SHOWN: dict[tuple[str, ...], str] = {}
+
+
+def _shown(cmdline: tuple[str, ...]) -> str:
+    """``hide_secrets`` of a command line, joined; most of the host's processes are the same
+    from one snapshot to the next, so their lines are kept."""
+    shown = _SHOWN.get(cmdline)
+    if shown is None:
+        if len(_SHOWN) > 4096:
+            _SHOWN.clear()
+        shown = _SHOWN[cmdline] = " ".join(hide_secrets(list(cmdline)))
+    return shown
 
 
 def _processes() -> list[str]:
@@ -110,7 +221,7 @@ def _processes() -> list[str]:
                 users[uid] = pwd.getpwuid(uid).pw_name
             except KeyError:
                 users[uid] = str(uid)
-        args = " ".join(hide_secrets(cmdline)) if cmdline else f"[{comm}]"
+        args = _shown(tuple(cmdline)) if cmdline else f"[{comm}]"
         if len(args) > MAX_ARGS:
             args = args[: MAX_ARGS - 3] + "..."
         lines.append(

@@ -17,9 +17,11 @@ Overlapping finds merge into one placeholder named after the most specific rule
 and invisible characters slipped into a secret do not hide it. A secret becomes a stable
 placeholder naming its kind, ``[REDACTED:github_token]``, or for known values
 ``[REDACTED:env:NAME]``, so exports stay readable and identical secrets map to identical
-text. Redaction happens when a line is written, never at export: the model may see the real
-value in memory during its session, the disk never does. What the model sees of a long
-output is cut so that the kept part can be redacted on its own (``redaction/cuts.py``).
+text. Redaction happens when a record is written (``Redactor.redact_record``, which every
+writer to disk calls: transcripts, history, job runs, eval results), never at export: the
+model may see the real value in memory during its session, the disk never does. What the
+model sees of a long output is cut so that the kept part can be redacted on its own
+(``redaction/cuts.py``).
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shellagent.errors import ConfigError
-from shellagent.redaction import Hit, Known, find
+from shellagent.redaction import Hit, Known, find, redact_words
+from shellagent.redaction.scan import KNOWN
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -53,6 +57,10 @@ _SCALARS = (int, float, bool, type(None))
 # execution; an output in the execution and in the observation): recent results are kept.
 _CACHE_ENTRIES = 64
 _CACHE_MAX_CHARS = 32 * 1024
+# What a redactor learns (``Redactor.find``): values up to this long, this many of them.
+_LEARN_MAX = 512
+_LEARN_MAX_N = 256
+_LEARNING = threading.Lock()
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -92,16 +100,21 @@ class Redactor:
     """Replaces secrets in text and in JSON-like values with ``[REDACTED:kind]``.
 
     ``known`` maps a literal secret value to the label of its placeholder. Build the usual
-    one with ``Redactor.from_environment()``.
+    one with ``Redactor.from_environment()``. A redactor also learns: a secret a rule found
+    (``mysql -pHunter2…`` in a command) is a known value from then on, so the same value
+    alone (``the password is Hunter2…`` in a summary) or cut short (``mysql -pHunt…`` in a
+    policy reason) is redacted too, in the same record and in every later one.
     """
 
     known: Mapping[str, str] = field(default_factory=dict)
     _known: Known = field(init=False, repr=False, compare=False)
     _recent: dict[str, str] = field(init=False, repr=False, compare=False)
+    _learned: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_known", Known(self.known))
         object.__setattr__(self, "_recent", {})
+        object.__setattr__(self, "_learned", {})
 
     @classmethod
     def from_environment(
@@ -141,21 +154,57 @@ class Redactor:
         return done
 
     def find(self, text: str) -> list[Hit]:
-        """The secrets in ``text``, in order (see ``shellagent.redaction.find``)."""
-        return find(text, self._known)
+        """The secrets in ``text``, in order (see ``shellagent.redaction.find``); what a rule
+        found is learned (see the class)."""
+        hits = find(text, self._known)
+        for hit in hits:
+            if hit.rank != KNOWN and MIN_SECRET_LENGTH <= hit.end - hit.start <= _LEARN_MAX:
+                self._learn(text[hit.start : hit.end], hit.kind)
+        return hits
+
+    def _learn(self, value: str, kind: str) -> None:
+        if value in self._learned or value in self.known or len(self._learned) >= _LEARN_MAX_N:
+            return
+        with _LEARNING:  # the daemon's log filter is called from several threads
+            self._learned[value] = kind
+            object.__setattr__(self, "_known", Known({**self.known, **self._learned}))
+            self._recent.clear()  # results cached before may hold the value in clear
+
+    def redact_record(self, record: Any) -> Any:
+        """A copy of a record (a JSON-like value) as it may be written to disk: every string,
+        dict keys included, redacted; a list of strings (an argv) also as one line, so that
+        ``["mysql", "-pX"]`` or a key block split into words is found. A secret found
+        anywhere in the record is redacted everywhere in it, also where it is cut short.
+        Every writer to disk goes through here (``docs/transcripts.md``)."""
+        learned = len(self._learned)
+        clean = self.redact_value(record)
+        if len(self._learned) != learned:
+            clean = self.redact_value(record)  # now with what the record itself taught
+        return clean
 
     def redact_value(self, value: Any) -> Any:
-        """A copy of a JSON-like value with every string (not dict keys) redacted."""
+        """A copy of a JSON-like value with every string (dict keys too) redacted."""
         if isinstance(value, str):
             return self.redact(value)
         if isinstance(value, dict):
-            return {k: self.redact_value(v) for k, v in value.items()}
+            return {
+                self.redact(k) if isinstance(k, str) else k: self.redact_value(v)
+                for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
             # Token ids and logprobs: long lists of numbers, copied without a call per item.
             if all(type(v) in _SCALARS for v in value):
                 return list(value)
+            if len(value) > 1 and all(isinstance(v, str) for v in value):
+                return self.redact_words(list(value))
             return [self.redact_value(v) for v in value]
         return value
+
+    def redact_words(self, words: list[str]) -> list[str]:
+        """An argv (or any list of strings) redacted as the line it makes: a secret whose
+        context is in another word (``-u`` before ``alice:pw``) or that spans several words
+        (a key block) is replaced in each word it touches."""
+        return redact_words(words, self.find, PLACEHOLDER.format)
 
     def logging_filter(self) -> logging.Filter:
         """A filter that redacts log records before any handler formats them to disk."""

@@ -59,12 +59,13 @@ def stamp_event(event: TranscriptEvent, seq: int) -> Line:
 
 
 def redact_event(event: Line, redactor: Redactor) -> Line:
-    """Redact every string; drop token ids and logprobs of a reply that held a secret.
+    """Redact every string (``Redactor.redact_record``); drop token ids and logprobs of a
+    reply that held a secret.
 
     Generated token ids decode back to the raw reply, so if the reply had to be redacted
     its token ids and logprobs would leak the secret: they are nulled and the turn marked.
     """
-    clean: Line = redactor.redact_value(event)
+    clean: Line = redactor.redact_record(event)
     if clean.get("type") == "model_turn" and clean.get("raw") != event.get("raw"):
         clean["token_ids"] = None
         clean["logprobs"] = None

@@ -76,7 +76,10 @@ def test_the_corpus_never_reaches_the_disk_or_the_export(
         for secret in (s for s in case["secrets"] if s not in look_alikes):
             assert not leaked(secret, on_disk), case["shape"]
             assert not leaked(secret, sft), case["shape"]
-        assert case["benign"].strip() in shown, case["shape"]
+        # A value the session showed as a secret is redacted wherever it appears later
+        # (the redactor learns it), so a look-alike holding one may change.
+        if not any(s in case["benign"] for c in CASES for s in c["secrets"]):
+            assert case["benign"].strip() in shown, case["shape"]
 
 
 @pytest.mark.parametrize(
