@@ -502,7 +502,8 @@ class PolicyEngine:
             )
         for target, how in _named_assignments(d):
             if target is None:
-                reasons.append(f"{how} sets a variable whose name is only known when it runs")
+                verb = "unsets" if how == "unset" else "sets"
+                reasons.append(f"{how} {verb} a variable whose name is only known when it runs")
             elif target == "":
                 reasons.append(f"{how} runs the given command for every few lines read")
             elif self.policy.is_dangerous(target):

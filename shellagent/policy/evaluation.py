@@ -43,6 +43,27 @@ _BASH_INTEGERS = frozenset(
         "PIPESTATUS",
     }
 )
+# bash sets these itself to text it read or made (the last argument, a match, a directory
+# name, the running command): their values are never known before a command runs.
+_BASH_TEXT = frozenset(
+    {
+        "_",
+        "BASH_REMATCH",
+        "BASH_COMMAND",
+        "BASH_ARGV",
+        "BASH_ARGV0",
+        "BASH_SOURCE",
+        "BASH_EXECUTION_STRING",
+        "FUNCNAME",
+        "DIRSTACK",
+        "PWD",
+        "OLDPWD",
+        "OPTARG",
+        "REPLY",
+        "MAPFILE",
+        "COMP_WORDBREAKS",
+    }
+)
 _ARITH_TEST = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _IDENT = re.compile(r"(?<![A-Za-z0-9_#])[A-Za-z_][A-Za-z0-9_]*")
 _POSITIONAL = re.compile(r"\$(?:[0-9@*#?!$-]|\{[0-9@*]+\})")
@@ -212,6 +233,10 @@ class _Scan:
             inner = text[3:-2] if text.startswith("$((") else text[2:-1]
             self.arithmetic(inner, node.start_byte + 3, text, definite=False, end=scope_end)
             return
+        if kind == "heredoc_redirect":
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            if start is not None and any(q in self.text(start) for q in "'\"\\"):
+                return  # a quoted delimiter: the body is literal text
         if kind == "heredoc_body":
             text = self.text(node)
             for m in _HEREDOC_ARITH.finditer(text):
@@ -258,13 +283,15 @@ class _Scan:
             self.walk(body, False, node.end_byte)
 
     def test_command(self, node: Node) -> None:
+        # [[ ]] evaluates -eq's operands as arithmetic; the test builtin ([ ]) does not
+        keyword = bool(node.children) and node.children[0].type == "[["
         stack = list(node.named_children)
         while stack:
             n = stack.pop()
             if n.type == "binary_expression":
                 ops = [c for c in n.children if c.type in ("test_operator", "=~")]
                 op = self.text(ops[0]) if ops else ""
-                if op in _ARITH_TEST:
+                if op in _ARITH_TEST and keyword:
                     for operand in n.named_children:
                         if operand.type != "test_operator":
                             self.arithmetic(
@@ -530,6 +557,8 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
                     values.append(None)
             else:
                 from_carried = list(carried.values.get(use.name, ()))
+                if use.name in _BASH_TEXT and use.name not in carried.values:
+                    values.append(None)
         if use.name.startswith("$") and use.name not in ("$#", "$?", "$$", "$!"):
             values.append(None)  # positional parameters: the caller's words
         what = {
