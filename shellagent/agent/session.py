@@ -154,6 +154,7 @@ def _carried_from_dump(dump: bytes) -> Carried | None:
         return None
     values: dict[str, tuple[str, ...]] = {}
     integers: set[str] = set()
+    associative: set[str] = set()
     for name, (attrs, value) in parsed.variables.items():
         key = name.decode("utf-8", "replace")
         if value is None:
@@ -165,7 +166,9 @@ def _carried_from_dump(dump: bytes) -> Carried | None:
         values[key] = tuple(v.decode("utf-8", "replace") for v in items)
         if b"i" in attrs:
             integers.add(key)
-    return Carried(values, frozenset(integers))
+        if b"A" in attrs:
+            associative.add(key)
+    return Carried(values, frozenset(integers), frozenset(associative))
 
 
 def ask(state: SessionState, request: ApprovalRequest) -> Approval:

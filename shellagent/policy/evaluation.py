@@ -85,6 +85,7 @@ class Carried:
 
     values: Mapping[str, tuple[str, ...]]
     integers: frozenset[str] = frozenset()
+    associative: frozenset[str] = frozenset()  # declare -A: their subscripts are text
 
 
 CarriedSource = Carried | Callable[[], "Carried | None"]
@@ -98,6 +99,7 @@ class Use:
     how: str
     where: str
     shadowed: bool  # assigned earlier in the line on every path: the carried value is gone
+    array: str = ""  # the array whose subscript this is (text, not arithmetic, if -A)
 
 
 @dataclass
@@ -108,6 +110,7 @@ class Flow:
     assigned: dict[str, list[Value]] = field(default_factory=dict)
     expanded: set[str] = field(default_factory=set)
     integers: set[str] = field(default_factory=set)
+    associative: set[str] = field(default_factory=set)  # declare -A in the line
     loop_names: list[str] = field(default_factory=list)  # for/select NAME: set by the loop
     # name = value text of every assignment word: to a carried integer it is evaluated
     texts: list[tuple[str, str]] = field(default_factory=list)
@@ -123,6 +126,7 @@ class _Pending:
     how: str
     where: str
     offset: int
+    array: str = ""
 
 
 class _Scan:
@@ -139,17 +143,19 @@ class _Scan:
     def finish(self) -> None:
         for p in self.pending:
             shadowed = any(n == p.name and a <= p.offset < b for n, a, b in self.definite)
-            self.flow.uses.append(Use(p.name, p.how, p.where, shadowed))
+            self.flow.uses.append(Use(p.name, p.how, p.where, shadowed, p.array))
 
     # -- helpers --
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
-    def use(self, name: str, how: str, where: str, offset: int) -> None:
-        self.pending.append(_Pending(name, how, _short(where), offset))
+    def use(self, name: str, how: str, where: str, offset: int, array: str = "") -> None:
+        self.pending.append(_Pending(name, how, _short(where), offset, array))
 
-    def arithmetic(self, text: str, offset: int, where: str, *, definite: bool, end: int) -> None:
+    def arithmetic(
+        self, text: str, offset: int, where: str, *, definite: bool, end: int, array: str = ""
+    ) -> None:
         """Every name in an arithmetic expression is evaluated, except the target of a
         plain ``=`` (it gets an integer)."""
         for m in _IDENT.finditer(text):
@@ -163,15 +169,15 @@ class _Scan:
                 if subscript:
                     self.arithmetic(subscript.group(1), offset, where, definite=False, end=end)
                 continue
-            self.use(name, "arithmetic", where, offset + m.start())
+            self.use(name, "arithmetic", where, offset + m.start(), array)
         for m in _POSITIONAL.finditer(text):
-            self.use(m.group(), "arithmetic", where, offset + m.start())
+            self.use(m.group(), "arithmetic", where, offset + m.start(), array)
 
     def subscript_of(self, name_text: str, offset: int, where: str) -> None:
         """``a[N]`` as a name a builtin sets or tests: N is arithmetic."""
-        m = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\[(.*)\]", name_text, re.S)
-        if m and m.group(1) not in ("@", "*"):
-            self.arithmetic(m.group(1), offset, where, definite=False, end=offset)
+        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(.*)\]", name_text, re.S)
+        if m and m.group(2) not in ("@", "*"):
+            self.arithmetic(m.group(2), offset, where, definite=False, end=offset, array=m.group(1))
 
     # -- the walk --
 
@@ -337,7 +343,7 @@ class _Scan:
             if index is not None and self.text(index) not in ("@", "*"):
                 self.arithmetic(
                     self.text(index), index.start_byte, self.text(node), definite=False,
-                    end=index.start_byte,
+                    end=index.start_byte, array=self.text(target) if target is not None else "",
                 )  # fmt: skip
         name = self.text(target) if target is not None else ""
         if name:
@@ -365,20 +371,32 @@ class _Scan:
             return
         where = self.text(node)
         if name_node.type == "subscript":
+            base = name_node.child_by_field_name("name")
+            name = self.text(base) if base is not None else self.text(name_node).split("[")[0]
             index = name_node.child_by_field_name("index")
             if index is not None:
                 self.arithmetic(
-                    self.text(index), index.start_byte, where, definite=False, end=scope_end
-                )
-            base = name_node.child_by_field_name("name")
-            name = self.text(base) if base is not None else self.text(name_node).split("[")[0]
+                    self.text(index), index.start_byte, where, definite=False, end=scope_end,
+                    array=name,
+                )  # fmt: skip
         else:
             name = self.text(name_node)
         values: list[Value] = []
         if value is None:
             values.append("")
         elif value.type == "array":
-            values += [self._value(v) for v in value.named_children]
+            for v in value.named_children:
+                text = self.text(v)
+                keyed = re.match(r"\[(.*?)\]\+?=", text, re.S)  # ([N]=value …): N is arithmetic
+                if keyed is None:
+                    values.append(self._value(v))
+                    continue
+                self.arithmetic(
+                    keyed.group(1), v.start_byte + 1, where, definite=False, end=scope_end,
+                    array=name,
+                )  # fmt: skip
+                word = self.words.read(v)
+                values.append(word.text[word.text.find("=") + 1 :] if word.static else None)
         else:
             values.append(self._value(value))
         for v in values:
@@ -410,14 +428,16 @@ class _Scan:
         flags = "".join(
             self.text(c)[1:] for c in node.named_children if self.text(c).startswith("-")
         )
-        if "i" in flags:
+        for flag, names in (("i", self.flow.integers), ("A", self.flow.associative)):
+            if flag not in flags:
+                continue
             for c in node.named_children:
                 if c.type == "variable_name":
-                    self.flow.integers.add(self.text(c))
+                    names.add(self.text(c))
                 elif c.type == "variable_assignment":
                     n = c.child_by_field_name("name")
                     if n is not None:
-                        self.flow.integers.add(self.text(n).split("[")[0])
+                        names.add(self.text(n).split("[")[0])
 
     def command(self, node: Node) -> None:
         name_node = node.child_by_field_name("name")
@@ -548,6 +568,11 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
     for use in flow.uses:
         if (use.name, use.where) in seen:
             continue
+        if use.array and (
+            use.array in flow.associative
+            or (carried is not None and use.array in carried.associative)
+        ):
+            continue  # an associative array's subscript is text, not arithmetic
         seen.add((use.name, use.where))
         values: list[Value] = list(flow.assigned.get(use.name, []))
         from_carried: list[str] = []

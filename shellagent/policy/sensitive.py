@@ -65,6 +65,8 @@ _SAMPLES = (
     "/proc/self/environ",
     "/proc/1/mem",
     "/proc/1/fd/0",
+    "/proc/1/fd",
+    "/proc/1/maps",
     "/proc/1/task/1/environ",
     "/dev/sda",
     "/dev/nvme0n1",
@@ -73,7 +75,14 @@ _SAMPLES = (
 
 
 def classes(path: str, places: Places, *, glob: bool = False) -> frozenset[str]:
-    """``{"secret"}`` when reading ``path`` (a glob when ``glob``) can reveal a secret."""
+    """``{"secret"}`` when reading ``path`` (a glob when ``glob``) can reveal a secret. A
+    brace expansion (``~/.ssh/id_rsa{,.pub}``) is judged by every word it makes."""
+    words = _braces(path)
+    if len(words) > 1:
+        found = [classes(w, places, glob=glob or "*" in w) for w in words[:64]]
+        return frozenset().union(*found)
+    if path.startswith("~/"):
+        path = places.home.rstrip("/") + path[1:]
     if glob and re.search(r"(?<!\\)[*?\[]", path):
         return frozenset({"secret"}) if _glob_reaches_secret(path, places) else frozenset()
     resolved = places.resolve(path)
@@ -109,6 +118,18 @@ def _glob_reaches_secret(pattern: str, places: Places) -> bool:
     # a pattern whose last part is a glob inside a secret directory: ~/.ssh/*, /proc/1/*
     head = resolved.rsplit("/", 1)[0]
     return not re.search(r"(?<!\\)[*?\[]", head) and _secret(head, places) and head != home
+
+
+def _braces(word: str) -> list[str]:
+    """The words ``a{b,c}d`` expands to (the first group, recursively); ``[word]`` when it
+    has none."""
+    m = re.search(r"(?<!\\)\{([^{}]*,[^{}]*)\}", word)
+    if not m:
+        return [word]
+    out: list[str] = []
+    for part in m.group(1).split(","):
+        out += _braces(word[: m.start()] + part + word[m.end() :])
+    return out
 
 
 @lru_cache(maxsize=256)
