@@ -385,17 +385,17 @@ class _Scan:
         if value is None:
             values.append("")
         elif value.type == "array":
-            for v in value.named_children:
-                text = self.text(v)
+            for element in value.named_children:
+                text = self.text(element)
                 keyed = re.match(r"\[(.*?)\]\+?=", text, re.S)  # ([N]=value …): N is arithmetic
                 if keyed is None:
-                    values.append(self._value(v))
+                    values.append(self._value(element))
                     continue
                 self.arithmetic(
-                    keyed.group(1), v.start_byte + 1, where, definite=False, end=scope_end,
-                    array=name,
+                    keyed.group(1), element.start_byte + 1, where, definite=False,
+                    end=scope_end, array=name,
                 )  # fmt: skip
-                word = self.words.read(v)
+                word = self.words.read(element)
                 values.append(word.text[word.text.find("=") + 1 :] if word.static else None)
         else:
             values.append(self._value(value))
