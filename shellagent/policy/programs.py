@@ -274,6 +274,8 @@ def _spec_effects(program: str, args: Args, r: Reading) -> Effects:
     elif reader == "awk":
         for script in r.scripts:
             traits |= awk_program(script)
+            # getline < "FILE" reads it: every string that looks like a path counts
+            reads += [m for m in re.findall(r'"([^"\\\n]*/[^"\\\n]*)"', script)]
         for seen in r.seen:
             if seen.option == "-W" and not all(mawk_w(v.text) for v in seen.values):
                 traits.add("script-file")

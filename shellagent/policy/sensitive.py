@@ -40,12 +40,15 @@ _CLOUD = (
     ".config/hub",
     ".local/share/keyrings",
 )
+# shells' and clients' histories: typed passwords and tokens
+_HISTORY = re.compile(r"^\.[A-Za-z0-9_-]*_history$|^\.lesshst$|^\.viminfo$")
 GETENT_FILES = {"shadow": "/etc/shadow", "gshadow": "/etc/gshadow"}
 # Paths a glob is tried against: one of each kind of secret (``~`` is the home directory).
 _SAMPLES = (
     "~/.ssh/id_rsa",
     "~/.ssh/id_ed25519",
     "~/.ssh/config",
+    "~/.bash_history",
     "~/.gnupg/private-keys-v1.d/k.key",
     "~/.aws/credentials",
     "~/.netrc",
@@ -97,6 +100,8 @@ def _secret(resolved: str, places: Places) -> bool:
         rel = resolved[len(home) + 1 :]
         top = rel.split("/", 1)[0]
         if top in _HOME_SECRET_DIRS and not rel.endswith(".pub"):
+            return True
+        if _HISTORY.match(rel):
             return True
         if rel.startswith(_CLOUD):
             return True
