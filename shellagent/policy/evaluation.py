@@ -70,6 +70,7 @@ _POSITIONAL = re.compile(r"\$(?:[0-9@*#?!$-]|\{[0-9@*]+\})")
 _ASSIGNED_AFTER = re.compile(r"\s*(?:\[[^\]]*\])?\s*=(?!=)")
 _PLAIN_INTEGER = re.compile(r"\s*[-+]?\s*(?:0[xX][0-9A-Fa-f]+|[0-9]+#[0-9A-Za-z@_]+|[0-9]+)\s*")
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])?|[0-9]+")
+_NAMED_FD = re.compile(r"(?<![\w$])\{([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\}(?=[0-9]*[<>])")
 _HEREDOC_ARITH = re.compile(r"\$\(\((.*?)\)\)|\$\[(.*?)\]", re.S)
 # Builtins whose operands (or one option's value) are variable names they set.
 NAME_SETTERS = frozenset({"read", "mapfile", "readarray", "getopts", "printf", "wait", "unset"})
@@ -250,6 +251,13 @@ class _Scan:
                 self.arithmetic(
                     inner, node.start_byte + m.start(), m.group(), definite=False, end=scope_end
                 )
+        if kind in ("redirected_statement", "command"):
+            # {NAME}>file opens a descriptor and stores its number in NAME, for good
+            for m in _NAMED_FD.finditer(self.text(node)):
+                self.flow.assign(m.group(1), INTEGER)
+                self.flow.arith_assigned.append(m.group(1))
+                if m.group(2):
+                    self.subscript_of(m.group(1) + m.group(2), node.start_byte, m.group())
         if kind == "test_command":
             self.test_command(node)
         elif kind == "expansion":
@@ -349,7 +357,11 @@ class _Scan:
         if name:
             self.flow.expanded.add(name)
         where = self.text(node)
-        if "!" in types[:2] and name and not subscripts and not ({"*", "@"} & set(types)):
+        listing = {"*", "@"} & set(types) or any(
+            (i := sub.child_by_field_name("index")) is not None and self.text(i) in ("@", "*")
+            for sub in subscripts
+        )  # ${!prefix*}, ${!a[@]}: names and keys, nothing evaluated
+        if "!" in types[:2] and name and not listing:
             self.use(name, "name", where, node.start_byte)
         if "@" in types:
             after = types.index("@") + 1

@@ -42,6 +42,13 @@ _CLOUD = (
 )
 # shells' and clients' histories: typed passwords and tokens
 _HISTORY = re.compile(r"^\.[A-Za-z0-9_-]*_history$|^\.lesshst$|^\.viminfo$")
+# the same places in anyone's home (/root, /home/bob), and the system's copies of secrets
+_ANY_HOME = re.compile(
+    r"/(\.ssh|\.gnupg|\.password-store|\.local/share/keyrings)(/|$)"
+    r"|/\.(aws/credentials|netrc|git-credentials|pgpass|kube/config|docker/config\.json)$"
+    r"|/\.[A-Za-z0-9_-]*_history$"
+    r"|^/proc/kcore$|^/etc/security/opasswd$|^/var/backups/.*shadow|^/etc/(g?shadow|passwd)[-~]$"
+)
 GETENT_FILES = {"shadow": "/etc/shadow", "gshadow": "/etc/gshadow"}
 # Paths a glob is tried against: one of each kind of secret (``~`` is the home directory).
 _SAMPLES = (
@@ -106,6 +113,8 @@ def _secret(resolved: str, places: Places) -> bool:
         if rel.startswith(_CLOUD):
             return True
     if _TOKEN_FILES.search(resolved):
+        return True
+    if _ANY_HOME.search(resolved) and not resolved.endswith(".pub"):
         return True
     return bool({"secret", "device"} & places.classify(resolved))
 
