@@ -174,6 +174,12 @@ class PolicyEngine:
         self.policy = policy
         self.home = home_of(home)
         self.workspace = str(workspace) if workspace is not None else None
+        # whether the session's starting directory held a .git when the engine was made
+        # (None: the directory is not there to look at). Without one, git there would use
+        # a repository made during the session: a .git, or a bare-repository look-alike.
+        self.starting_repo = (
+            (workspace / ".git").exists() if workspace is not None and workspace.is_dir() else None
+        )
         self.writable = [str(p) for p in writable or []]
         self.always = always if always is not None else AlwaysStore(None)
 
@@ -440,6 +446,13 @@ class PolicyEngine:
         where = "after a cd in the same line" if d.uncertain_cwd else ""
         if not where and (self.workspace is None or places.cwd != self.workspace):
             where = f"in {places.cwd or 'an unknown directory'}"
+        if not where and self.starting_repo is False:
+            return (
+                "no repository was in this directory when the session started: git would use "
+                "one made during the session (a .git or a bare-repository look-alike), whose "
+                "config can name programs (core.fsmonitor, diff drivers, gpg.program) that "
+                "git runs"
+            )
         if not where:
             return ""
         return (
