@@ -306,3 +306,17 @@ def test_git_asks_only_away_from_where_the_session_started(engine: PolicyEngine)
     assert engine.check("git status", ShellState(cwd=WORKSPACE / "sub")).decision == "ask"
     assert engine.check("cd sub && git log", STATE).decision == "ask"
     assert engine.check("cd sub && ls", STATE).decision == "allow"
+
+
+def test_git_asks_where_no_repository_was_when_the_session_started(tmp_path: Path) -> None:
+    # a bare-repository look-alike made in the directory would be the repository git uses
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    engine = PolicyEngine.load(workspace=plain)
+    assert engine.starting_repo is False
+    assert engine.check("git log", ShellState(cwd=plain)).decision == "ask"
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    engine = PolicyEngine.load(workspace=repo)
+    assert engine.check("git log", ShellState(cwd=repo)).decision == "allow"
+    assert engine.check("git --bare log", ShellState(cwd=repo)).decision == "ask"
