@@ -577,6 +577,8 @@ class PolicyEngine:
             database = args.positionals[0].text
             if database in sensitive.GETENT_FILES:
                 read_words.append(sensitive.GETENT_FILES[database])
+        if d.program == "ps" and _ps_shows_environment([w.text for w in d.argv[1:]]):
+            read_words.append("/proc/1/environ")  # BSD-style e: every process's environment
         globs = {w.text for w in args.positionals if w.glob}
         read_classes: set[str] = set()
         for p in read_words:
@@ -790,6 +792,16 @@ def _exports_functions(d: _Draft) -> bool:
     names = [w for w in args if not (w.static and w.text[:1] in "-+")]
     exporting = d.program == "export" or "x" in flags
     return exporting and "f" in flags and "n" not in flags and bool(names)
+
+
+def _ps_shows_environment(words: list[str]) -> bool:
+    """``ps e``, ``ps auxe``: a BSD-style option word with ``e`` (not a value of ``-o`` …)."""
+    takes_value = ("-o", "-O", "-p", "-q", "-u", "-U", "-g", "-G", "-C", "-t", "-s", "--sort")
+    for i, word in enumerate(words):
+        after_option = i > 0 and words[i - 1] in takes_value
+        if not after_option and re.fullmatch(r"[A-Za-z]*e[A-Za-z]*", word):
+            return True
+    return False
 
 
 class _Lazy:
