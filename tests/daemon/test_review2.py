@@ -88,3 +88,40 @@ def test_review_changes_prompts_for_interpreters_processes_and_shell_code(
     assert not (workdir / "notes" / "a.txt").exists()
     assert run.of(ChangesDone)[0].outcome == "applied"
     assert not (workdir / "x.txt").exists() and not (workdir / "y.txt").exists()
+
+
+def test_the_m1_repros_are_not_run_without_an_approval(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    # as the review ran them: no -y, no terminal; each was "allow (read-only)" and ran.
+    # Each payload prints PWNED-42 (computed, so the command line itself never shows it).
+    import subprocess
+
+    run_it = "echo PWNED-$((40+2)) >&2"
+    (workdir / "notes.txt").write_text("hello\n")
+    (workdir / "VERSION").write_text(f"a[$({run_it})]\n")
+    (workdir / "BANNER").write_text(f"$({run_it})\n")
+    subprocess.run(["git", "init", "-q", str(workdir / "vendor")], check=True)
+    config = workdir / "vendor" / ".git" / "config"
+    config.write_text(config.read_text() + f"[core]\n\tfsmonitor = {run_it}; true\n")
+    (workdir / "sub").mkdir()
+    (workdir / "sub" / ".git").write_text(f"gitdir: {workdir / 'vendor' / '.git'}\n")
+    repros = [
+        f"echo '!{run_it}' | dc",
+        f'BASH_CMDS[ls]=/bin/bash; ls -c "{run_it}"',
+        f"sleep 0 & wait -p 'a[$({run_it})]' -n",
+        "read -r v < VERSION; echo $((v))",
+        "read -r v < VERSION; [[ $v -gt 2 ]]",
+        'read -r v < VERSION; s=abc; echo "${s:v}"',
+        'read -r v < VERSION; echo "${a[v]}"',
+        'read -r v < VERSION; test -v "$v"',
+        'read -r v < VERSION; echo "${!v}"',
+        'read -r b < BANNER; echo "${b@P}"',
+        "cd sub && git status",
+    ]
+    model = script(cmd("cat notes.txt"), *(cmd(c) for c in repros), done("x"))
+    run = ask_inprocess("try them", model, workdir, max_turns=len(repros) + 3)
+    verdicts = {p.command: p.decision for p in run.of(Proposed)}
+    assert verdicts["cat notes.txt"] == "allow" and "hello" in run.out  # the control ran
+    assert all(verdicts[c] != "allow" for c in repros), verdicts
+    assert "PWNED-42" not in run.out

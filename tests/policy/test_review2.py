@@ -77,7 +77,7 @@ def _workspace(root: Path) -> Path:
         "notes.txt": "hello\n",
         "in": "b\na\n",
         "VERSION": PAYLOAD + "\n",
-        "BANNER": "\\$(touch pwned_prompt)\n",
+        "BANNER": "$(touch pwned_prompt)\n",
         "prog.dc": "!touch pwned_dc\n",
         ".env": "TOKEN=secret\n",
     }.items():
