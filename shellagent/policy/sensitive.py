@@ -40,13 +40,10 @@ _CLOUD = (
     ".config/hub",
     ".local/share/keyrings",
 )
-# shells' and clients' histories: typed passwords and tokens
-_HISTORY = re.compile(r"^\.[A-Za-z0-9_-]*_history$|^\.lesshst$|^\.viminfo$")
 # the same places in anyone's home (/root, /home/bob), and the system's copies of secrets
 _ANY_HOME = re.compile(
     r"/(\.ssh|\.gnupg|\.password-store|\.local/share/keyrings)(/|$)"
     r"|/\.(aws/credentials|netrc|git-credentials|pgpass|kube/config|docker/config\.json)$"
-    r"|/\.[A-Za-z0-9_-]*_history$"
     r"|^/proc/kcore$|^/etc/security/opasswd$|^/var/backups/.*shadow|^/etc/(g?shadow|passwd)[-~]$"
 )
 GETENT_FILES = {"shadow": "/etc/shadow", "gshadow": "/etc/gshadow"}
@@ -55,7 +52,6 @@ _SAMPLES = (
     "~/.ssh/id_rsa",
     "~/.ssh/id_ed25519",
     "~/.ssh/config",
-    "~/.bash_history",
     "~/.gnupg/private-keys-v1.d/k.key",
     "~/.aws/credentials",
     "~/.netrc",
@@ -107,8 +103,6 @@ def _secret(resolved: str, places: Places) -> bool:
         rel = resolved[len(home) + 1 :]
         top = rel.split("/", 1)[0]
         if top in _HOME_SECRET_DIRS and not rel.endswith(".pub"):
-            return True
-        if _HISTORY.match(rel):
             return True
         if rel.startswith(_CLOUD):
             return True
