@@ -45,6 +45,9 @@ _ANY_HOME = re.compile(
     r"/(\.ssh|\.gnupg|\.password-store|\.local/share/keyrings)(/|$)"
     r"|/\.(aws/credentials|netrc|git-credentials|pgpass|kube/config|docker/config\.json)$"
     r"|^/proc/kcore$|^/etc/security/opasswd$|^/var/backups/.*shadow|^/etc/(g?shadow|passwd)[-~]$"
+    # raw devices beyond disks and memory: keyboards and mice (keystrokes), SCSI generic,
+    # tapes, TPM, NVRAM
+    r"|^/dev/(input/|hidraw|sg[0-9]|st[0-9]|nst[0-9]|tpm|nvram|uinput|mtd|ubi)"
 )
 GETENT_FILES = {"shadow": "/etc/shadow", "gshadow": "/etc/gshadow"}
 # Paths a glob is tried against: one of each kind of secret (``~`` is the home directory).
