@@ -298,12 +298,24 @@ def join_continuations(source: str) -> str:
 
 
 def _check_tokens(root: Node, parsed: Parsed) -> None:
-    """Catch what tree-sitter accepts but bash rejects: ``;;`` outside a case statement."""
+    """Catch what tree-sitter accepts but bash reads otherwise: ``;;`` outside a case
+    statement, and a simple command whose words run across a line break (tree-sitter-bash
+    joins ``ls | ls | ls`` NEWLINE ``rm -rf ~ && ls`` into one command ``ls rm -rf ~``,
+    where bash runs ``rm``; backslash-newline pairs are joined before parsing)."""
     stack = [root]
+    source = root.text or b""
     while stack:
         node = stack.pop()
         if node.type == ";;" and (node.parent is None or node.parent.type not in ("case_item",)):
             parsed.errors.append(f"unexpected ';;' at line {node.start_point[0] + 1}")
+        if node.type == "command":
+            for before, after in zip(node.children, node.children[1:], strict=False):
+                if b"\n" in source[before.end_byte : after.start_byte]:
+                    parsed.errors.append(
+                        f"syntax error: a command runs on past the end of line "
+                        f"{before.end_point[0] + 1}, as bash would not read it"
+                    )
+                    break
         stack.extend(node.children)
 
 

@@ -320,3 +320,13 @@ def test_git_asks_where_no_repository_was_when_the_session_started(tmp_path: Pat
     engine = PolicyEngine.load(workspace=repo)
     assert engine.check("git log", ShellState(cwd=repo)).decision == "allow"
     assert engine.check("git --bare log", ShellState(cwd=repo)).decision == "ask"
+
+
+def test_a_command_tree_sitter_runs_across_a_line_break_is_never_allowed(
+    engine: PolicyEngine,
+) -> None:
+    # tree-sitter-bash reads this as `ls rm -rf ~`; bash runs `rm -rf ~` on the second line
+    decision = engine.check("ls | ls | ls\nrm -rf ~ && ls", STATE)
+    assert decision.decision != "allow"
+    assert any("past the end of line 1" in r for r in decision.reasons)
+    assert engine.check("for i in 1 2; do\n  echo $i\ndone", STATE).decision == "allow"
