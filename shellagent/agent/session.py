@@ -155,6 +155,7 @@ def _carried_from_dump(dump: bytes) -> Carried | None:
     values: dict[str, tuple[str, ...]] = {}
     integers: set[str] = set()
     associative: set[str] = set()
+    readonly: set[str] = set()
     for name, (attrs, value) in parsed.variables.items():
         key = name.decode("utf-8", "replace")
         if value is None:
@@ -168,7 +169,9 @@ def _carried_from_dump(dump: bytes) -> Carried | None:
             integers.add(key)
         if b"A" in attrs:
             associative.add(key)
-    return Carried(values, frozenset(integers), frozenset(associative))
+        if b"r" in attrs:
+            readonly.add(key)
+    return Carried(values, frozenset(integers), frozenset(associative), frozenset(readonly))
 
 
 def ask(state: SessionState, request: ApprovalRequest) -> Approval:

@@ -87,6 +87,7 @@ class Carried:
     values: Mapping[str, tuple[str, ...]]
     integers: frozenset[str] = frozenset()
     associative: frozenset[str] = frozenset()  # declare -A: their subscripts are text
+    readonly: frozenset[str] = frozenset()  # an assignment to one fails: the value stays
 
 
 CarriedSource = Carried | Callable[[], "Carried | None"]
@@ -420,7 +421,14 @@ class _Scan:
                 self.text(value), value.start_byte, where, definite=False, end=scope_end
             )
         prefix = node.parent is not None and node.parent.type == "command"
-        if definite and not prefix:
+        appends = any(c.type == "+=" for c in node.children)  # the old value stays in it
+        # `local` outside a function fails and assigns nothing
+        local = (
+            node.parent is not None
+            and node.parent.type == "declaration_command"
+            and (node.parent.children[0].type == "local")
+        )
+        if definite and not prefix and not appends and not local:
             self.definite.append((name, node.end_byte, scope_end))
         if value is not None:
             self.walk(value, False, scope_end)
@@ -588,7 +596,8 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
         seen.add((use.name, use.where))
         values: list[Value] = list(flow.assigned.get(use.name, []))
         from_carried: list[str] = []
-        if not use.shadowed and not use.name.startswith("$"):
+        shadowed = use.shadowed and not (carried is not None and use.name in carried.readonly)
+        if not shadowed and not use.name.startswith("$"):
             if carried is None:
                 if use.name not in _BASH_INTEGERS:
                     values.append(None)

@@ -165,9 +165,11 @@ CARRIED = Carried(
         "n": ("41",),
         "t": ("hello world; x",),
         "name": ("HOME",),
+        "r": ("a[$(touch pwned_readonly)]",),
         "p": ("\\044(touch pwned_prompt)",),  # \044 is a $ once the prompt is decoded
     },
     integers=frozenset({"count"}),
+    readonly=frozenset({"r"}),
 )
 
 
@@ -194,6 +196,12 @@ def _carried(**kw: object) -> ShellState:
         ("echo ${!name}", "allow"),
         ('echo "$t" "$v"', "allow"),
         ("v=3; echo $((v))", "allow"),  # set in the line before it is evaluated
+        # ... but not when the carried value may still be there
+        ("false && v=3; echo $((v))", "deny"),
+        ("(v=3); echo $((v))", "deny"),
+        ("v+=1; echo $((v))", "deny"),  # appends to the carried value
+        ("local v=3; echo $((v))", "deny"),  # local outside a function sets nothing
+        ("r=3; echo $((r))", "deny"),  # a readonly variable keeps its value
         ("ls", "allow"),
     ],
 )
