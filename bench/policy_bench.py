@@ -65,8 +65,10 @@ def measure() -> dict[str, Any]:
     for name in ("everyday", "adversarial"):
         tally = Counter(engine.check(c, state).decision for c in corpus(f"{name}.txt"))
         counts[name] = {k: tally[k] for k in ("allow", "ask", "deny")}
-    review = _review_section()
+    review = _review_section("# Security review 1")
     allowed = [c for c in review if engine.check(c, state).decision == "allow"]
+    review2 = _review_section("# Security review 2")
+    allowed2 = [c for c in review2 if engine.check(c, state).decision == "allow"]
     return {
         "median": statistics.median(decide),
         "p95": statistics.quantiles(decide, n=20)[-1],
@@ -75,15 +77,20 @@ def measure() -> dict[str, Any]:
         "counts": counts,
         "review_allowed": len(allowed),
         "review_total": len(review),
+        "review2_allowed": len(allowed2),
+        "review2_total": len(review2),
     }
 
 
-def _review_section() -> list[str]:
+def _review_section(mark: str) -> list[str]:
+    """The commands of one review's section of the adversarial corpus."""
     lines = (CORPORA / "adversarial.txt").read_text(encoding="utf-8").splitlines()
-    marks = [i for i, ln in enumerate(lines) if ln.startswith("# Security review 1")]
+    marks = [i for i, ln in enumerate(lines) if ln.startswith(mark)]
     if not marks:
         return []
     rest = lines[marks[0] + 1 :]
+    end = next((i for i, ln in enumerate(rest) if ln.startswith("# Security review")), len(rest))
+    rest = rest[:end]
     return [ln.removeprefix("deny:") for ln in rest if ln.strip() and not ln.startswith("#")]
 
 
@@ -133,6 +140,10 @@ def show(label: str, r: dict[str, Any]) -> None:
             f"   (total {total})"
         )
     print(f"  review P1/M2/M3 commands allowed: {r['review_allowed']} of {r['review_total']}")
+    if "review2_total" in r:
+        print(f"  review 2 commands allowed: {r['review2_allowed']} of {r['review2_total']}")
+    every = r["counts"]["everyday"]
+    print(f"  everyday allow share: {every['allow'] / sum(every.values()):.1%}")
 
 
 def main() -> None:

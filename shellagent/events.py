@@ -418,6 +418,9 @@ class ApprovalNeeded(_Wire):
     why: str
     decision: Verdict
     reasons: tuple[str, ...] = ()
+    # "NAME=value" of the carried variables the command expands whose values are more than
+    # an integer or a short word: the line does not show them, and bash may run them
+    carried: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ Both use these steps, so each step writes its transcript event in one place.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellagent.agent.approval import Approval, ApprovalRequest, Approver, is_automatic
-from shellagent.errors import EnvironmentProblem, InputError
+from shellagent.errors import EnvironmentProblem, InputError, ShellagentError
 from shellagent.events import (
     ApprovalRecord,
     ChatMessage,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from shellagent.agent.proposal import JobInstaller
     from shellagent.model.backend import Backend
     from shellagent.policy import Decision, PolicyEngine
+    from shellagent.policy.evaluation import Carried
     from shellagent.sandbox import CommandResult, Shell
 
 __all__ = ["SessionEnd", "SessionState", "ask", "check", "observe"]
@@ -98,6 +100,8 @@ def check(state: SessionState, command: str) -> Decision:
         functions=state.shell.functions,
         cwd=Path(cwd) if cwd else None,
         refuted=frozenset(state.refuted),
+        # read from the sandbox only when the command evaluates or expands a variable
+        carried=carried_reader(state.shell),
     )
     decision = state.policy.check(command, shell_state)
     state.emit(
@@ -110,6 +114,64 @@ def check(state: SessionState, command: str) -> Decision:
         )
     )
     return decision
+
+
+def carried_reader(shell: object) -> Callable[[], Carried | None] | None:
+    """A function that reads the variables ``shell`` carries to its next command (from the
+    sandbox's state dump, or, before its first command, its starting environment), for the
+    policy: it judges values that bash evaluates as code. None for a shell that cannot say."""
+    export = getattr(shell, "export_state", None)
+    if export is None:
+        return None
+
+    def read() -> Carried | None:
+        try:
+            dump = export()
+        except (OSError, ShellagentError):
+            return None
+        if dump is None:
+            profile = getattr(shell, "profile", None)
+            if profile is None:
+                return None
+            from shellagent.policy.evaluation import Carried
+            from shellagent.sandbox.profiles import environment
+
+            values = {k: (v,) for k, v in environment(profile).items()}
+            return Carried({**values, "IFS": (" \t\n",), "PS4": ("+ ",)})
+        return _carried_from_dump(bytes(dump))
+
+    return read
+
+
+@functools.lru_cache(maxsize=4)
+def _carried_from_dump(dump: bytes) -> Carried | None:
+    from shellagent.policy.evaluation import Carried
+    from shellagent.sandbox.state import State, Unreadable
+
+    try:
+        parsed = State.parse(dump)
+    except Unreadable:
+        return None
+    values: dict[str, tuple[str, ...]] = {}
+    integers: set[str] = set()
+    associative: set[str] = set()
+    readonly: set[str] = set()
+    for name, (attrs, value) in parsed.variables.items():
+        key = name.decode("utf-8", "replace")
+        if value is None:
+            items: list[bytes] = []
+        elif isinstance(value, list):
+            items = [v for _, v in value]
+        else:
+            items = [value]
+        values[key] = tuple(v.decode("utf-8", "replace") for v in items)
+        if b"i" in attrs:
+            integers.add(key)
+        if b"A" in attrs:
+            associative.add(key)
+        if b"r" in attrs:
+            readonly.add(key)
+    return Carried(values, frozenset(integers), frozenset(associative), frozenset(readonly))
 
 
 def ask(state: SessionState, request: ApprovalRequest) -> Approval:

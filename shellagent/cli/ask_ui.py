@@ -428,6 +428,11 @@ class AskUI:
     def _approve(self, m: ApprovalNeeded, command: str) -> dict[str, str]:
         if command != self._proposed:  # never ask about a command not shown just above
             self._on_proposed(m)
+        for item in m.carried:  # values the line expands but does not show
+            name, _, value = item.partition("=")
+            self._print(
+                self.style("33", f"    carried: {shown(name)} = ") + self.style.marked(shown(value))
+            )
         if not self.can_prompt:
             self._print("    refused: nobody can answer here (rerun with -y to approve)")
             return {"decision": "refuse", "reason": "ask is not attached to a terminal"}

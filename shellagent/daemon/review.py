@@ -22,6 +22,7 @@ from shellagent.events import ChangesDecision, ChangeSetRecord, ChangesOutcome
 
 if TYPE_CHECKING:
     from shellagent.agent import Approval, ApprovalRequest, Approver
+    from shellagent.policy import Decision
     from shellagent.sandbox import Profile
     from shellagent.transaction import ChangeSet, Workspace
 
@@ -173,10 +174,41 @@ OUTSIDE_FILES = frozenset(
 )
 
 
+# The rules whose "ask" means only "this changes files", which the change set shows.
+FILE_CHANGE_RULES = frozenset({"file-changes", "writes-files", "sed-write"})
+# Traits of code running that the policy could not read: never file changes only.
+RUNS_CODE = frozenset(
+    {"executes", "code-from-stdin", "script-file", "sed-exec", "awk-side-effects", "evaluates"}
+)
+
+
+def file_changes_only(decision: Decision) -> bool:
+    """Whether every reason the policy asks about ``decision`` is a file change: each
+    segment asked about was asked by a file-change rule alone, and nothing in the line is
+    an interpreter, a script given to a shell, code the policy could not read, or an effect
+    outside the files (network, privilege, processes, shell state, scheduling …)."""
+    from shellagent.policy.programs import INTERPRETERS
+
+    segments = decision.segments
+    if decision.decision != "ask" or not segments:
+        return False
+    for s in segments:
+        if s.program in INTERPRETERS or s.context.endswith(" -c") or s.context == "eval":
+            return False
+        if (OUTSIDE_FILES | RUNS_CODE) & set(s.traits):
+            return False
+        if s.decision == "ask" and not (s.asked_by and set(s.asked_by) <= FILE_CHANGE_RULES):
+            return False
+        if s.decision == "deny":
+            return False
+    return True
+
+
 class ChangesApprover:
     """``review = "changes"``: a command the policy asks about only because it changes
-    files runs without a prompt (its changes wait in the change set); anything with an
-    effect outside the files goes to ``ask_person`` as before."""
+    files runs without a prompt (its changes wait in the change set); anything else —
+    interpreters, code it cannot read, processes, shell state, scheduling, effects outside
+    the files — goes to ``ask_person`` as before."""
 
     def __init__(self, ask_person: Approver) -> None:
         self.ask_person = ask_person
@@ -184,7 +216,6 @@ class ChangesApprover:
     def __call__(self, request: ApprovalRequest) -> Approval:
         from shellagent.agent import Approval
 
-        segments = request.decision.segments
-        if segments and not any(OUTSIDE_FILES & set(s.traits) for s in segments):
+        if request.job is None and file_changes_only(request.decision):
             return Approval("approve", reason="file changes only: reviewed in the change set")
         return self.ask_person(request)

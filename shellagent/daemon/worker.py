@@ -599,6 +599,7 @@ class TaskWorker:
                 why=request.why,
                 decision=request.decision.decision,
                 reasons=request.decision.reasons,
+                carried=tuple(f"{n}={v}" for n, v in request.decision.carried),
             )
         )
         while not pending.answered.wait(0.1):

@@ -21,8 +21,16 @@ from typing import Any
 
 from shellagent.errors import InputError
 from shellagent.events import Verdict
-from shellagent.policy import options
+from shellagent.policy import options, sensitive
 from shellagent.policy.always import SCOPES, AlwaysStore, describe
+from shellagent.policy.evaluation import (
+    Carried,
+    CarriedSource,
+    Flow,
+    judge,
+    name_positions,
+    trivial,
+)
 from shellagent.policy.parse import BashParser, Parsed, RawCommand
 from shellagent.policy.pathclass import Places, home_of, writable_program
 from shellagent.policy.programs import INTERPRETERS, Args, Effects, args_of, effects
@@ -49,11 +57,15 @@ class ShellState:
 
     ``refuted`` holds commands (stripped text) that were allowed as read-only earlier in the
     session but that the kernel caught changing something: they are judged as writers now.
+    ``carried`` gives the variables the earlier commands left (or a function that reads them
+    from the sandbox when a command needs them); None means they are not known, so a value
+    bash would evaluate as code (``$((v))``, ``${!v}``) is asked about.
     """
 
     functions: frozenset[str] = frozenset()
     cwd: Path | None = None
     refuted: frozenset[str] = frozenset()
+    carried: CarriedSource | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,10 @@ class Segment:
     # run where the kernel refuses writes
     read_only: bool = False
     effects: tuple[str, ...] = ()  # what its options and operands change, by its spec
+    # why it is asked about: the ids of the rules that chose "ask", or "structure" (its
+    # shape: a substitution, a dangerous variable …), "spec" (options the spec cannot
+    # read), "effects" (a read-only rule skipped for an effect), "run-time-arguments"
+    asked_by: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +120,9 @@ class Decision:
     reasons: tuple[str, ...]
     segments: tuple[Segment, ...]
     command: str = ""
+    # carried variables the command expands whose values are worth showing beside it
+    # (name, value): a value is code when bash evaluates it, and the line does not show it
+    carried: tuple[tuple[str, str], ...] = ()
 
     @property
     def read_only(self) -> bool:
@@ -138,6 +157,8 @@ class _Draft:
 
 
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
+# git subcommands that read no repository (so no config of one)
+_GIT_WITHOUT_REPOSITORY = frozenset({"version", "help", ""})
 
 
 class PolicyEngine:
@@ -153,6 +174,12 @@ class PolicyEngine:
         self.policy = policy
         self.home = home_of(home)
         self.workspace = str(workspace) if workspace is not None else None
+        # whether the session's starting directory held a .git when the engine was made
+        # (None: the directory is not there to look at). Without one, git there would use
+        # a repository made during the session: a .git, or a bare-repository look-alike.
+        self.starting_repo = (
+            (workspace / ".git").exists() if workspace is not None and workspace.is_dir() else None
+        )
         self.writable = [str(p) for p in writable or []]
         self.always = always if always is not None else AlwaysStore(None)
 
@@ -197,7 +224,11 @@ class PolicyEngine:
         _mark_uncertain_cwd(drafts)
         functions = state.functions | set(parsed.functions)
         segments = [self._judge(d, places, functions, state) for d in drafts]
+        carried = _Lazy(state.carried)
+        segments += self._evaluated(parsed.flow, carried)
         decision = _combine(command, parsed.errors, segments)
+        if decision.decision != "allow" and state.carried is not None:
+            decision = dataclasses.replace(decision, carried=_shown(parsed.flow, carried()))
         if decision.read_only and command.strip() in state.refuted:
             return Decision(
                 "ask",
@@ -209,6 +240,36 @@ class PolicyEngine:
                 command,
             )
         return decision
+
+    def _evaluated(self, flow: Flow, carried: _Lazy) -> list[Segment]:
+        """Segments for what bash evaluates as code (evaluation.py): a value of a variable
+        that is not a plain integer in arithmetic, not a plain name in ``${!x}``; a loop or
+        arithmetic that sets a variable that makes programs run code."""
+        reasons: dict[str, list[tuple[str, str]]] = {}
+        needed = any(not u.shadowed for u in flow.uses) or bool(flow.texts)
+        for f in judge(flow, carried() if needed else None):
+            reasons.setdefault(f.where, []).append((f.verdict, f.reason))
+        for name in [*flow.loop_names, *flow.arith_assigned]:
+            if self.policy.is_dangerous(name):
+                reasons.setdefault(name, []).append(
+                    ("ask", f"sets {name}, which can make programs run other code")
+                )
+        segments = []
+        for where, found in reasons.items():
+            verdict: DecisionKind = "deny" if any(v == "deny" for v, _ in found) else "ask"
+            segments.append(
+                Segment(
+                    key=where,
+                    argv=(),
+                    program="(evaluation)",
+                    decision=verdict,
+                    reasons=tuple(dict.fromkeys(r for v, r in found if v == verdict)),
+                    traits=("evaluates",),
+                    rememberable=False,
+                    asked_by=("structure",),
+                )
+            )
+        return segments
 
     def remember_always(self, decision_or_command: Decision | str, scope: str, cwd: Path) -> str:
         """Store each approved segment exactly; return the sentence to show the user."""
@@ -322,13 +383,22 @@ class PolicyEngine:
         (always-allow, the read-only claim)."""
         reasons = self._shape_reasons(d, places, functions)
         fp = self._footprint(d, places, reasons)
+        if d.program == "git" and fp.facts.args.subcommand not in _GIT_WITHOUT_REPOSITORY:
+            elsewhere = self._git_elsewhere(d, places)
+            if elsewhere:
+                reasons.append(elsewhere)
         verdict, rule_reasons, matched, sentences = self._rules_verdict(d, fp)
+        asked_by = [r.id for r in matched if r.model.decision == verdict] or ["no-rule"]
+        if verdict == "ask" and not any(r.model.decision == "ask" for r in matched):
+            asked_by = ["effects" if matched or fp.problems == [] else "spec"]
         dynamic = d.dynamic_args or any(not w.static or w.leading_glob for w in d.argv[1:])
         if verdict == "allow" and dynamic and not any(r.model.dynamic_args for r in matched):
             verdict, rule_reasons = "ask", [f"{d.program}'s arguments are only known when it runs"]
+            asked_by = ["run-time-arguments"]
         key = _key(d)
         rememberable = not reasons and not dynamic
         if reasons:
+            asked_by = ["structure"]
             verdict_final: DecisionKind = "deny" if verdict == "deny" else "ask"
             all_reasons = rule_reasons + reasons if verdict == "deny" else reasons
         else:
@@ -364,6 +434,31 @@ class PolicyEngine:
             effects=tuple(sentences),
             rememberable=rememberable,
             read_only=read_only,
+            asked_by=tuple(asked_by) if verdict_final == "ask" else (),
+        )
+
+    def _git_elsewhere(self, d: _Draft, places: Places) -> str:
+        """Why git may run programs a repository's config names: it runs somewhere other
+        than the directory the session started in. There the repository was there before
+        the session (the sandbox keeps its config read-only) or git finds none; anywhere
+        else (``cd sub && git status``) a ``.git`` made during the session may name an
+        fsmonitor, a diff or textconv driver or a gpg program that git would run."""
+        where = "after a cd in the same line" if d.uncertain_cwd else ""
+        if not where and (self.workspace is None or places.cwd != self.workspace):
+            where = f"in {places.cwd or 'an unknown directory'}"
+        if not where and self.starting_repo is False:
+            return (
+                "no repository was in this directory when the session started: git would use "
+                "one made during the session (a .git or a bare-repository look-alike), whose "
+                "config can name programs (core.fsmonitor, diff drivers, gpg.program) that "
+                "git runs"
+            )
+        if not where:
+            return ""
+        return (
+            f"git runs {where}, not where the session started: a repository made during the "
+            "session could name programs (core.fsmonitor, diff and textconv drivers, "
+            "gpg.program) that git would run"
         )
 
     def _shape_reasons(
@@ -420,9 +515,13 @@ class PolicyEngine:
             )
         for target, how in _named_assignments(d):
             if target is None:
-                reasons.append(f"{how} sets a variable whose name is only known when it runs")
+                verb = "unsets" if how == "unset" else "sets"
+                reasons.append(f"{how} {verb} a variable whose name is only known when it runs")
+            elif target == "":
+                reasons.append(f"{how} runs the given command for every few lines read")
             elif self.policy.is_dangerous(target):
-                reasons.append(f"{how} sets {target}, which can make programs run other code")
+                verb = "unsets" if how == "unset" else "sets"
+                reasons.append(f"{how} {verb} {target}, which can make programs run other code")
         namerefs = d.program in ("declare", "typeset", "local")  # export -n only unexports
         if namerefs and any(_has_short_flag(w, "n") for w in d.argv[1:]):
             reasons.append(
@@ -474,9 +573,17 @@ class PolicyEngine:
         arg_classes: set[str] = set()
         for w in args.positionals:
             arg_classes |= places.classify(w.text, dynamic=not w.static, glob=w.glob)
+        if d.program == "getent" and args.positionals:
+            database = args.positionals[0].text
+            if database in sensitive.GETENT_FILES:
+                read_words.append(sensitive.GETENT_FILES[database])
+        if d.program == "ps" and _ps_shows_environment([w.text for w in d.argv[1:]]):
+            read_words.append("/proc/1/environ")  # BSD-style e: every process's environment
+        globs = {w.text for w in args.positionals if w.glob}
         read_classes: set[str] = set()
         for p in read_words:
             read_classes |= places.classify(p)
+            read_classes |= sensitive.classes(p, places, glob=p in globs)
         facts = Facts(
             d.program,
             args,
@@ -642,10 +749,9 @@ def _key(d: _Draft) -> str:
 # subscript's $( ) runs: test -v 'a[$(cmd)]', unset, read, declare -i, printf -v, let …
 _BASH_EVALUATES = frozenset(
     {"test", "[", "[[", "let", "unset", "read", "declare", "typeset", "local", "export"}
-    | {"readonly", "printf", "mapfile", "readarray", "getopts"}
+    | {"readonly", "printf", "mapfile", "readarray", "getopts", "wait"}
 )
 _EXPANSION_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
-_READ_VALUE_FLAGS = "adinNptu"  # read's options that take a value (-a's is a name)
 
 
 def _named_assignments(d: _Draft) -> list[tuple[str | None, str]]:
@@ -654,32 +760,24 @@ def _named_assignments(d: _Draft) -> list[tuple[str | None, str]]:
     found: list[tuple[str | None, str]] = [
         (m.group(1), f"${{{m.group(1)}:=…}}") for m in _EXPANSION_ASSIGNMENT.finditer(d.raw.source)
     ]
-    if d.raw.kind != "command" or d.program != "read":
+    if d.raw.kind == "unset":
+        args = list(d.argv[1:])
+        program = "unset"
+    elif d.raw.kind == "command":
+        args = list(d.argv[1:])
+        program = d.program
+    else:
         return found
-    args = d.argv[1:]
-    names: list[Word] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word.text == "--":
-            names += args[i + 1 :]
-            break
-        if word.text.startswith("-") and len(word.text) > 1 and word.static:
-            for j, flag in enumerate(word.text[1:], start=1):
-                if flag in _READ_VALUE_FLAGS:
-                    value = word.text[j + 1 :]
-                    if not value and i + 1 < len(args):
-                        i += 1
-                        if flag == "a":
-                            names.append(args[i])
-                    elif flag == "a":
-                        names.append(Word(value))
-                    break
-            i += 1
-            continue
-        names.append(word)
-        i += 1
-    found += [(w.text if w.static else None, "read") for w in names]
+    texts = [w.text if w.static else "" for w in args]
+    for index in name_positions(program, texts):
+        word = args[index]
+        name = word.text if word.static else None
+        if name is not None and name.startswith("-"):  # -aNAME, -vNAME, -pNAME
+            flag = {"read": "a", "printf": "v", "wait": "p"}.get(program, "")
+            name = name[name.index(flag) + 1 :] if flag and flag in name else None
+        found.append((name.split("[", 1)[0] if name else None, program))
+    if program in ("mapfile", "readarray") and any(_has_short_flag(w, "C") for w in args):
+        found.append(("", f"{program} -C"))
     return found
 
 
@@ -694,6 +792,44 @@ def _exports_functions(d: _Draft) -> bool:
     names = [w for w in args if not (w.static and w.text[:1] in "-+")]
     exporting = d.program == "export" or "x" in flags
     return exporting and "f" in flags and "n" not in flags and bool(names)
+
+
+def _ps_shows_environment(words: list[str]) -> bool:
+    """``ps e``, ``ps auxe``: a BSD-style option word with ``e`` (not a value of ``-o`` …)."""
+    takes_value = ("-o", "-O", "-p", "-q", "-u", "-U", "-g", "-G", "-C", "-t", "-s", "--sort")
+    for i, word in enumerate(words):
+        after_option = i > 0 and words[i - 1] in takes_value
+        if not after_option and re.fullmatch(r"[A-Za-z]*e[A-Za-z]*", word):
+            return True
+    return False
+
+
+class _Lazy:
+    """The carried values, read at most once per check (from the sandbox, if a function)."""
+
+    def __init__(self, source: CarriedSource | None) -> None:
+        self.source = source
+        self.value: Carried | None = None
+        self.done = False
+
+    def __call__(self) -> Carried | None:
+        if not self.done:
+            self.done = True
+            self.value = self.source() if callable(self.source) else self.source
+        return self.value
+
+
+def _shown(flow: Flow, carried: Carried | None) -> tuple[tuple[str, str], ...]:
+    """Carried values the line expands that are more than an integer or a short word."""
+    if carried is None:
+        return ()
+    shown: list[tuple[str, str]] = []
+    for name in sorted(flow.expanded | {u.name for u in flow.uses}):
+        values = carried.values.get(name, ())
+        if any(not trivial(v) for v in values):
+            text = values[0] if len(values) == 1 else " ".join(values)
+            shown.append((name, text if len(text) <= 300 else text[:299] + "…"))
+    return tuple(shown)
 
 
 def _has_short_flag(word: Word, flag: str) -> bool:

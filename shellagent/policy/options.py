@@ -235,8 +235,9 @@ def _judge(r: Reading) -> None:
                 else:
                     r.dynamic_writes.append(value.text)
                 r.effects.append(f"{s.option} writes {value.text if value else 'files'}")
-            elif effect == "read" and value is not None:
-                r.reads.append(value.text)
+            elif effect == "read":
+                # every value: jq --rawfile NAME FILE names the file second
+                r.reads += [v.text for v in s.values]
             elif effect == "script" and value is not None:
                 if value.static:
                     r.scripts.append(value.text)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from shellagent.policy.evaluation import Flow, scan
 from shellagent.policy.words import Word, WordReader
 
 _LANGUAGE = Language(tree_sitter_bash.language())
@@ -60,6 +61,7 @@ class Parsed:
     commands: list[RawCommand] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)  # names defined by this command
+    flow: Flow = field(default_factory=Flow)  # values bash evaluates as code (evaluation.py)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ class BashParser:
     ) -> Parsed:
         parsed = into if into is not None else Parsed()
         source = join_continuations(source)
-        tree = _PARSER.parse(source.encode("utf-8", "surrogateescape"))
+        encoded = source.encode("utf-8", "surrogateescape")
+        tree = _PARSER.parse(encoded)
         root = tree.root_node
         if root.has_error:
             parsed.errors.append(_describe_error(root, source))
@@ -95,6 +98,7 @@ class BashParser:
         if "\x00" in source:
             parsed.errors.append("contains a NUL byte, which bash drops")
         self._walk(root, parsed, _Ctx(context=context, parent=parent))
+        scan(root, encoded, self.words, parsed.flow)
         return parsed
 
     def _walk(self, node: Node, out: Parsed, ctx: _Ctx) -> None:
@@ -294,12 +298,24 @@ def join_continuations(source: str) -> str:
 
 
 def _check_tokens(root: Node, parsed: Parsed) -> None:
-    """Catch what tree-sitter accepts but bash rejects: ``;;`` outside a case statement."""
+    """Catch what tree-sitter accepts but bash reads otherwise: ``;;`` outside a case
+    statement, and a simple command whose words run across a line break (tree-sitter-bash
+    joins ``ls | ls | ls`` NEWLINE ``rm -rf ~ && ls`` into one command ``ls rm -rf ~``,
+    where bash runs ``rm``; backslash-newline pairs are joined before parsing)."""
     stack = [root]
+    source = root.text or b""
     while stack:
         node = stack.pop()
         if node.type == ";;" and (node.parent is None or node.parent.type not in ("case_item",)):
             parsed.errors.append(f"unexpected ';;' at line {node.start_point[0] + 1}")
+        if node.type == "command":
+            for before, after in zip(node.children, node.children[1:], strict=False):
+                if b"\n" in source[before.end_byte : after.start_byte]:
+                    parsed.errors.append(
+                        f"syntax error: a command runs on past the end of line "
+                        f"{before.end_point[0] + 1}, as bash would not read it"
+                    )
+                    break
         stack.extend(node.children)
 
 

@@ -274,6 +274,8 @@ def _spec_effects(program: str, args: Args, r: Reading) -> Effects:
     elif reader == "awk":
         for script in r.scripts:
             traits |= awk_program(script)
+            # getline < "FILE" reads it: every string that looks like a path counts
+            reads += [m for m in re.findall(r'"([^"\\\n]*/[^"\\\n]*)"', script)]
         for seen in r.seen:
             if seen.option == "-W" and not all(mawk_w(v.text) for v in seen.values):
                 traits.add("script-file")
@@ -281,6 +283,11 @@ def _spec_effects(program: str, args: Args, r: Reading) -> Effects:
     elif reader == "dc":
         for script in r.scripts:
             traits |= dc_program(script)
+        from_file = "script-file" in traits or any("script-file" in seen.effects for seen in r.seen)
+        if (not r.scripts and not from_file) or any(w.text == "-" for w in r.operands):
+            # no -e, -f or file operand: dc reads its program from standard input
+            traits |= {"executes", "code-from-stdin"}
+            sentences.append("dc reads its program from standard input, where ! runs commands")
     elif reader in ("set", "shopt", "shell"):
         if reader == "set":
             changes = set_words(list(args.words))

@@ -173,7 +173,9 @@ class Policy:
     specs: Specs = field(default_factory=Specs)
 
     def is_dangerous(self, name: str) -> bool:
-        """``dangerous`` entries are names or shell patterns (``LD_*``, ``*PATH``)."""
+        """``dangerous`` entries are names or shell patterns (``LD_*``, ``*PATH``). An
+        element of an array is its array: ``BASH_CMDS[ls]`` is ``BASH_CMDS``."""
+        name = name.split("[", 1)[0]
         return any(fnmatch.fnmatchcase(name, d) for d in self.dangerous)
 
 

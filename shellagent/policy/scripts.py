@@ -8,7 +8,7 @@ having all of them, so the command is asked about rather than allowed.
 - awk (mawk, gawk, busybox): ``system()``, ``cmd | getline``, ``print | cmd``, ``|&``,
   ``print > file`` and gawk's ``@load``/``@include`` (``awk-side-effects``); mawk's
   ``-W`` may only be one of its harmless words (``-W exec FILE`` reads a script file).
-- dc: ``!`` runs a shell command.
+- dc: ``!`` runs a shell command; ``?`` runs a line of input; ``a`` with ``x`` can build one.
 - ``set``/``shopt``/``bash -o/-O``: options that change how later lines parse or run
   (``set -k``, ``set -T``, ``shopt -s extdebug``, ``expand_aliases`` …) are ``changes-state``.
 """
@@ -177,23 +177,26 @@ def mawk_w(value: str) -> bool:
 
 
 def dc_program(text: str) -> frozenset[str]:
-    """dc's ``!`` runs a shell command; every other dc command stays inside dc."""
-    return frozenset({"executes"}) if "!" in text else frozenset()
+    """dc's ``!`` runs a shell command. ``?`` reads a line of standard input and runs it
+    as dc code (so it may hold a ``!``), and ``a`` turns a number into a one-character
+    string that ``x`` runs, so a ``!`` can be built without being written: each of these
+    counts as running a command. Every other dc command stays inside dc."""
+    if "!" in text or "?" in text or ("a" in text and "x" in text):
+        return frozenset({"executes"})
+    return frozenset()
 
 
-_SET_SAFE_LETTERS = frozenset("befhmnuvxBCEP")
+_SET_SAFE_LETTERS = frozenset("behmnuvxBCP")
 _SET_SAFE_NAMES = frozenset(
     {
         "braceexpand",
         "emacs",
         "errexit",
-        "errtrace",
         "hashall",
         "ignoreeof",
         "monitor",
         "noclobber",
         "noexec",
-        "noglob",
         "nolog",
         "notify",
         "nounset",
@@ -204,6 +207,7 @@ _SET_SAFE_NAMES = frozenset(
         "xtrace",
     }
 )
+_SET_UNSAFE_OFF = frozenset({"braceexpand"})
 _SHOPT_UNSAFE_OFF = frozenset({"interactive_comments", "globskipdots"})
 _SHOPT_SAFE_ON = frozenset(
     {
@@ -219,7 +223,6 @@ _SHOPT_SAFE_ON = frozenset(
         "execfail",
         "force_fignore",
         "globasciiranges",
-        "globstar",
         "gnu_errfmt",
         "histappend",
         "histreedit",
@@ -230,9 +233,7 @@ _SHOPT_SAFE_ON = frozenset(
         "lithist",
         "mailwarn",
         "no_empty_cmd_completion",
-        "nocasematch",
         "shift_verbose",
-        "xpg_echo",
     }
 )
 
@@ -247,9 +248,15 @@ def set_words(words: list[str]) -> list[str]:
         if w in ("--", "-") or not w.startswith(("-", "+")):
             break  # the rest are positional parameters
         if w.startswith("+"):
-            if w == "+o":
-                i += 1
-            continue  # turning options off
+            # turning options off; only brace expansion changes what later words name
+            if w == "+o" or w.startswith("+o"):
+                name = w[2:] or (words[i] if i < len(words) else "")
+                i += 0 if w[2:] else 1
+                if name in _SET_UNSAFE_OFF:
+                    problems.append(f"set +o {name} changes how later commands' words expand")
+            elif "B" in w:
+                problems.append("set +B changes how later commands' words expand")
+            continue
         for j, ch in enumerate(w[1:], start=1):
             if ch == "o":
                 name = w[j + 1 :] or (words[i] if i < len(words) else "")
@@ -268,7 +275,11 @@ def shopt_words(words: list[str]) -> list[str]:
     flags = {w for w in words if w.startswith("-")}
     names = [w for w in words if not w.startswith("-")]
     if "-o" in flags:
-        return _set_o(names) if "-s" in flags else []
+        if "-s" in flags:
+            return _set_o(names)
+        return [
+            f"shopt -uo {n} changes how later words expand" for n in names if n in _SET_UNSAFE_OFF
+        ]
     if "-s" in flags:
         return [
             f"shopt -s {n} changes how later commands parse or run"

@@ -252,6 +252,11 @@ GUARDED_VARIABLES = (
     "PS3",
     "HOSTALIASES",
     "LOCALDOMAIN",
+    "BASH_CMDS",
+    "BASH_ALIASES",
+    "FUNCNEST",
+    "TMOUT",
+    "GLOBSORT",
 )
 
 
@@ -336,12 +341,13 @@ SHOPT_OPTIONS = (
 # Options a confined command may not turn on (or, the last, off) for the commands after it:
 # those the policy asks about (``policy/scripts.py``; a test keeps the two equal). They
 # change what a later command's globs, ``cd`` or words name, or how its lines are read.
-GUARDED_SET_ON = ("allexport", "functrace", "keyword", "posix")
+GUARDED_SET_ON = ("allexport", "errtrace", "functrace", "keyword", "noglob", "posix")
+GUARDED_SET_OFF = ("braceexpand",)
 GUARDED_SHOPT_ON = (
     "assoc_expand_once", "cdable_vars", "dotglob", "extdebug", "extglob", "extquote",
-    "failglob", "globskipdots", "lastpipe", "localvar_inherit", "localvar_unset",
-    "nocaseglob", "noexpand_translation", "nullglob", "patsub_replacement", "sourcepath",
-    "varredir_close",
+    "failglob", "globskipdots", "globstar", "lastpipe", "localvar_inherit",
+    "localvar_unset", "nocaseglob", "nocasematch", "noexpand_translation", "nullglob",
+    "patsub_replacement", "sourcepath", "varredir_close", "xpg_echo",
 )  # fmt: skip
 GUARDED_SHOPT_OFF = ("globskipdots",)
 # How a new bash starts (non-interactive, 5.2): the state before the first dump.

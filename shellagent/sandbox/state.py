@@ -399,7 +399,13 @@ class State:
         """Undo the guarded option changes (``scripts.GUARDED_SET_ON`` …); their names."""
         undone: list[bytes] = []
         for attr, default, on, off, label in (
-            ("set_on", scripts.DEFAULT_SET_ON, scripts.GUARDED_SET_ON, (), b"set:"),
+            (
+                "set_on",
+                scripts.DEFAULT_SET_ON,
+                scripts.GUARDED_SET_ON,
+                scripts.GUARDED_SET_OFF,
+                b"set:",
+            ),
             (
                 "shopt_on",
                 scripts.DEFAULT_SHOPT_ON,

@@ -30,7 +30,11 @@ MARK = "# Security review 1"
 def review_commands() -> list[str]:
     lines = (HERE / "adversarial.txt").read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(MARK))
-    return [line for line in lines[start + 1 :] if line.strip() and not line.startswith("#")]
+    end = next(
+        (i for i, line in enumerate(lines) if i > start and line.startswith("# Security review")),
+        len(lines),
+    )
+    return [line for line in lines[start + 1 : end] if line.strip() and not line.startswith("#")]
 
 
 REVIEW = review_commands()

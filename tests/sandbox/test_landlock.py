@@ -162,18 +162,31 @@ def test_state_set_by_confined_commands_carries_over(session: Session, workspace
 def test_a_confined_command_cannot_widen_what_later_globs_and_lines_mean(session: Session) -> None:
     # dotglob would make an approved `rm -rf *` take .git too; without globskipdots, .*
     # names ..; posix and the like change how later lines are read. The policy asks first.
-    change = "shopt -s dotglob nocaseglob; shopt -u globskipdots; set -o posix; set -o noglob"
+    # globstar, noglob and brace expansion off change what a later command's words name.
+    change = (
+        "shopt -s dotglob nocaseglob globstar; shopt -u globskipdots; set -o posix; "
+        "set -o noglob; set +B; set -o noclobber"
+    )
     result = session.run(change, confined=True)
     assert result.refused
-    for name in ("shopt:dotglob", "shopt:nocaseglob", "shopt:globskipdots", "set:posix"):
+    for name in (
+        "shopt:dotglob", "shopt:nocaseglob", "shopt:globskipdots", "shopt:globstar",
+        "set:posix", "set:noglob", "set:braceexpand",
+    ):  # fmt: skip
         assert name in result.note
-    state = session.run("shopt -p dotglob nocaseglob globskipdots; shopt -po posix noglob")
+    state = session.run(
+        "shopt -p dotglob nocaseglob globstar globskipdots; "
+        "shopt -po posix noglob braceexpand noclobber"
+    )
     assert state.output.splitlines() == [
         "shopt -u dotglob",
         "shopt -u nocaseglob",
+        "shopt -u globstar",
         "shopt -s globskipdots",
         "set +o posix",
-        "set -o noglob",  # a harmless one carries
+        "set +o noglob",
+        "set -o braceexpand",
+        "set -o noclobber",  # a harmless one carries
     ]
     session.run("set +f; shopt -s dotglob")  # positive control: an approved command may
     assert session.run("shopt -p dotglob").output == "shopt -s dotglob\n"
