@@ -198,6 +198,8 @@ def agent_spec(args: argparse.Namespace) -> AgentSpec:
     if args.agent in ("nothing", "gold"):
         if args.model:
             raise InputError(f"--model has no effect with --agent {args.agent}", hint="drop one")
+        if args.logprobs:
+            raise InputError(f"--logprobs has no effect with --agent {args.agent}", hint="drop one")
         return AgentSpec(args.agent, command_timeout=args.command_timeout)
     sampling = {  # both kinds of backend: a server is sent them with each request
         "--temperature": ("temperature", args.temperature),

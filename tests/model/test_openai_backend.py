@@ -8,11 +8,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from shellagent.agent.actions import ACTION_FORMAT, ACTION_GBNF, RunAction, parse_action
+from shellagent.cli.main import main
 from shellagent.errors import InputError, ModelUnavailable
 from shellagent.model import load_backend
 from shellagent.model.openai import OpenAIBackend
@@ -411,3 +413,43 @@ def test_an_exception_from_on_token_closes_the_connection(
     # The server's next writes fail: the request ended when the client stopped reading.
     assert handler.disconnected.wait(20)
     assert len(handler.written) < 2000
+
+
+@pytest.mark.slow
+def test_eval_logprobs_from_a_server_reach_the_rl_export_with_token_ids(
+    start_server: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = start_server(_handler(ids="llama"))
+    tasks = tmp_path / "tasks.jsonl"
+    task = {"id": "df", "task": "how much disk is free?", "setup_commands": ["mkdir /data"]}
+    tasks.write_text(json.dumps({**task, "success_condition": "[ -f /data/x ]"}) + "\n")
+    out = tmp_path / "run"
+    spec = f"openai:{server.url}/v1#m"
+    common = ["eval", str(tasks), "--model", spec, "--max-turns", "2", "--examples", "0"]
+    assert main([*common, "--logprobs", "--json", "--out", str(out)]) == 0
+    assert main([*common, "--json", "--out", str(tmp_path / "without")]) == 0
+    capsys.readouterr()
+    turns = {}
+    for run in ("run", "without"):
+        target = tmp_path / f"{run}.jsonl"
+        export = ["export", "--format", "rl", "--from", str(tmp_path / run / "transcripts")]
+        assert main([*export, "-o", str(target)]) == 0
+        (record,) = [json.loads(line) for line in target.read_text().splitlines()]
+        turns[run] = record["turns"]
+    expected_ids = list(range(100, 100 + len(REPLY), 5))
+    assert turns["run"] and all(t["reply"] == REPLY for t in turns["run"])
+    for turn in turns["run"]:
+        assert turn["logprobs"] == [-0.5] * len(expected_ids)
+        assert turn["token_ids"] == expected_ids
+    assert turns["without"] and all(
+        t["logprobs"] is None and t["token_ids"] is None for t in turns["without"]
+    )
+
+
+def test_logprobs_need_a_model_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        '{"id": "t", "task": "t", "setup_commands": [], "success_condition": "true"}\n'
+    )
+    assert main(["eval", str(tasks), "--agent", "gold", "--logprobs"]) == 2
+    assert "--logprobs has no effect with --agent gold" in capsys.readouterr().err
