@@ -284,3 +284,135 @@ class FakeShell:
 
     def interrupt(self) -> None:
         self.interrupted.set()
+
+
+# --- model: LlamaServer (a real OpenAI-compatible server) -------------------------------
+
+
+class LlamaServer:
+    """llama-cpp-python's own OpenAI-compatible server (``python -m llama_cpp.server``,
+    the ``scale`` extra) serving the embedded model with the shipped adapter (the default
+    model) on 127.0.0.1: a real server for tests and benches of the OpenAI backend.
+
+    A context manager: entering starts it and waits until ``/v1/models`` names it (at most
+    ``startup_s``), leaving stops it. ``url`` is the base for ``openai:URL#ALIAS``. The
+    process loads the model: run it under the model lock like any other model user.
+    """
+
+    ALIAS = "smollm2-135m-shell"
+
+    def __init__(
+        self,
+        log_path: str,
+        *,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        logits_all: bool = True,
+        startup_s: float = 180.0,
+    ) -> None:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log_path = log_path
+        self.n_ctx = n_ctx
+        self.threads = threads
+        self.logits_all = logits_all
+        self.startup_s = startup_s
+        self.process: _Any = None
+
+    def command(self) -> list[str]:
+        """The command line (docs/models.md shows the same)."""
+        import sys
+
+        from shellagent.model.catalog import installed_path, lookup
+        from shellagent.model.embedded import DEFAULT_ADAPTER, embedded_model_path
+
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(embedded_model_path()),
+            "--lora_path",
+            str(installed_path(lookup(DEFAULT_ADAPTER))),
+            "--model_alias",
+            self.ALIAS,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.threads),
+            "--n_threads_batch",
+            str(self.threads),
+            # logprobs need every position's logits (llama_cpp.server refuses them without)
+            "--logits_all",
+            str(self.logits_all),
+        ]
+
+    def __enter__(self) -> LlamaServer:
+        import subprocess
+
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        try:
+            self._wait_until_up()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _wait_until_up(self) -> None:
+        import json
+        import time
+        import urllib.request
+
+        deadline = time.monotonic() + self.startup_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"llama_cpp.server exited {self.process.returncode}: {self.log_tail()}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/models", timeout=2) as response:
+                    if json.load(response)["data"][0]["id"] == self.ALIAS:
+                        return
+            except (OSError, ValueError, KeyError, IndexError):
+                pass
+            time.sleep(0.25)
+        raise RuntimeError(
+            f"llama_cpp.server did not answer within {self.startup_s:g} s: {self.log_tail()}"
+        )
+
+    def log_tail(self, chars: int = 2000) -> str:
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as log:
+                return log.read()[-chars:]
+        except OSError:
+            return ""
+
+    def __exit__(self, *exc: object) -> None:
+        import os
+        import signal
+        import subprocess
+
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

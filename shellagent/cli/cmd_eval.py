@@ -131,6 +131,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--seed", type=int, metavar="N", help="random seed of a sampled local model (default: 0)"
     )
+    parser.add_argument(
+        "--logprobs",
+        action="store_true",
+        help="record each reply's token logprobs (and token ids where the model gives them) "
+        "in the transcripts, for export --format rl",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as one object")
     parser.add_argument(
         "--out",
@@ -160,6 +166,7 @@ class AgentSpec:
     examples: int = 2
     policy: str = "default"
     jobs: int = 1
+    logprobs: bool = False
 
 
 def build_agent(spec: AgentSpec) -> Any:
@@ -183,6 +190,7 @@ def build_agent(spec: AgentSpec) -> Any:
         jobs=spec.jobs,
         examples=spec.examples,
         policy=spec.policy,
+        capture_logprobs=spec.logprobs,
     )
 
 
@@ -190,6 +198,8 @@ def agent_spec(args: argparse.Namespace) -> AgentSpec:
     if args.agent in ("nothing", "gold"):
         if args.model:
             raise InputError(f"--model has no effect with --agent {args.agent}", hint="drop one")
+        if args.logprobs:
+            raise InputError(f"--logprobs has no effect with --agent {args.agent}", hint="drop one")
         return AgentSpec(args.agent, command_timeout=args.command_timeout)
     sampling = {  # both kinds of backend: a server is sent them with each request
         "--temperature": ("temperature", args.temperature),
@@ -224,6 +234,7 @@ def agent_spec(args: argparse.Namespace) -> AgentSpec:
         examples=max(args.examples, 0),
         policy=args.policy,
         jobs=1 if args.ray is not None else args.jobs,
+        logprobs=args.logprobs,
     )
 
 

@@ -88,6 +88,7 @@ class ModelAgent:
         jobs: int = 1,
         examples: int = 2,
         policy: str = "default",
+        capture_logprobs: bool = False,
     ) -> None:
         # One job needs no lock, and its transcripts then name the real backend class.
         self.backend = backend
@@ -98,6 +99,7 @@ class ModelAgent:
             self.pool = ModelPool(backend.name, idle_unload_s=None, loader=lambda _spec: backend)
         self.max_turns = max_turns
         self.command_timeout = command_timeout
+        self.capture_logprobs = capture_logprobs
         self.name = model_name or backend.name
         self.examples = examples
         self.policy = policy  # a preset: default, or throwaway layered on the default
@@ -141,6 +143,7 @@ class ModelAgent:
                 max_turns=self.max_turns,
                 command_timeout=self.command_timeout,
                 examples=self.examples,
+                capture_logprobs=self.capture_logprobs,
             ),
             source="eval",
             model_name=self.name,

@@ -1,44 +1,91 @@
 """The remote backend: any OpenAI-compatible chat server (llama-server, Ollama, vLLM, …).
 
 Standard library only. One POST to ``{base}/chat/completions`` per turn, streamed as
-server-sent events so ``on_token`` sees text as it arrives. The reply format travels as
-``response_format`` (JSON schema, understood by all of the above) or, for llama-server,
-as its ``grammar`` field; such servers do not accept both at once, hence ``constraint``.
-The server may still ignore it, so the agent parses every reply and treats garbage as an
-``InputError``.
+server-sent events so ``on_token`` sees text as it arrives; an exception raised by
+``on_token`` (the agent loop's cancel) closes the connection, which is how a server learns
+to stop generating. The reply format travels as ``response_format`` (JSON schema: vLLM,
+llama-server, OpenAI) or as a GBNF ``grammar`` field (llama-server, llama-cpp-python's
+``llama_cpp.server``, vLLM's ``guided_grammar`` aside); servers do not accept both at once,
+hence ``constraint``, chosen in the spec (``#MODEL?constraint=grammar``). The server may still
+ignore it, so the agent parses every reply and treats garbage as an ``InputError``.
+
+Token logprobs come from the standard ``logprobs.content`` of each chunk; token ids where
+the server gives them: llama-server's ``id`` per token, or vLLM's ``token_id:N`` tokens
+(``--return-tokens-as-token-ids``).
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
 from shellagent.errors import InputError, ModelUnavailable
 from shellagent.model.backend import Generation, Message, ReplyFormat, Stop, TokenCallback
 
-__all__ = ["OpenAIBackend", "parse_openai_spec"]
+__all__ = ["Constraint", "OpenAIBackend", "OpenAISpec", "parse_openai_spec"]
 
 Constraint = Literal["json_schema", "grammar", "none"]
+CONSTRAINTS: tuple[str, ...] = get_args(Constraint)
+
+# The longest server text an error message quotes: enough to say what went wrong, short
+# enough to stay one line.
+DETAIL_CHARS = 160
+SPEC_FORM = "openai:http://HOST:PORT/v1[#MODEL][?constraint=json_schema|grammar|none&timeout=S]"
 
 
-def parse_openai_spec(spec: str) -> tuple[str, str | None]:
-    """``openai:http://host:port/v1#model`` -> (base URL, model or None)."""
+@dataclass(frozen=True)
+class OpenAISpec:
+    """What ``openai:URL#MODEL?OPTIONS`` says: where, which model, and backend options."""
+
+    base_url: str
+    model: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+def parse_openai_spec(spec: str) -> OpenAISpec:
+    """``openai:http://host:port/v1#model?constraint=grammar&timeout=60``.
+
+    The options follow the model name (after ``#``), so they never reach the URL the server
+    sees; ``#?constraint=grammar`` gives options with no model name.
+    """
     rest = spec.removeprefix("openai:")
-    base, _, model = rest.partition("#")
+    base, _, fragment = rest.partition("#")
     if not base.startswith(("http://", "https://")):
-        raise InputError(
-            f"not an OpenAI endpoint: {spec!r}", hint="write openai:http://HOST:PORT/v1[#MODEL]"
-        )
-    return base.rstrip("/"), model or None
+        raise InputError(f"not an OpenAI endpoint: {spec!r}", hint=f"write {SPEC_FORM}")
+    model, _, query = fragment.partition("?")
+    options: dict[str, Any] = {}
+    for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+        if key == "constraint" and value in CONSTRAINTS:
+            options["constraint"] = value
+        elif key == "timeout" and _positive(value):
+            options["timeout_s"] = float(value)
+        else:
+            raise InputError(f"bad option {key}={value!r} in {spec!r}", hint=f"write {SPEC_FORM}")
+    return OpenAISpec(base.rstrip("/"), model or None, tuple(options.items()))
+
+
+def _positive(value: str) -> bool:
+    try:
+        return float(value) > 0
+    except ValueError:
+        return False
 
 
 class OpenAIBackend:
-    """A chat model behind an OpenAI-compatible HTTP API."""
+    """A chat model behind an OpenAI-compatible HTTP API.
+
+    ``timeout_s`` bounds each wait for data (connecting, the first byte, the next chunk),
+    not the whole reply: a long reply that keeps streaming is not cut.
+    """
 
     def __init__(
         self,
@@ -52,6 +99,10 @@ class OpenAIBackend:
         constraint: Constraint = "json_schema",
         timeout_s: float = 300.0,
     ) -> None:
+        if constraint not in CONSTRAINTS:
+            raise InputError(
+                f"unknown constraint {constraint!r}", hint=f"use one of {', '.join(CONSTRAINTS)}"
+            )
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = f"openai:{self.base_url}" + (f"#{model}" if model else "")
@@ -86,7 +137,11 @@ class OpenAIBackend:
         if self.seed is not None:
             body["seed"] = self.seed
         if logprobs:
+            # One alternative per token, the fewest that makes every server answer:
+            # llama-server returns no probabilities at all for 0 (and 20 when absent), and
+            # llama_cpp.server none unless top_logprobs is set.
             body["logprobs"] = True
+            body["top_logprobs"] = 1
         if reply_format is not None and self.constraint == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -119,11 +174,13 @@ class OpenAIBackend:
         start = time.perf_counter()
         first_token_s = 0.0
         pieces: list[str] = []
-        logprobs: list[float] = []
+        tokens = _Tokens()
         usage: dict[str, Any] = {}
         timings: dict[str, Any] = {}
         stop: Stop = "end"
         try:
+            # The `with` closes the connection whatever ends the loop, an exception from
+            # on_token included: the server sees the disconnect and stops generating.
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 for chunk in _chunks(response, url):
                     usage = chunk.get("usage") or usage
@@ -131,7 +188,7 @@ class OpenAIBackend:
                     for choice in chunk.get("choices") or []:
                         delta = choice.get("delta") or choice.get("message") or {}
                         piece = delta.get("content") or ""
-                        logprobs.extend(_logprobs_of(choice))
+                        tokens.add(choice.get("logprobs"))
                         if choice.get("finish_reason") == "length":
                             stop = "length"
                         if piece:
@@ -141,35 +198,94 @@ class OpenAIBackend:
                             if on_token is not None:
                                 on_token(piece)
         except urllib.error.HTTPError as exc:
-            detail = exc.read(300).decode("utf-8", errors="replace").strip()
             raise ModelUnavailable(
-                f"{url} answered HTTP {exc.code}: {detail or exc.reason}",
-                hint="check the base URL and the model name after '#'",
+                f"{url} answered HTTP {exc.code}: {_error_detail(exc) or exc.reason}",
+                hint="check the base URL and the model name after '#'"
+                if exc.code in (400, 404, 422)
+                else "see the server's log",
             ) from None
         except urllib.error.URLError as exc:
             reason = exc.reason
+            if isinstance(reason, TimeoutError):
+                raise self._timed_out(url) from None
             why = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
             raise ModelUnavailable(
                 f"could not reach {url}: {str(why).lower()}", hint="is the server running?"
             ) from None
-        except (TimeoutError, ConnectionError) as exc:
+        except TimeoutError:
+            raise self._timed_out(url) from None
+        except ConnectionError as exc:
             raise ModelUnavailable(
-                f"lost the connection to {url}: {exc}", hint="is the server running?"
+                f"lost the connection to {url}: {_one_line(str(exc)) or type(exc).__name__}",
+                hint="is the server running? see its log",
+            ) from None
+        except http.client.HTTPException as exc:
+            raise ModelUnavailable(
+                f"{url} did not answer in HTTP: {type(exc).__name__} {_one_line(str(exc))}",
+                hint="is this an OpenAI-compatible endpoint (…/v1)?",
             ) from None
         text = "".join(pieces)
         prompt_tokens = int(usage.get("prompt_tokens") or self.count_tokens(messages))
-        generated = int(usage.get("completion_tokens") or len(pieces))
+        generated = int(usage.get("completion_tokens") or tokens.count or len(pieces))
+        captured = capture_logprobs and bool(tokens.logprobs)
         return Generation(
             text=text,
             prompt_tokens=prompt_tokens,
             evaluated_prompt_tokens=_evaluated(usage, timings, prompt_tokens),
             generated_tokens=generated,
-            token_ids=None,
-            logprobs=tuple(logprobs) if capture_logprobs and logprobs else None,
+            token_ids=tokens.ids() if captured else None,
+            logprobs=tuple(tokens.logprobs) if captured else None,
             duration_s=time.perf_counter() - start,
             first_token_s=first_token_s,
             stop=stop,
         )
+
+    def _timed_out(self, url: str) -> ModelUnavailable:
+        return ModelUnavailable(
+            f"{url} sent nothing for {self.timeout_s:g} s",
+            hint="the server is overloaded or stuck; wait, or raise the limit with "
+            "#MODEL?timeout=SECONDS",
+        )
+
+
+class _Tokens:
+    """The generated tokens' logprobs and ids, gathered from the chunks' ``logprobs``."""
+
+    def __init__(self) -> None:
+        self.logprobs: list[float] = []
+        self._ids: list[int | None] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.logprobs)
+
+    def add(self, logprobs: Any) -> None:
+        content = logprobs.get("content") if isinstance(logprobs, dict) else None
+        for item in content or []:
+            if not isinstance(item, dict) or not isinstance(item.get("logprob"), int | float):
+                continue
+            self.logprobs.append(float(item["logprob"]))
+            self._ids.append(_token_id(item))
+
+    def ids(self) -> tuple[int, ...] | None:
+        """The ids if the server gave one for every token, else None (never a partial list:
+        ids must line up with the logprobs)."""
+        if not self._ids or any(i is None for i in self._ids):
+            return None
+        return tuple(i for i in self._ids if i is not None)
+
+
+_VLLM_TOKEN_ID = re.compile(r"token_id:(\d+)")
+
+
+def _token_id(item: dict[str, Any]) -> int | None:
+    """llama-server sends ``id``; vLLM with ``--return-tokens-as-token-ids`` spells the
+    token ``token_id:N``; others send text only."""
+    found = item.get("id")
+    if isinstance(found, int) and not isinstance(found, bool):
+        return found
+    match = _VLLM_TOKEN_ID.fullmatch(str(item.get("token", "")))
+    return int(match.group(1)) if match else None
 
 
 def _chunks(response: Any, url: str) -> Iterator[dict[str, Any]]:
@@ -178,14 +294,25 @@ def _chunks(response: Any, url: str) -> Iterator[dict[str, Any]]:
     if "text/event-stream" not in content_type:
         yield _json_object(response.read().decode("utf-8", errors="replace"), url)
         return
+    finished = False
     for raw in response:
         line = raw.decode("utf-8", errors="replace").strip()
         if not line.startswith("data:"):
-            continue
+            continue  # blank separators, ": ping" comments, event names
         data = line[5:].strip()
         if data == "[DONE]":
             return
-        yield _json_object(data, url)
+        chunk = _json_object(data, url)
+        finished = finished or any(
+            isinstance(c, dict) and c.get("finish_reason") for c in chunk.get("choices") or []
+        )
+        yield chunk
+    if not finished:
+        # A stream cut without [DONE] or a finish_reason: the server died or dropped us.
+        raise ModelUnavailable(
+            f"{url} ended the reply stream before the reply was finished",
+            hint="is the server running? see its log",
+        )
 
 
 def _json_object(text: str, url: str) -> dict[str, Any]:
@@ -198,14 +325,43 @@ def _json_object(text: str, url: str) -> dict[str, Any]:
             f"{url} returned something that is not an OpenAI response: {text[:80]!r}",
             hint="is this an OpenAI-compatible endpoint (…/v1)?",
         )
-    if "error" in obj:
-        raise ModelUnavailable(f"{url} returned an error: {obj['error']}")
+    if obj.get("error"):
+        raise ModelUnavailable(
+            f"{url} returned an error: {_error_message(obj['error'])}", hint="see the server's log"
+        )
     return obj
 
 
-def _logprobs_of(choice: dict[str, Any]) -> list[float]:
-    content = (choice.get("logprobs") or {}).get("content") or []
-    return [float(item["logprob"]) for item in content if "logprob" in item]
+def _error_detail(exc: urllib.error.HTTPError) -> str:
+    """One line from an error response: its JSON ``error``/``detail`` message if any."""
+    try:
+        text = exc.read(4096).decode("utf-8", errors="replace")
+    except (OSError, http.client.HTTPException):
+        return ""
+    finally:
+        exc.close()
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        return _one_line(text)
+    if isinstance(obj, dict):
+        for key in ("error", "detail", "message"):
+            if obj.get(key):
+                return _error_message(obj[key])
+    return _one_line(text)
+
+
+def _error_message(error: Any) -> str:
+    if isinstance(error, dict) and error.get("message"):
+        return _one_line(str(error["message"]))
+    if isinstance(error, str):
+        return _one_line(error)
+    return _one_line(json.dumps(error, ensure_ascii=False))
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= DETAIL_CHARS else line[: DETAIL_CHARS - 1] + "…"
 
 
 def _evaluated(usage: dict[str, Any], timings: dict[str, Any], prompt_tokens: int) -> int:

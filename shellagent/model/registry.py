@@ -116,7 +116,9 @@ class LlamaKind:
 
 
 class OpenAIKind:
-    """Any OpenAI-compatible chat server: ``openai:http://host:port/v1[#model]``."""
+    """Any OpenAI-compatible chat server: ``openai:http://host:port/v1[#model][?options]``
+    (``constraint=json_schema|grammar|none``, ``timeout=SECONDS``; options given in
+    ``config`` take precedence)."""
 
     name: str = "openai"
     prefix: str | None = "openai"
@@ -125,8 +127,9 @@ class OpenAIKind:
     def load(self, spec: str, *, task: str | None = None, **config: Any) -> Backend:
         from shellagent.model.openai import OpenAIBackend, parse_openai_spec
 
-        base, model = parse_openai_spec(spec)
-        return OpenAIBackend(base, model=model, **config)
+        parsed = parse_openai_spec(spec)
+        options = {**dict(parsed.options), **config}
+        return OpenAIBackend(parsed.base_url, model=parsed.model, **options)
 
 
 _BUILT_IN: tuple[BackendKind, ...] = (LlamaKind(), OpenAIKind())
@@ -174,7 +177,8 @@ def load_backend(spec: str | None = None, *, task: str | None = None, **config: 
 
     None, "default"                       the embedded SmolLM2 with the shipped adapter
     "smollm2-135m"                        the embedded SmolLM2 alone (no download either)
-    "openai:http://host:port/v1[#model]"  an OpenAI-compatible server
+    "openai:http://host:port/v1[#model]"  an OpenAI-compatible server (options after the
+                                          model: ``#m?constraint=grammar&timeout=60``)
     "path/to/model.gguf"                  any GGUF file
     "qwen2.5-coder-1.5b"                  a catalog name, pulled into the models dir
     "scripted:replies.json"               a scripted model (``shellagent.testing``)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from shellagent.agent.actions import ACTION_FORMAT, ACTION_GBNF, RunAction, parse_action
+from shellagent.cli.main import main
 from shellagent.errors import InputError, ModelUnavailable
 from shellagent.model import load_backend
 from shellagent.model.openai import OpenAIBackend
@@ -26,6 +30,8 @@ class ChatServer(BaseHTTPRequestHandler):
     raw_body: ClassVar[bytes | None] = None
     streams: ClassVar[bool] = True
     finish_reason: ClassVar[str] = "stop"
+    # how tokens carry their ids: "" none, "llama" an ``id`` field, "vllm" ``token_id:N``
+    ids: ClassVar[str] = ""
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -51,7 +57,12 @@ class ChatServer(BaseHTTPRequestHandler):
         events: list[dict[str, Any]] = []
         for i in range(0, len(self.reply), 5):
             piece = self.reply[i : i + 5]
-            logprobs: dict[str, Any] = {"content": [{"token": piece, "logprob": -0.5}]}
+            item: dict[str, Any] = {"token": piece, "logprob": -0.5}
+            if self.ids == "llama":
+                item["id"] = 100 + i
+            elif self.ids == "vllm":
+                item["token"] = f"token_id:{100 + i}"
+            logprobs: dict[str, Any] = {"content": [item]}
             events.append(
                 {"choices": [{"index": 0, "delta": {"content": piece}, "logprobs": logprobs}]}
             )
@@ -87,7 +98,9 @@ def test_reply_streams_in_and_the_action_schema_is_sent(start_server: Callable[.
     assert "".join(pieces) == generation.text and len(pieces) > 1
     assert generation.prompt_tokens == 40 and generation.evaluated_prompt_tokens == 12
     assert generation.logprobs is not None and set(generation.logprobs) == {-0.5}
+    assert generation.token_ids is None  # this server sends token text only
     sent = handler.requests[0]
+    assert sent["logprobs"] is True and sent["top_logprobs"] == 1
     assert sent["model"] == "qwen" and sent["messages"] == MESSAGES
     assert sent["response_format"]["json_schema"]["schema"]["anyOf"][1]["required"] == ["done"]
     assert "grammar" not in sent
@@ -170,3 +183,273 @@ def test_a_reply_that_ignores_the_schema_fails_to_parse_cleanly(
 def test_a_malformed_endpoint_spec_is_an_input_error(spec: str) -> None:
     with pytest.raises(InputError, match="not an OpenAI endpoint"):
         load_backend(spec)
+
+
+@pytest.mark.parametrize("ids", ["llama", "vllm"])
+def test_token_ids_are_taken_where_the_server_gives_them(
+    start_server: Callable[..., Any], ids: str
+) -> None:
+    server = start_server(_handler(ids=ids))
+    generation = OpenAIBackend(f"{server.url}/v1").generate(MESSAGES, capture_logprobs=True)
+    assert generation.logprobs is not None
+    assert generation.token_ids == tuple(range(100, 100 + len(REPLY), 5))
+    assert len(generation.token_ids) == len(generation.logprobs)
+    assert OpenAIBackend(f"{server.url}/v1").generate(MESSAGES).token_ids is None
+
+
+def test_spec_options_choose_the_constraint_and_the_timeout(
+    start_server: Callable[..., Any],
+) -> None:
+    handler = _handler()
+    server = start_server(handler)
+    backend = load_backend(f"openai:{server.url}/v1#smol?constraint=grammar&timeout=7")
+    assert isinstance(backend, OpenAIBackend)
+    assert (backend.model, backend.constraint, backend.timeout_s) == ("smol", "grammar", 7.0)
+    backend.generate(MESSAGES, reply_format=ACTION_FORMAT)
+    assert handler.requests[0]["grammar"] == ACTION_GBNF
+    assert handler.requests[0]["model"] == "smol"
+    nameless = load_backend(f"openai:{server.url}/v1#?constraint=none")
+    assert isinstance(nameless, OpenAIBackend)
+    assert (nameless.model, nameless.constraint) == (None, "none")
+    # options given in code win over the spec's
+    chosen = load_backend(f"openai:{server.url}/v1#m?constraint=grammar", constraint="none")
+    assert isinstance(chosen, OpenAIBackend) and chosen.constraint == "none"
+
+
+@pytest.mark.parametrize(
+    "option", ["constraint=regex", "timeout=0", "timeout=soon", "temperature=1", "grammar"]
+)
+def test_a_bad_spec_option_is_an_input_error(option: str) -> None:
+    with pytest.raises(InputError, match="bad option") as info:
+        load_backend(f"openai:http://127.0.0.1:9/v1#m?{option}")
+    assert info.value.hint is not None and "constraint=json_schema|grammar|none" in info.value.hint
+
+
+class Failing(BaseHTTPRequestHandler):
+    """Answers every POST badly, as ``mode`` says."""
+
+    mode: ClassVar[str] = ""
+    started: ClassVar[dict[str, type[Failing]]] = {}  # by base URL
+    release: ClassVar[threading.Event]
+    disconnected: ClassVar[threading.Event]
+    written: ClassVar[list[int]]
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if self.mode == "500":
+            body = {"error": {"message": "llama_decode failed:\n  out of memory", "code": 500}}
+            self._start(500, "application/json")
+            self.wfile.write(json.dumps(body).encode())
+            return
+        if self.mode == "500-text":
+            self._start(500, "text/plain")
+            self.wfile.write(b"Internal Server Error\n\nTraceback (most recent call last):\n...")
+            return
+        if self.mode == "slow":
+            self.release.wait(30)  # until the test ends
+            return
+        self._start(200, "text/event-stream")
+        chunk = {"choices": [{"index": 0, "delta": {"content": '{"cmd'}}]}
+        self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+        self.wfile.flush()
+        if self.mode == "stall":
+            self.release.wait(30)
+        elif self.mode == "garbage":
+            self.wfile.write(b"data: {'this is': not json\n\n")
+        elif self.mode == "error-event":
+            error = {"error": {"message": "context\nfull", "type": "server_error"}}
+            self.wfile.write(b"data: " + json.dumps(error).encode() + b"\n\n")
+        elif self.mode == "cut":
+            pass  # the stream ends without a finish_reason or [DONE]
+        elif self.mode == "endless":
+            self._endless(chunk)
+
+    def _endless(self, chunk: dict[str, Any]) -> None:
+        line = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+        try:
+            for _ in range(2000):  # about 40 s: far longer than a cancelled client reads
+                self.wfile.write(line)
+                self.wfile.flush()
+                self.written.append(1)
+                time.sleep(0.02)
+        except OSError:  # the client closed the connection
+            self.disconnected.set()
+
+    def _start(self, code: int, content_type: str) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+
+
+@pytest.fixture
+def failing(start_server: Callable[..., Any]) -> Iterator[Callable[[str], str]]:
+    """Start a ``Failing`` server in a mode; return its base URL."""
+    release = threading.Event()
+
+    def start(mode: str) -> str:
+        handler = type(
+            "F",
+            (Failing,),
+            {
+                "mode": mode,
+                "release": release,
+                "disconnected": threading.Event(),
+                "written": [],
+            },
+        )
+        base = f"{start_server(handler).url}/v1"
+        Failing.started[base] = handler
+        return base
+
+    yield start
+    release.set()
+
+
+def _failure(base: str, **options: Any) -> ModelUnavailable | InputError:
+    with pytest.raises((ModelUnavailable, InputError)) as info:
+        OpenAIBackend(base, **options).generate(MESSAGES, reply_format=ACTION_FORMAT)
+    error = info.value
+    assert isinstance(error, ModelUnavailable | InputError)
+    assert "\n" not in error.message and error.hint
+    return error
+
+
+def test_a_500_is_one_line_with_the_servers_message(failing: Callable[[str], str]) -> None:
+    base = failing("500")
+    error = _failure(base)
+    assert isinstance(error, ModelUnavailable)
+    assert error.message == (
+        f"{base}/chat/completions answered HTTP 500: llama_decode failed: out of memory"
+    )
+    assert error.hint == "see the server's log"
+    text_error = _failure(failing("500-text"))
+    assert text_error.message.endswith(
+        "answered HTTP 500: Internal Server Error Traceback (most recent call last): ..."
+    )
+
+
+@pytest.mark.parametrize("mode", ["slow", "stall"])
+def test_a_server_that_sends_nothing_times_out_with_the_limit_named(
+    failing: Callable[[str], str], mode: str
+) -> None:
+    base = failing(mode)
+    error = _failure(base, timeout_s=0.5)
+    assert isinstance(error, ModelUnavailable)
+    assert error.message == f"{base}/chat/completions sent nothing for 0.5 s"
+    assert error.hint is not None and "?timeout=SECONDS" in error.hint
+
+
+def test_garbage_in_the_stream_is_an_input_error(failing: Callable[[str], str]) -> None:
+    error = _failure(failing("garbage"))
+    assert isinstance(error, InputError)
+    assert "not an OpenAI response: \"{'this is': not json\"" in error.message
+
+
+def test_an_error_event_in_the_stream_is_model_unavailable(
+    failing: Callable[[str], str],
+) -> None:
+    base = failing("error-event")
+    error = _failure(base)
+    assert isinstance(error, ModelUnavailable)
+    assert error.message == f"{base}/chat/completions returned an error: context full"
+
+
+def test_a_stream_cut_short_is_model_unavailable(failing: Callable[[str], str]) -> None:
+    base = failing("cut")
+    error = _failure(base)
+    assert isinstance(error, ModelUnavailable)
+    assert error.message == (
+        f"{base}/chat/completions ended the reply stream before the reply was finished"
+    )
+
+
+def test_something_that_is_not_http_is_model_unavailable() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+
+        def answer() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+        error = _failure(f"http://127.0.0.1:{port}/v1")
+        thread.join(timeout=5)
+    assert isinstance(error, ModelUnavailable)
+    assert error.message == (
+        f"http://127.0.0.1:{port}/v1/chat/completions did not answer in HTTP: "
+        "BadStatusLine SSH-2.0-OpenSSH_9.6"
+    )
+
+
+class Stop(Exception):
+    """What a cancelling ``on_token`` raises (the agent loop raises its own)."""
+
+
+def test_an_exception_from_on_token_closes_the_connection(
+    failing: Callable[[str], str],
+) -> None:
+    base = failing("endless")
+    handler = Failing.started[base]
+    seen: list[str] = []
+
+    def cancel_after_three(piece: str) -> None:
+        seen.append(piece)
+        if len(seen) == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        OpenAIBackend(base).generate(MESSAGES, on_token=cancel_after_three)
+    assert len(seen) == 3
+    # The server's next writes fail: the request ended when the client stopped reading.
+    assert handler.disconnected.wait(20)
+    assert len(handler.written) < 2000
+
+
+@pytest.mark.slow
+def test_eval_logprobs_from_a_server_reach_the_rl_export_with_token_ids(
+    start_server: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = start_server(_handler(ids="llama"))
+    tasks = tmp_path / "tasks.jsonl"
+    task = {"id": "df", "task": "how much disk is free?", "setup_commands": ["mkdir /data"]}
+    tasks.write_text(json.dumps({**task, "success_condition": "[ -f /data/x ]"}) + "\n")
+    out = tmp_path / "run"
+    spec = f"openai:{server.url}/v1#m"
+    common = ["eval", str(tasks), "--model", spec, "--max-turns", "2", "--examples", "0"]
+    assert main([*common, "--logprobs", "--json", "--out", str(out)]) == 0
+    assert main([*common, "--json", "--out", str(tmp_path / "without")]) == 0
+    capsys.readouterr()
+    turns = {}
+    for run in ("run", "without"):
+        target = tmp_path / f"{run}.jsonl"
+        export = ["export", "--format", "rl", "--from", str(tmp_path / run / "transcripts")]
+        assert main([*export, "-o", str(target)]) == 0
+        (record,) = [json.loads(line) for line in target.read_text().splitlines()]
+        turns[run] = record["turns"]
+    expected_ids = list(range(100, 100 + len(REPLY), 5))
+    assert turns["run"] and all(t["reply"] == REPLY for t in turns["run"])
+    for turn in turns["run"]:
+        assert turn["logprobs"] == [-0.5] * len(expected_ids)
+        assert turn["token_ids"] == expected_ids
+    assert turns["without"] and all(
+        t["logprobs"] is None and t["token_ids"] is None for t in turns["without"]
+    )
+
+
+def test_logprobs_need_a_model_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        '{"id": "t", "task": "t", "setup_commands": [], "success_condition": "true"}\n'
+    )
+    assert main(["eval", str(tasks), "--agent", "gold", "--logprobs"]) == 2
+    assert "--logprobs has no effect with --agent gold" in capsys.readouterr().err
