@@ -348,13 +348,20 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
         _give_up_if_repeated(state, command)
         return
     if key in state.refusals:
+        # Never shown or asked about again: the model is told so and asked for another way.
+        # It did not run, so it did not fail; a model that keeps at it is stopped.
+        state.reproposals += 1
         observe(state, observation.refused_before())
-        _give_up_if_repeated(state, command)
+        if state.reproposals >= state.config.repeat_limit:
+            raise SessionEnd(
+                "repeated_failure",
+                f"the model kept proposing `{key}`, which you refused; it never ran",
+            )
         return
     decision = check(state, command)
     if decision.decision == "deny":
         observe(state, observation.denied(decision.reasons))
-        _give_up_if_repeated(state, command)
+        _give_up_if_repeated(state, command, "was denied by the policy")
         return
     if state.config.dry_run:
         observe(state, observation.dry_run(decision.decision))
@@ -367,9 +374,10 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
                 raise SessionEnd("cancelled", "cancelled while waiting for approval")
             raise SessionEnd("user_quit", "stopped by the user")
         if approval.decision == "refuse":
+            # A refusal is the user's choice, not a failure of the command: it is not
+            # counted toward giving up, and the command is never proposed to them again.
             state.refusals.add(key)
             observe(state, observation.refused(approval.reason))
-            _give_up_if_repeated(state, command)
             return
         if approval.decision == "edit" and approval.command and approval.command != command:
             edited_from, command = command, approval.command
@@ -443,12 +451,12 @@ def _execute(state: SessionState, command: str, edited_from: str | None, *, conf
     observe(state, shown)
 
 
-def _give_up_if_repeated(state: SessionState, command: str) -> None:
-    """Count a failure (non-zero exit, denial, refusal) of ``command``; stop at the limit."""
+def _give_up_if_repeated(state: SessionState, command: str, what: str = "failed") -> None:
+    """Count a failure (non-zero exit, denial) of ``command``; stop at the limit."""
     key = command.strip()
     count = state.failures[key] = state.failures.get(key, 0) + 1
     if count >= state.config.repeat_limit:
-        raise SessionEnd("repeated_failure", f"`{key}` failed {count} times")
+        raise SessionEnd("repeated_failure", f"`{key}` {what} {count} times")
 
 
 class _CancelWatcher:

@@ -81,9 +81,12 @@ def denied(reasons: Sequence[str], *, edited: bool = False) -> str:
 
 
 def refused(reason: str) -> str:
-    if reason:
-        return f"The user refused this command: {reason}. Try another way, or finish."
-    return "The user refused this command. Try another way, or finish."
+    """Said after the user refused a command: with their reason, and that it is final."""
+    why = f" (their reason: {reason.rstrip('.')})" if reason else ""
+    return (
+        f"Not run: the user refused this command{why}. Do not propose it again; "
+        "try another way, or reply done and say what was not done."
+    )
 
 
 def dry_run(decision: str) -> str:
@@ -121,8 +124,8 @@ def not_rerun(times: int) -> str:
 def refused_before() -> str:
     """Said instead of asking the user again about a command they refused in this task."""
     return (
-        "Not run: the user already refused this exact command in this task. Do not propose "
-        "it again; try another way, or reply done."
+        "Not run and not shown: the user already refused this exact command in this task. "
+        "Propose a different command, or reply done and say what was not done."
     )
 
 

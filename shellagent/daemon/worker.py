@@ -136,6 +136,8 @@ class TaskWorker:
         self._streamed = 0
         self._seed: bytes | None = None  # the shell state a follow-up starts from
         self._told_trimmed = False  # the user heard the conversation was cut to fit
+        # the change set as (kind, path), once the review read it; None: no overlays
+        self._changed: list[tuple[str, Path]] | None = None
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
     # -- control, from the server's thread ---------------------------------------------
@@ -317,9 +319,10 @@ class TaskWorker:
             if self._review is not None:
                 held.write(self._finish_review(outcome.reason))
                 changes = self._review.outcome
-            success = self._confirm(outcome, settings, changes)
-            if success is not None and held.end is not None:
-                held.end = dataclasses.replace(held.end, success=success)
+            problems = self._unsupported(outcome)
+            success = self._confirm(outcome, settings, changes, problems)
+            if held.end is not None:
+                held.end = dataclasses.replace(held.end, success=success, unsupported=problems)
         finally:
             held.finish()
             sink.close()
@@ -340,12 +343,31 @@ class TaskWorker:
                 commands=tuple(c.command for c in outcome.commands),
                 exit_codes=tuple(c.exit_code for c in outcome.commands),
                 error=outcome.error,
-                exit_code=outcome.exit_code,
+                # the user said it did not do it: not a success, whatever the model said
+                exit_code=1 if success is False and outcome.exit_code == 0 else outcome.exit_code,
                 transcript=str(sink.path),
                 verdict=verdict,
                 cwd=outcome.cwd,
+                unsupported=problems,
             )
         )
+
+    def _unsupported(self, outcome: Outcome) -> tuple[str, ...]:
+        """What the session does not back of a finished task's summary: the last command
+        failed, or a claim no change and no output supports (``agent/support.py``)."""
+        from shellagent.agent.support import Ran, last_failed, unsupported
+
+        if outcome.reason != "finished":
+            return ()
+        ran = [Ran(c.command, c.output, c.exit_code) for c in outcome.commands]
+        problems: list[str] = []
+        failed = last_failed(ran)
+        if failed is not None:
+            problems.append(f"the last command failed (exit {failed.exit_code})")
+        if self._review is not None and self._changed is None:
+            self._changed = []  # overlays, and nothing was written
+        problems += unsupported(outcome.summary, self.request.task, ran, self._changed)
+        return tuple(problems)
 
     # -- the change-set review ---------------------------------------------------------
 
@@ -417,6 +439,7 @@ class TaskWorker:
         req = self.request
         self.state = "reviewing changes"
         changes = review.changes()
+        self._changed = [(c.kind, c.path) for c in changes]
         if not changes:
             review.discard("none")
             return review.record(changes)
@@ -469,9 +492,12 @@ class TaskWorker:
         assert reply is not None and not isinstance(reply, ApprovalReply)
         return reply.decision if isinstance(reply, ChangesReply) else reply.answer
 
-    def _confirm(self, outcome: Outcome, settings: Any, changes: str) -> bool | None:
+    def _confirm(
+        self, outcome: Outcome, settings: Any, changes: str, problems: tuple[str, ...] = ()
+    ) -> bool | None:
         """Ask "Did that do it?" when someone can answer; True, False or None (unverified).
-        A session the user confirmed joins their worked examples (``agent/history.py``)."""
+        A session the user confirmed joins their worked examples (``agent/history.py``),
+        unless the session does not support its summary (``problems``)."""
         req = self.request
         asked = (
             outcome.reason == "finished"
@@ -489,9 +515,9 @@ class TaskWorker:
             pending = _Pending(self._next_id, "", "confirm")
             self._pending = pending
         self.state = "waiting for confirmation"
-        self._send(ConfirmRequest(id=pending.id, summary=outcome.summary))
+        self._send(ConfirmRequest(id=pending.id, summary=outcome.summary, unsupported=problems))
         success = {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
-        if success and settings.ask.history and outcome.commands:
+        if success and settings.ask.history and outcome.commands and not problems:
             from shellagent.agent.examples import forget_default_library
             from shellagent.agent.history import add_session
             from shellagent.transcript import Redactor
