@@ -23,7 +23,7 @@ from tests.daemon.conftest import (
 
 
 def system_prompt(session: str) -> str:
-    return next(e["content"] for e in transcript_events(session) if e.get("role") == "system")
+    return str(next(e["content"] for e in transcript_events(session) if e.get("role") == "system"))
 
 
 @pytest.fixture(autouse=True)
