@@ -66,6 +66,7 @@ SHELL_STATES_KEPT = 32  # sessions whose final shell state a follow-up can start
 _shell_states: OrderedDict[str, bytes] = OrderedDict()
 _shell_states_lock = threading.Lock()
 
+START_UMASK: int | None = None  # the daemon's umask before it made its own 077
 OUTPUT_CAP_BYTES = 256 * 1024  # live output streamed per command; the rest is summarised
 FORCE_CLOSE_AFTER_S = 3.0  # after a cancel, tear the sandbox down if the loop has not ended
 
@@ -277,6 +278,9 @@ class TaskWorker:
         if earlier is not None:
             with _shell_states_lock:
                 self._seed = _shell_states.get(earlier.session)
+        umask = req.umask if req.umask is not None else START_UMASK
+        if umask is not None:
+            agent.profile = dataclasses.replace(agent.profile, umask=umask)
         self.state = "starting sandbox"
         note = self._open_sandbox(agent, earlier) if review else None
         if self._shell is None:
