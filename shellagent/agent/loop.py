@@ -359,6 +359,8 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
             )
         return
     decision = check(state, command)
+    if state.config.propose_only:
+        raise SessionEnd("finished", f"proposed `{key}` (the policy would {decision.decision} it)")
     if decision.decision == "deny":
         observe(state, observation.denied(decision.reasons))
         _give_up_if_repeated(state, command, "was denied by the policy")

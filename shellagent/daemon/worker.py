@@ -245,8 +245,9 @@ class TaskWorker:
         review = settings.ask.review != "commands" and not req.propose
         config = AgentConfig(
             # On overlays a dry run really runs the commands, and nothing is applied.
-            dry_run=req.dry_run and not review,
+            dry_run=(req.dry_run or req.propose) and not review,
             max_turns=req.max_turns or settings.ask.max_turns,
+            propose_only=req.propose,
         )
         backend = self.pool.backend_for(
             req.model,
@@ -361,7 +362,7 @@ class TaskWorker:
         failed, or a claim no change and no output supports (``agent/support.py``)."""
         from shellagent.agent.support import Ran, last_failed, unsupported
 
-        if outcome.reason != "finished":
+        if outcome.reason != "finished" or self.request.propose:
             return ()
         ran = [Ran(c.command, c.output, c.exit_code) for c in outcome.commands]
         problems: list[str] = []
