@@ -183,6 +183,7 @@ def _scheduler() -> Check:
             True,
             f"none: recurring jobs cannot be installed ({exc.message})",
             exc.hint or "",
+            warning=True,
         )
 
 

@@ -137,6 +137,7 @@ class TaskWorker:
         self._streamed = 0
         self._seed: bytes | None = None  # the shell state a follow-up starts from
         self._told_trimmed = False  # the user heard the conversation was cut to fit
+        self._told_no_scheduler = False
         # the change set as (kind, path), once the review read it; None: no overlays
         self._changed: list[tuple[str, Path]] | None = None
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
@@ -552,6 +553,8 @@ class TaskWorker:
                     )
                 )
             action = event.action or {}
+            if "every" in action:
+                self._no_scheduler_note()
             if "cmd" in action:
                 self._why[event.turn] = action.get("why", "")
             else:
@@ -599,6 +602,21 @@ class TaskWorker:
             )
             if not event.confined:
                 self._changes_so_far()
+
+    def _no_scheduler_note(self) -> None:
+        """The model asks for a recurring job: if none can run here, the user hears it now,
+        with the fix (once per task)."""
+        if self._told_no_scheduler or self.job_installer is None:
+            return
+        self._told_no_scheduler = True
+        problem = getattr(self.job_installer, "problem", lambda: None)()
+        if problem:
+            self._send(
+                Failure(
+                    code=protocol.NOTE,
+                    message=f"this task asks for a recurring job, which cannot run here: {problem}",
+                )
+            )
 
     def _on_output(self, text: str) -> None:
         self.state = "running command"
