@@ -44,6 +44,7 @@ from shellagent.agent.prompts import (
 )
 from shellagent.agent.scheduling import propose_job
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
+from shellagent.agent.support import succeeded
 from shellagent.errors import InputError, ShellagentError
 from shellagent.events import (
     ChatMessage,
@@ -393,7 +394,7 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     _execute(state, command, edited_from, confined=decision.read_only and edited_from is None)
     if decision.decision == "ask" and len(state.commands) > ran:
         result = state.commands[-1]
-        if result.exit_code == 0 and not result.timed_out:
+        if succeeded(command, result.exit_code, result.timed_out):
             state.job_commands.append(command)
 
 
@@ -438,10 +439,12 @@ def _execute(state: SessionState, command: str, edited_from: str | None, *, conf
     if state.cancel.is_set():
         observe(state, shown)
         raise SessionEnd("cancelled", "cancelled while a command was running")
-    if result.exit_code != 0 or result.timed_out:
+    if not succeeded(command, result.exit_code, result.timed_out):
         observe(state, shown)
         _give_up_if_repeated(state, command)
         return
+    if result.exit_code != 0:  # a pipeline whose reader finished first (``ps aux | head``)
+        shown = f"{shown}\n{observation.sigpipe()}"
     # A small model under greedy decoding tends to loop on a command that worked; saying so
     # changes its context enough to move it on.
     key = command.strip()

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "claim_refuted",
+    "sigpipe",
     "cut",
     "cut_reply",
     "denied",
@@ -57,6 +58,14 @@ def executed(result: Any, limit: int, *, edited_from: str | None = None) -> str:
     if getattr(result, "note", ""):
         lines.append(f"({result.note})")
     return "\n".join(lines)
+
+
+def sigpipe() -> str:
+    """Said after a pipeline exited 141 because its reader stopped reading early."""
+    return (
+        "(exit 141 means an earlier command of the pipeline was stopped because the next "
+        "one had read all it needed: the command worked.)"
+    )
 
 
 def claim_refuted() -> str:

@@ -43,6 +43,7 @@ from shellagent.events import (
 )
 
 OUTPUT_LINES = 200  # live output shown per command; the rest is counted
+SIGPIPE_EXIT = 141  # a pipeline whose reader stopped early (``agent/support.py``)
 
 
 def plural(n: int, word: str, words: str = "") -> str:
@@ -259,7 +260,12 @@ class AskUI:
             self.spinner.start("thinking")
             return
         if isinstance(event, Queued):
-            self.spinner.start(f"waiting for the model ({shown(event.position)} ahead)")
+            ahead = event.position
+            self.spinner.start(
+                f"waiting for the model ({plural(ahead, 'other task')} first)"
+                if ahead > 0
+                else "waiting for the model to load"
+            )
             return
         if isinstance(event, Output):
             self._output(event.data)
@@ -275,7 +281,10 @@ class AskUI:
                 self._print(
                     self.style(
                         "2",
-                        "commands work on a copy of your files: nothing changes "
+                        "a dry run: commands work on a copy of your files, and nothing "
+                        "is applied at the end"
+                        if self.dry_run
+                        else "commands work on a copy of your files: nothing changes "
                         "until you apply the change set at the end",
                     )
                 )
@@ -361,7 +370,10 @@ class AskUI:
             self._print(self.style("33", f"    [cancelled after {m.duration_s}s]"))
             return
         extra = ", timed out" if m.timed_out else ""
-        colour = "32" if m.exit_code == 0 else "31"
+        worked = m.exit_code == 0 or (m.exit_code == SIGPIPE_EXIT and "|" in m.command)
+        if m.exit_code != 0 and worked and not m.timed_out:
+            extra = ": the reader of a pipe finished first, which is fine"
+        colour = "32" if worked and not m.timed_out else "31"
         self._print(self.style(colour, f"    [exit {m.exit_code}{extra}, {m.duration_s}s]"))
         if m.refused:
             self._print(
