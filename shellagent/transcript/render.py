@@ -167,10 +167,10 @@ def render_transcript(transcript: Transcript, *, full: bool = False) -> str:
 
 def _wrapped(line: str) -> list[str]:
     """``line`` cut at ``WIDTH``, the rest indented under the text after its label."""
-    label = len(line) - len(line.lstrip()) + 2
-    return textwrap.wrap(line, WIDTH, subsequent_indent=" " * label, break_on_hyphens=False) or [
-        line
-    ]
+    colon = line.find(": ")
+    label = colon + 2 if 0 < colon < 30 else len(line) - len(line.lstrip()) + 2
+    wrapped = textwrap.wrap(line, WIDTH, subsequent_indent=" " * label, break_on_hyphens=False)
+    return wrapped or [line]
 
 
 def _without_exit_line(observation: str) -> str:

@@ -126,3 +126,46 @@ def test_an_applied_file_has_the_user_s_umask_and_the_model_is_told_its_world(
     assert f"You can write: {home} (the user reviews every change" in system
     assert "/tmp (private, thrown away at the end" in system
     assert "only /tmp" not in system
+
+
+def test_doctor_says_why_the_ephemeral_profile_is_slow_the_first_time_for_a_user() -> None:
+    # The home is under /home, as an ordinary user's is (its cache holds the snapshot).
+    root = Path(tempfile.mkdtemp(prefix="sa-doctor-", dir="/home"))
+    try:
+        os.chmod(root, 0o755)
+        (root / "home").mkdir()
+        (root / "sa").mkdir()
+        subprocess.run(
+            ["chown", "-R", f"{NOBODY}:{NOBODY}", str(root / "home"), str(root / "sa")], check=True
+        )
+        py = SYSTEM_PYTHON
+        out = as_nobody(
+            root,
+            f"for i in 1 2; do {py} -m shellagent doctor --json; done; true",
+            cwd=root / "home",
+            timeout=300,
+        )
+        first, second = (json.loads(part) for part in _json_objects(out))
+        eph = [
+            next(c for c in d["checks"] if c["name"] == "profile ephemeral")
+            for d in (first, second)
+        ]
+        assert eph[0]["ok"] and "built this user's copy of /etc and /var" in eph[0]["detail"]
+        assert eph[1]["ok"] and "built" not in eph[1]["detail"] and " ms)" in eph[1]["detail"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _json_objects(text: str) -> list[str]:
+    """The top-level JSON objects printed one after another (``doctor --json`` twice)."""
+    parts, depth, start = [], 0, None
+    for i, ch in enumerate(text):
+        if ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0 and start is not None:
+                parts.append(text[start : i + 1])
+    return parts
