@@ -120,7 +120,12 @@ def test_waiting_behind_the_model_s_own_load_is_not_a_task_ahead() -> None:
     lock = FairLock()
     lock.acquire(load=True)  # the daemon warming the model up
     seen: list[int] = []
-    waiter = threading.Thread(target=lambda: (lock.acquire(on_wait=seen.append), lock.release()))
+
+    def wait_in_turn() -> None:
+        lock.acquire(on_wait=seen.append)
+        lock.release()
+
+    waiter = threading.Thread(target=wait_in_turn)
     waiter.start()
     while not seen:
         threading.Event().wait(0.01)
