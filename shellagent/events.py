@@ -517,6 +517,8 @@ class Summary(_Wire):
     verdict: str = _optional("")
     cwd: str | None = _optional()  # the sandbox shell's working directory at the end
     unsupported: tuple[str, ...] = _optional(())  # see ``ConfirmRequest``
+    # after a task the local model could not do: a command to edit, a larger model
+    advice: str = _optional("")
 
 
 @dataclass(frozen=True)

@@ -400,6 +400,8 @@ class AskUI:
                 f"transcript {session} (shellagent logs show {session})",
             )
         )
+        if m.advice:
+            self._print(self.style("2", "  " + self.style.marked(shown(m.advice))))
         # Last, so the screen's last word is what is known about the outcome.
         self._print(self.verdict_line(m))
 

@@ -138,6 +138,7 @@ class TaskWorker:
         self._seed: bytes | None = None  # the shell state a follow-up starts from
         self._told_trimmed = False  # the user heard the conversation was cut to fit
         self._told_no_scheduler = False
+        self._refused: list[str] = []  # commands the user refused in this task
         # the change set as (kind, path), once the review read it; None: no overlays
         self._changed: list[tuple[str, Path]] | None = None
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
@@ -355,8 +356,32 @@ class TaskWorker:
                 verdict=verdict,
                 cwd=outcome.cwd,
                 unsupported=problems,
+                advice=self._advice(outcome, success, settings, backend.name),
             )
         )
+
+    def _advice(self, outcome: Outcome, success: bool | None, settings: Any, model: str) -> str:
+        """The line for a task the local model could not do (``daemon/advice.py``)."""
+        from shellagent.agent.support import succeeded
+        from shellagent.daemon.advice import advice
+
+        if self.request.propose or outcome.environment_problem or outcome.reason == "cancelled":
+            return ""
+        failed = [c.command for c in outcome.commands if not succeeded(c.command, c.exit_code)]
+        candidates = self._refused or failed or [c.command for c in outcome.commands]
+        command = candidates[-1] if candidates else None
+        try:
+            return advice(
+                reason=outcome.reason,
+                success=success,
+                refused_out=bool(self._refused) and outcome.reason != "finished",
+                command=command,
+                larger=settings.ask.larger_model,
+                current=model,
+            )
+        except OSError as exc:  # the state dir: the note is not worth failing the task
+            log.warning("task %s: no advice: %s", self.session_id, exc)
+            return ""
 
     def _unsupported(self, outcome: Outcome) -> tuple[str, ...]:
         """What the session does not back of a finished task's summary: the last command
@@ -575,6 +600,8 @@ class TaskWorker:
                 )
             )
         elif isinstance(event, ApprovalRecord):
+            if event.decision in ("refuse", "quit"):  # what the user would not let run
+                self._refused.append(event.command)
             self._send(
                 Decided(
                     turn=event.turn,

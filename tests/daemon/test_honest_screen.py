@@ -213,3 +213,30 @@ def test_in_a_terminal_a_refusal_then_no_ends_on_failed(
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         stop(daemon)
+
+
+def test_a_task_the_model_could_not_do_suggests_an_edit_and_a_larger_model_once_a_day(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    refused = ask_inprocess(
+        "tidy",
+        script(cmd("rm -f notes.txt"), cmd("rm -f *.txt")),
+        workdir,
+        keys=["n", "\r", "n", "s"],
+    )
+    lines = [line for line in refused.out.splitlines() if line.strip()]
+    hint = lines[-2]
+    assert "edit `rm -f *.txt` yourself" in hint, refused.out
+    assert "shellagent model pull qwen2.5-coder-1.5b (1.1 GB)" in hint
+    assert lines[-1].startswith("quit")  # the outcome stays the last line
+    again = ask_inprocess("x", script(cmd("false"), cmd("false"), cmd("false")), workdir, yes=True)
+    assert "model pull" not in again.out  # once a day
+    assert last_line(again.out).startswith("gave up")
+
+
+def test_the_larger_model_note_can_be_switched_off(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    write_config('[ask]\nconfirm = false\nlarger_model = ""\n')
+    run = ask_inprocess("x", script(cmd("false"), cmd("false"), cmd("false")), workdir, yes=True)
+    assert "model pull" not in run.out and last_line(run.out).startswith("gave up")
