@@ -420,7 +420,8 @@ class AskUI:
         if m.unsupported:
             problems = shown("; ".join(m.unsupported))
             return self.style("1;33", f"not shown to be done: {problems}") + said
-        return self.style("1", "done (unverified)") + (f": {summary}" if summary else "")
+        # Nobody checked (-y, no terminal, "skip"): the model's word, not a result.
+        return self.style("1", "unverified, the model says") + (f": {summary}" if summary else "")
 
     def _on_changes(self, m: ChangesReady) -> None:
         # File names were written inside the sandbox: shown, never obeyed.

@@ -242,6 +242,7 @@ class PooledBackend:
         self._cancel = cancel
         self._on_wait = on_wait
         self._on_generate = on_generate
+        self._tuned = False
         self.name = private.name if private is not None else spec
         self.context_size = private.context_size if private is not None else 0
         if private is None:
@@ -261,6 +262,12 @@ class PooledBackend:
         capture_logprobs: bool = False,
     ) -> Generation:
         def use(backend: Backend) -> Generation:
+            if not self._tuned:  # once per task: the load may have changed since the last
+                self._tuned = True
+                adapt = getattr(backend, "adapt_threads", None)
+                if adapt is not None:
+                    threads = adapt()
+                    log.info("model threads for this task: %d", threads)
             if self._on_generate is not None:
                 self._on_generate()
             return backend.generate(

@@ -72,7 +72,7 @@ def test_a_count_no_output_shows_is_flagged_and_a_supported_one_is_not(
         workdir,
         yes=True,
     )
-    assert last_line(honest.out) == "done (unverified): There are 2 .log files"
+    assert last_line(honest.out) == "unverified, the model says: There are 2 .log files"
     assert exported(honest.summary.session) == 1
 
 

@@ -66,7 +66,7 @@ def test_a_pipeline_whose_reader_finished_first_is_a_success(
     )
     assert run.of(Result)[0].exit_code == 141
     assert "[exit 141: the reader of a pipe finished first, which is fine" in run.out
-    assert run.out.rstrip().splitlines()[-1] == "done (unverified): printed y 3 times"
+    assert run.out.rstrip().splitlines()[-1] == "unverified, the model says: printed y 3 times"
     told = [e["content"] for e in transcript_events(run.summary.session) if e.get("role") == "user"]
     assert any("the command worked" in t for t in told)
 
