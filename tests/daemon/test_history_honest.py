@@ -4,6 +4,8 @@ the session does not support is no example, and neither is a session the user un
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +14,8 @@ import pytest
 from shellagent.agent.examples import OUTPUT_LEFT_OUT
 from shellagent.agent.history import history_path
 from shellagent.cli.main import main
+from shellagent.transcript.export import export
+from shellagent.transcript.reader import read_transcript
 from tests.daemon.conftest import (
     DaemonProc,
     ask_inprocess,
@@ -24,6 +28,11 @@ from tests.daemon.conftest import (
 
 def system_prompt(session: str) -> str:
     return str(next(e["content"] for e in transcript_events(session) if e.get("role") == "system"))
+
+
+def exported(session: str) -> int:
+    path = Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts" / f"{session}.jsonl"
+    return export("sft", [read_transcript(path)], io.StringIO()).records
 
 
 @pytest.fixture(autouse=True)
@@ -66,8 +75,10 @@ def test_a_rewritten_example_shows_no_output_and_an_undone_one_is_forgotten(
     assert "movie-big.mkv" not in prompt and "photo-mid.jpg" not in prompt
     assert OUTPUT_LEFT_OUT in prompt
 
+    assert exported(first.summary.session) == 1  # a confirmed session: training data
     assert main(["undo", first.summary.session]) == 0
     capsys.readouterr()
+    assert exported(first.summary.session) == 0  # the user took it back: no longer
     after = ask_inprocess(
         f"find the five largest files in {downloads} and note it",
         script(cmd(f"ls {downloads}"), done("listed")),
