@@ -329,7 +329,7 @@ def default_library() -> ExampleLibrary:
 
 
 def _undone() -> frozenset[str]:
-    from shellagent.transaction.apply import undone_sessions
+    from shellagent.transcript.undone import undone_sessions
 
     try:
         return undone_sessions()

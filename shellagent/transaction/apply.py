@@ -507,11 +507,3 @@ def _trim_undo_store(keep: Path, cap: int = UNDO_CAP_BYTES) -> None:
             break
         total -= r.size
         shutil.rmtree(r.path, ignore_errors=True)
-
-
-def undone_sessions() -> frozenset[str]:
-    """Sessions whose apply was undone: the user took them back, so they are neither
-    worked examples nor training data."""
-    return frozenset(
-        r.session for d in undo_dir().iterdir() if d.is_dir() and (r := _read(d)) and r.undone
-    )

@@ -245,7 +245,7 @@ def export(
 
 def _undone() -> frozenset[str]:
     """Sessions whose applied changes were undone (none when nothing was ever applied)."""
-    from shellagent.transaction.apply import undone_sessions
+    from shellagent.transcript.undone import undone_sessions
 
     try:
         return undone_sessions()

@@ -202,7 +202,7 @@ def _changes_lines(record: ChangeSetRecord, session: str) -> list[str]:
     if len(record.paths) > 10:
         lines.append(f"  … {len(record.paths) - 10} more")
     if record.outcome == "applied":
-        from shellagent.transaction.apply import undone_sessions
+        from shellagent.transcript.undone import undone_sessions
 
         try:
             undone = session in undone_sessions()
