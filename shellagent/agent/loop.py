@@ -346,7 +346,8 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     times, _ = state.outputs.get(key, (0, ""))
     if times >= 2:
         observe(state, observation.not_rerun(times))
-        _give_up_if_repeated(state, command)
+        # it worked, twice: what is counted is the model asking for it again
+        _give_up_if_repeated(state, command, "was proposed again after the same output")
         return
     if key in state.refusals:
         # Never shown or asked about again: the model is told so and asked for another way.
