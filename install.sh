@@ -213,14 +213,19 @@ case "$user_shell" in
 esac
 init_line="eval \"\$($bin/shellagent shell-init $user_shell)\""
 [ "$user_shell" = fish ] && init_line="$bin/shellagent shell-init fish | source"
+# A "no" is remembered, so a second run does not ask again (delete the file to be asked).
+declined="${XDG_STATE_HOME:-$HOME/.local/state}/shellagent/key-binding-declined"
 if [ -n "$rc" ] && ! grep -qsF "shellagent shell-init" "$rc"; then
-  if [ -t 0 ] && [ -t 1 ] && [ "${CI:-}" != true ]; then
+  if [ -e "$declined" ]; then
+    :
+  elif [ -t 0 ] && [ -t 1 ] && [ "${CI:-}" != true ]; then
     printf 'Add the Ctrl-G key binding to %s (type a description, press Ctrl-G, get a command)? [y/N] ' "$rc"
     read -r answer || answer=n
     case "$answer" in
       y|Y|yes) mkdir -p "$(dirname "$rc")"; printf '\n%s\n' "$init_line" >> "$rc"
                say "- added the key binding to $rc (new shells)" ;;
-      *) say "to add it later: echo '$init_line' >> $rc" ;;
+      *) mkdir -p "$(dirname "$declined")" && : > "$declined"
+         say "to add it later: echo '$init_line' >> $rc" ;;
     esac
   else
     say "optional key binding: echo '$init_line' >> $rc"

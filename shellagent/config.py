@@ -61,6 +61,11 @@ class AskSettings(_Section):
         default="auto", description="terminal colors"
     )
     max_turns: int = Field(default=15, ge=1, le=200, description="model replies per task")
+    larger_model: str = Field(
+        default="qwen2.5-coder-1.5b",
+        max_length=200,
+        description='suggested (once a day) after a task the local model could not do; "" never',
+    )
 
 
 class SandboxSettings(_Section):

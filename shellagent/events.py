@@ -316,6 +316,9 @@ class End(_Line):
     success: bool | None = _optional()
     error: str = _optional("")
     cwd: str | None = _optional()  # the shell's working directory when the session ended
+    # what the session does not support of the summary (``agent/support.py``): never
+    # trained on, never a worked example
+    unsupported: tuple[str, ...] = _optional(())
 
 
 TranscriptEvent = (
@@ -495,6 +498,8 @@ class ConfirmRequest(_Wire):
     kind: ClassVar[str] = "confirm"
     id: int
     summary: str
+    # what the session does not back (the last command failed, a file no command made)
+    unsupported: tuple[str, ...] = _optional(())
 
 
 @dataclass(frozen=True)
@@ -514,6 +519,9 @@ class Summary(_Wire):
     # confirmed (the user said it did), failed, unverified (nobody checked), incomplete
     verdict: str = _optional("")
     cwd: str | None = _optional()  # the sandbox shell's working directory at the end
+    unsupported: tuple[str, ...] = _optional(())  # see ``ConfirmRequest``
+    # after a task the local model could not do: a command to edit, a larger model
+    advice: str = _optional("")
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,9 @@ class AgentConfig:
     repeat_limit: int = 3
     capture_logprobs: bool = False
     dry_run: bool = False
+    # A key binding's proposal: the session ends (``finished``) once the first command has
+    # the policy's verdict; nothing runs.
+    propose_only: bool = False
     # Worked examples retrieved for the task and shown in the system prompt (0: none; the
     # format is then shown on the task's own paths).
     examples: int = 2

@@ -257,8 +257,9 @@ class ExampleLibrary:
             self._index.index(tokens, show_progress=False)
 
     @classmethod
-    def load(cls, files: Iterable[Path]) -> ExampleLibrary:
-        """From JSONL files (``.gz`` too); a broken line is skipped, not fatal."""
+    def load(cls, files: Iterable[Path], skip: frozenset[str] = frozenset()) -> ExampleLibrary:
+        """From JSONL files (``.gz`` too); a broken line is skipped, not fatal, and so is
+        an example whose id is in ``skip`` (a session the user undid)."""
         examples: list[Example] = []
         for path in files:
             if not path.exists():
@@ -267,9 +268,11 @@ class ExampleLibrary:
             with opener(path, "rt", encoding="utf-8") as f:
                 for line in f:
                     try:
-                        examples.append(Example.from_record(json.loads(line)))
+                        example = Example.from_record(json.loads(line))
                     except (ValueError, KeyError, TypeError):
                         continue
+                    if not (example.id and example.id in skip):
+                        examples.append(example)
         return cls(examples)
 
     def search(
@@ -309,16 +312,29 @@ def library_files() -> list[Path]:
 
 
 _DEFAULT: ExampleLibrary | None = None
+_DEFAULT_UNDONE: frozenset[str] = frozenset()
 _DEFAULT_LOCK = threading.Lock()
 
 
 def default_library() -> ExampleLibrary:
-    """The library of ``library_files``, loaded and indexed once per process."""
-    global _DEFAULT
+    """The library of ``library_files``, loaded and indexed once per process, and again
+    when the user undid a session since (an undone session is no example)."""
+    global _DEFAULT, _DEFAULT_UNDONE
+    undone = _undone()
     with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = ExampleLibrary.load(library_files())
+        if _DEFAULT is None or undone != _DEFAULT_UNDONE:
+            _DEFAULT = ExampleLibrary.load(library_files(), skip=undone)
+            _DEFAULT_UNDONE = undone
         return _DEFAULT
+
+
+def _undone() -> frozenset[str]:
+    from shellagent.transcript.undone import undone_sessions
+
+    try:
+        return undone_sessions()
+    except OSError:
+        return frozenset()
 
 
 def forget_default_library() -> None:
@@ -372,13 +388,34 @@ def rewrite(example: Example, task: str) -> Example:
             text = text.replace(mark, new)
         return text
 
+    # An output belongs to the command that printed it, on the example's own files: with
+    # the paths rewritten it would tell the model what the task's files hold, and a small
+    # model copies it ("the five largest" of another folder). It is left out, and so is
+    # whatever the answer took from it.
     steps = tuple(
-        Step(swap(s.command), swap(s.output), s.exit_code, swap(s.why)) for s in example.steps
+        Step(swap(s.command), OUTPUT_LEFT_OUT if s.output.strip() else "", s.exit_code, swap(s.why))
+        for s in example.steps
     )
+    answer = _without(swap(example.answer), [s.output for s in example.steps], example, swap)
     slots = {k: target.get(k, v) for k, v in example.slots.items()}
-    return replace(
-        example, task=swap(example.task), steps=steps, answer=swap(example.answer), slots=slots
-    )
+    return replace(example, task=swap(example.task), steps=steps, answer=answer, slots=slots)
+
+
+OUTPUT_LEFT_OUT = "[output left out: this example ran on other files]"
+_TOKEN = re.compile(r"[\w][\w.+-]*[\w]|\w")
+
+
+def _without(answer: str, outputs: Sequence[str], example: Example, swap: Any) -> str:
+    """``answer`` with each word it took from ``outputs`` (and that the task and the
+    commands do not say) replaced by ``…``."""
+    said = " ".join([swap(example.task), *(swap(s.command) for s in example.steps)])
+    known = set(_TOKEN.findall(said))
+    taken = {w for out in outputs for w in _TOKEN.findall(out) if w not in known}
+    taken -= set(_TOKEN.findall(swap(example.task).lower()))
+    if not taken:
+        return answer
+    shown = _TOKEN.sub(lambda m: "…" if m.group(0) in taken else m.group(0), answer)
+    return re.sub(r"…(?:[ ,;]*…)+", "…", shown)
 
 
 def render(examples: Sequence[Example], observe: Any = None) -> str:

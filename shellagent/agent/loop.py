@@ -44,6 +44,7 @@ from shellagent.agent.prompts import (
 )
 from shellagent.agent.scheduling import propose_job
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
+from shellagent.agent.support import succeeded
 from shellagent.errors import InputError, ShellagentError
 from shellagent.events import (
     ChatMessage,
@@ -345,16 +346,26 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     times, _ = state.outputs.get(key, (0, ""))
     if times >= 2:
         observe(state, observation.not_rerun(times))
-        _give_up_if_repeated(state, command)
+        # it worked, twice: what is counted is the model asking for it again
+        _give_up_if_repeated(state, command, "was proposed again after the same output")
         return
     if key in state.refusals:
+        # Never shown or asked about again: the model is told so and asked for another way.
+        # It did not run, so it did not fail; a model that keeps at it is stopped.
+        state.reproposals += 1
         observe(state, observation.refused_before())
-        _give_up_if_repeated(state, command)
+        if state.reproposals >= state.config.repeat_limit:
+            raise SessionEnd(
+                "repeated_failure",
+                f"the model kept proposing `{key}`, which you refused; it never ran",
+            )
         return
     decision = check(state, command)
+    if state.config.propose_only:
+        raise SessionEnd("finished", f"proposed `{key}` (the policy would {decision.decision} it)")
     if decision.decision == "deny":
         observe(state, observation.denied(decision.reasons))
-        _give_up_if_repeated(state, command)
+        _give_up_if_repeated(state, command, "was denied by the policy")
         return
     if state.config.dry_run:
         observe(state, observation.dry_run(decision.decision))
@@ -367,9 +378,10 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
                 raise SessionEnd("cancelled", "cancelled while waiting for approval")
             raise SessionEnd("user_quit", "stopped by the user")
         if approval.decision == "refuse":
+            # A refusal is the user's choice, not a failure of the command: it is not
+            # counted toward giving up, and the command is never proposed to them again.
             state.refusals.add(key)
             observe(state, observation.refused(approval.reason))
-            _give_up_if_repeated(state, command)
             return
         if approval.decision == "edit" and approval.command and approval.command != command:
             edited_from, command = command, approval.command
@@ -383,7 +395,7 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     _execute(state, command, edited_from, confined=decision.read_only and edited_from is None)
     if decision.decision == "ask" and len(state.commands) > ran:
         result = state.commands[-1]
-        if result.exit_code == 0 and not result.timed_out:
+        if succeeded(command, result.exit_code, result.timed_out):
             state.job_commands.append(command)
 
 
@@ -428,10 +440,12 @@ def _execute(state: SessionState, command: str, edited_from: str | None, *, conf
     if state.cancel.is_set():
         observe(state, shown)
         raise SessionEnd("cancelled", "cancelled while a command was running")
-    if result.exit_code != 0 or result.timed_out:
+    if not succeeded(command, result.exit_code, result.timed_out):
         observe(state, shown)
         _give_up_if_repeated(state, command)
         return
+    if result.exit_code != 0:  # a pipeline whose reader finished first (``ps aux | head``)
+        shown = f"{shown}\n{observation.sigpipe()}"
     # A small model under greedy decoding tends to loop on a command that worked; saying so
     # changes its context enough to move it on.
     key = command.strip()
@@ -443,12 +457,12 @@ def _execute(state: SessionState, command: str, edited_from: str | None, *, conf
     observe(state, shown)
 
 
-def _give_up_if_repeated(state: SessionState, command: str) -> None:
-    """Count a failure (non-zero exit, denial, refusal) of ``command``; stop at the limit."""
+def _give_up_if_repeated(state: SessionState, command: str, what: str = "failed") -> None:
+    """Count a failure (non-zero exit, denial) of ``command``; stop at the limit."""
     key = command.strip()
     count = state.failures[key] = state.failures.get(key, 0) + 1
     if count >= state.config.repeat_limit:
-        raise SessionEnd("repeated_failure", f"`{key}` failed {count} times")
+        raise SessionEnd("repeated_failure", f"`{key}` {what} {count} times")
 
 
 class _CancelWatcher:

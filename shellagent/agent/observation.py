@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "claim_refuted",
+    "sigpipe",
     "cut",
     "cut_reply",
     "denied",
@@ -59,6 +60,14 @@ def executed(result: Any, limit: int, *, edited_from: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def sigpipe() -> str:
+    """Said after a pipeline exited 141 because its reader stopped reading early."""
+    return (
+        "(exit 141 means an earlier command of the pipeline was stopped because the next "
+        "one had read all it needed: the command worked.)"
+    )
+
+
 def claim_refuted() -> str:
     """Said after a command the policy allowed as read-only was caught changing something."""
     return (
@@ -81,9 +90,12 @@ def denied(reasons: Sequence[str], *, edited: bool = False) -> str:
 
 
 def refused(reason: str) -> str:
-    if reason:
-        return f"The user refused this command: {reason}. Try another way, or finish."
-    return "The user refused this command. Try another way, or finish."
+    """Said after the user refused a command: with their reason, and that it is final."""
+    why = f" (their reason: {reason.rstrip('.')})" if reason else ""
+    return (
+        f"Not run: the user refused this command{why}. Do not propose it again; "
+        "try another way, or reply done and say what was not done."
+    )
 
 
 def dry_run(decision: str) -> str:
@@ -121,8 +133,8 @@ def not_rerun(times: int) -> str:
 def refused_before() -> str:
     """Said instead of asking the user again about a command they refused in this task."""
     return (
-        "Not run: the user already refused this exact command in this task. Do not propose "
-        "it again; try another way, or reply done."
+        "Not run and not shown: the user already refused this exact command in this task. "
+        "Propose a different command, or reply done and say what was not done."
     )
 
 

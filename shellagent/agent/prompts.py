@@ -33,6 +33,7 @@ class Environment:
     writable: tuple[str, ...] = ()
     anywhere_writable: bool = False
     network: bool = False
+    overlaid: tuple[str, ...] = ()  # writable copies the user reviews (home, the workdir)
     max_turns: int = 15
     os_name: str = "Linux"
     shell: str = "bash"
@@ -46,6 +47,7 @@ def describe_environment(shell: Shell, *, max_turns: int) -> Environment:
         writable=tuple(str(p) for p in grants.writable),
         anywhere_writable=grants.anywhere_writable,
         network=grants.network,
+        overlaid=tuple(str(p) for p in grants.overlaid),
         max_turns=max_turns,
         os_name=platform.system() or "Linux",
     )
@@ -62,12 +64,17 @@ SCHEDULE_RULE = (
 def system_prompt(env: Environment, examples: str = "", task: str = "") -> str:
     """The system prompt. ``examples`` are worked examples chosen for this task
     (``examples.render``); without any, the format is shown on the task's own paths."""
+    # What is writable, said as it is: a model told "only /tmp" saved results there, where
+    # they are thrown away with the sandbox.
+    scratch = "/tmp (private, thrown away at the end: never save results there)"
     if env.anywhere_writable:
         writable = "everywhere (a throwaway sandbox)"
-    elif env.writable:
-        writable = ", ".join(env.writable) + " and /tmp"
+    elif env.overlaid or env.writable:
+        places = ", ".join(dict.fromkeys([*env.overlaid, *env.writable]))
+        copies = " (the user reviews every change and keeps it)" if env.overlaid else ""
+        writable = f"{places}{copies}, and {scratch}"
     else:
-        writable = "only /tmp"
+        writable = f"only {scratch}"
     network = "network is on" if env.network else "no network"
     shown = (
         f"Examples of similar tasks:\n{examples}"

@@ -35,6 +35,16 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
     if installer is None:
         observe(state, "Recurring jobs cannot be installed from here; finish the task instead.")
         return
+    problem = getattr(installer, "problem", lambda: None)()
+    if problem:
+        # Said now, not after the user approved a job that cannot run (the daemon tells
+        # the user the same with the fix).
+        observe(
+            state,
+            "Recurring jobs cannot run on this machine: it has no scheduler. Do not reply "
+            "with a schedule again; reply done and say the task ran once and was not scheduled.",
+        )
+        return
     if not state.job_commands:
         observe(
             state,

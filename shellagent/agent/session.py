@@ -75,6 +75,7 @@ class SessionState:
     refuted: set[str] = field(default_factory=set)
     # Commands the user refused in this task: never asked about again unchanged.
     refusals: set[str] = field(default_factory=set)
+    reproposals: int = 0  # times the model proposed a command the user had refused
     # command -> (times run, output of the last run): a third identical run is not made
     outputs: dict[str, tuple[int, str]] = field(default_factory=dict)
     nudged: bool = False  # the first-turn ``done`` nudge was given

@@ -259,12 +259,27 @@ def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: A
             "interactive": interactive,
             "max_turns": getattr(args, "max_turns", None),
         }
+        umask = current_umask()
+        if umask is not None:  # commands create files as this user's would
+            fields["umask"] = umask
         if getattr(args, "continues", None):  # only when used: a daemon of before can serve
             fields["continues"] = args.continues  # every other task
         conn.send("ask", **fields)
         return follow(conn, ui)
     finally:
         conn.close()
+
+
+def current_umask() -> int | None:
+    """This process's umask, read without changing it (``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def refused(message: Failure) -> bool:

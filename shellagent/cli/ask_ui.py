@@ -43,6 +43,12 @@ from shellagent.events import (
 )
 
 OUTPUT_LINES = 200  # live output shown per command; the rest is counted
+SIGPIPE_EXIT = 141  # a pipeline whose reader stopped early (``agent/support.py``)
+
+
+def plural(n: int, word: str, words: str = "") -> str:
+    """``1 command``, ``2 commands``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def _controlling_terminal() -> tuple[TextIO, TextIO] | None:
@@ -140,6 +146,22 @@ VERDICTS = {
     "cancelled": "cancelled",
     "error": "error",
 }
+REFUSALS_BEFORE_ASKING = 2  # from the second refusal on, ask what would help instead
+
+# "run ls", "execute ls -la": a reason that only names the command says nothing
+_ECHO_VERBS = ("run ", "running ", "execute ", "executing ", "use ", "using ", "call ")
+
+
+def echoes(why: str, command: str) -> bool:
+    """Whether the model's reason only repeats the command (``why: run ls`` for ``ls``)."""
+    text = " ".join(why.lower().split()).rstrip(".")
+    for verb in _ECHO_VERBS:
+        text = text.removeprefix(verb)
+    text = text.strip("`'\" ")
+    cmd = " ".join(command.lower().split())
+    return not text or text == cmd or (len(text) >= 2 and cmd.startswith(text))
+
+
 SCOPE_WORDS = {
     "session": "for the rest of this task",
     "directory": "in this directory and below",
@@ -182,6 +204,8 @@ class AskUI:
         self._hidden = 0
         self._ended_line = True
         self._proposed = ""
+        self._step = 0  # proposals shown in this task: each gets the next number
+        self._refusals = 0  # commands the user refused in this task
         self.last_summary: Summary | None = None  # how the latest task ended
 
     @classmethod
@@ -236,7 +260,12 @@ class AskUI:
             self.spinner.start("thinking")
             return
         if isinstance(event, Queued):
-            self.spinner.start(f"waiting for the model ({shown(event.position)} ahead)")
+            ahead = event.position
+            self.spinner.start(
+                f"waiting for the model ({plural(ahead, 'other task')} first)"
+                if ahead > 0
+                else "waiting for the model to load"
+            )
             return
         if isinstance(event, Output):
             self._output(event.data)
@@ -247,11 +276,15 @@ class AskUI:
                 self.style("2", f"session {shown(event.session)} · model {shown(event.model)}")
             )
             self._overlay = event.overlay
+            self._step = self._refusals = 0
             if event.overlay:
                 self._print(
                     self.style(
                         "2",
-                        "commands work on a copy of your files: nothing changes "
+                        "a dry run: commands work on a copy of your files, and nothing "
+                        "is applied at the end"
+                        if self.dry_run
+                        else "commands work on a copy of your files: nothing changes "
                         "until you apply the change set at the end",
                     )
                 )
@@ -281,14 +314,15 @@ class AskUI:
             "repeat": "the model's reply was cut: it kept repeating itself",
             "length": "the model's reply was cut at the token limit",
         }.get(m.stop, f"the model's reply was not an action: {preview}")
-        self._print(self.style("33", f"[{m.turn}] {what}; asking again"))
+        self._print(self.style("33", f"    {what}; asking again"))
 
     def _on_proposed(self, m: Proposed | ApprovalNeeded) -> None:
         command, flags = reveal(m.command)
         self._proposed = m.command
         self._lines = self._hidden = 0
-        self._print(f"[{m.turn}] $ {self.style.marked(command)}")
-        if m.why:
+        self._step += 1
+        self._print(f"[{self._step}] $ {self.style.marked(command)}")
+        if m.why and not echoes(m.why, m.command):
             self._print(self.style("2", "    why: ") + self.style.marked(shown(m.why)))
         colour = {"allow": "32", "ask": "33", "deny": "31"}.get(m.decision, "0")
         reasons = shown("; ".join(m.reasons))
@@ -336,7 +370,10 @@ class AskUI:
             self._print(self.style("33", f"    [cancelled after {m.duration_s}s]"))
             return
         extra = ", timed out" if m.timed_out else ""
-        colour = "32" if m.exit_code == 0 else "31"
+        worked = m.exit_code == 0 or (m.exit_code == SIGPIPE_EXIT and "|" in m.command)
+        if m.exit_code != 0 and worked and not m.timed_out:
+            extra = ": the reader of a pipe finished first, which is fine"
+        colour = "32" if worked and not m.timed_out else "31"
         self._print(self.style(colour, f"    [exit {m.exit_code}{extra}, {m.duration_s}s]"))
         if m.refused:
             self._print(
@@ -348,12 +385,7 @@ class AskUI:
             )
 
     def _on_summary(self, m: Summary) -> None:
-        verdict = VERDICTS.get(m.reason, shown(m.reason))
-        if m.verdict in ("confirmed", "unverified") and m.reason == "finished":
-            verdict = f"{verdict} ({m.verdict})"
-        summary = self.style.marked(shown(m.summary, lines=True))
         self._print()
-        self._print(self.style("1", verdict) + (f": {summary}" if summary else ""))
         for i, command in enumerate(m.commands):
             ran, _ = reveal(command)
             code = m.exit_codes[i] if i < len(m.exit_codes) else "?"
@@ -364,10 +396,32 @@ class AskUI:
         self._print(
             self.style(
                 "2",
-                f"  {m.turns} replies, {len(m.commands)} commands; "
+                f"  {plural(m.turns, 'reply', 'replies')}, {plural(len(m.commands), 'command')}; "
                 f"transcript {session} (shellagent logs show {session})",
             )
         )
+        if m.advice:
+            self._print(self.style("2", "  " + self.style.marked(shown(m.advice))))
+        # Last, so the screen's last word is what is known about the outcome.
+        self._print(self.verdict_line(m))
+
+    def verdict_line(self, m: Summary) -> str:
+        """The task's outcome in one line, no stronger than what is known: the user's
+        answer first, then what the session does not support of the model's summary."""
+        summary = self.style.marked(shown(m.summary, lines=True))
+        said = f" (the model said: {summary})" if summary else ""
+        if m.reason != "finished":
+            verdict = VERDICTS.get(m.reason, shown(m.reason))
+            return self.style("1", verdict) + (f": {summary}" if summary else "")
+        if m.verdict == "failed":
+            return self.style("1;31", "failed: you said it did not do it") + said
+        if m.verdict == "confirmed":
+            return self.style("1", "done (confirmed)") + (f": {summary}" if summary else "")
+        if m.unsupported:
+            problems = shown("; ".join(m.unsupported))
+            return self.style("1;33", f"not shown to be done: {problems}") + said
+        # Nobody checked (-y, no terminal, "skip"): the model's word, not a result.
+        return self.style("1", "unverified, the model says") + (f": {summary}" if summary else "")
 
     def _on_changes(self, m: ChangesReady) -> None:
         # File names were written inside the sandbox: shown, never obeyed.
@@ -389,7 +443,12 @@ class AskUI:
         if not self.can_prompt or self.json_lines:
             return "skip"
         self._print()
-        self._print(self.style("1", "the model says: ") + self.style.marked(shown(m.summary)))
+        self._print(
+            self.style("1", "the model says: ") + self.style.marked(shown(m.summary, lines=True))
+        )
+        if m.unsupported:
+            problems = shown("; ".join(m.unsupported))
+            self._print(self.style("1;33", f"but the session does not show it: {problems}"))
         key = self._key("did that do it? [y]es [n]o [s]kip ", "yns")
         return {"y": "yes", "n": "no"}.get(key, "skip")
 
@@ -444,6 +503,9 @@ class AskUI:
         if key == "y":
             return {"decision": "approve"}
         if key == "n":
+            self._refusals += 1
+            if self._refusals >= REFUSALS_BEFORE_ASKING:
+                return self._after_refusals(command)
             why = self._line("    why not? (optional, told to the model) ")
             return {"decision": "refuse", "reason": why.strip()}
         if key == "e":
@@ -467,6 +529,24 @@ class AskUI:
                 f"{SCOPE_WORDS[scope]}" + (f" ({os.getcwd()})" if scope == "directory" else "")
             )
             return {"decision": "always", "scope": scope}
+        return {"decision": "quit"}
+
+    def _after_refusals(self, command: str) -> dict[str, str]:
+        """The user keeps refusing: ask what would help instead of letting the model guess."""
+        self._print(
+            self.style("33", f"    that is {self._refusals} commands refused in this task.")
+        )
+        key = self._key(
+            "    what now? [h]int for the model [e]dit a command yourself [s]top the task ", "hes"
+        )
+        if key == "e":
+            edited = self._line("    edit: ", default=command)
+            if edited.strip() and edited != command:
+                return {"decision": "edit", "edited": edited}
+            return {"decision": "refuse", "reason": "the user cleared the command"}
+        if key == "h":
+            hint = self._line("    hint (told to the model): ")
+            return {"decision": "refuse", "reason": hint.strip()}
         return {"decision": "quit"}
 
     def _explain(self, command: str) -> str:

@@ -73,8 +73,39 @@ def run_apply(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(f"applied {result.applied} changes; undo with `shellagent undo {args.session}`")
+        n = result.applied
+        print(
+            f"applied {n} change{'' if n == 1 else 's'}; undo with `shellagent undo {args.session}`"
+        )
     return 0
+
+
+_UNDO_WORDS = {
+    "created": "remove {path} (the apply created it)",
+    "modified": "restore {path} as it was",
+    "mode": "restore the mode of {path}",
+    "deleted": "put back {path}",
+    "renamed": "rename {path} back to {from}",
+}
+
+
+def _say_what_undo_restores(session: str | None) -> None:
+    """Before anything is touched: which apply is taken back, and what each change becomes."""
+    from shellagent.cli.display import shown
+    from shellagent.transaction.apply import undoable
+
+    records = [r for r in undoable() if session is None or r.session == session]
+    if not records:
+        return  # undo() says there is nothing to undo
+    r = records[0]
+    when = dt.datetime.fromtimestamp(r.at).strftime("%Y-%m-%d %H:%M")
+    steps = [r.staged[i] for i in sorted(r.done)]
+    print(f"taking back the apply of session {r.session} ({when}):")
+    for entry in steps[:20]:
+        words = _UNDO_WORDS.get(entry["kind"], "restore {path}")
+        print("  " + shown(words.format(path=entry["path"], **{"from": entry.get("from", "?")})))
+    if len(steps) > 20:
+        print(f"  … and {len(steps) - 20} more")
 
 
 def run_undo(args: argparse.Namespace) -> int:
@@ -104,9 +135,12 @@ def run_undo(args: argparse.Namespace) -> int:
             state = "" if r.finished else "  (interrupted: partly applied)"
             print(f"{r.session}  {when}  {len(r.done)} changes{state}")
         return 0
+    if not args.json:
+        _say_what_undo_restores(args.session)
     record = undo(args.session)
     if args.json:
         print(json.dumps({"undone": record.session, "changes": len(record.done)}))
     else:
-        print(f"undone: {len(record.done)} changes of session {record.session}")
+        n = len(record.done)
+        print(f"undone: {n} change{'' if n == 1 else 's'} of session {record.session}")
     return 0

@@ -67,7 +67,11 @@ def run_foreground(args: argparse.Namespace) -> int:
 
     example: shellagent daemon run --idle-unload 600
     """
-    os.umask(0o077)
+    from shellagent.daemon import worker
+
+    # Commands run with the user's umask (the client sends it; this is for one that does
+    # not); the daemon's own files, socket and state are private.
+    worker.START_UMASK = os.umask(0o077)
     from shellagent.daemon.logs import setup_logging
     from shellagent.daemon.server import Daemon, configured_pool
     from shellagent.jobs import Installer

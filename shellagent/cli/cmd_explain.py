@@ -93,7 +93,7 @@ def explain(command: str, cwd: Path, *, read_help: bool = True) -> str:
                     lines.append(f"   {TRAITS[trait]}")
             if seg.assignments:
                 lines.append("   sets: " + ", ".join(seg.assignments))
-            for option in _options(seg.argv[1:]):
+            for option in _options(seg.argv[1:], seg.program or ""):
                 meaning = helps.line_for(seg.program, option) if helps else None
                 lines.append(f"   {option}: {meaning or '(not described by its --help)'}")
             for reason in seg.reasons:
@@ -110,10 +110,17 @@ def explain(command: str, cwd: Path, *, read_help: bool = True) -> str:
     return "\n".join(lines)
 
 
-def _options(words: tuple[str, ...]) -> list[str]:
+# Programs whose first word may be a cluster of short options without the dash
+# (``tar czf x.tgz dir``, ``ps aux``, ``ar rcs``): read as ``-c -z -f``.
+_DASHLESS_FIRST = frozenset({"tar", "ps", "ar"})
+
+
+def _options(words: tuple[str, ...], program: str = "") -> list[str]:
     """The options among ``words``: ``--name`` (value dropped) and each letter of a short
     cluster, in order, once each; nothing after ``--``."""
     found: list[str] = []
+    if program.rsplit("/", 1)[-1] in _DASHLESS_FIRST and words and words[0].isalpha():
+        words = (f"-{words[0]}", *words[1:])
     for word in words:
         if word == "--":
             break

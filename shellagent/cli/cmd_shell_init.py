@@ -67,6 +67,7 @@ __shellagent_propose() {{
     BUFFER=$__sa_out
     CURSOR=$#BUFFER
   fi
+  zle reset-prompt
   zle -M "$(head -c 300 "$__sa_err")"
   rm -f "$__sa_err"
 }}

@@ -2,7 +2,10 @@
 
 The daemon runs the task as a dry run (nothing executes) and this returns as soon as the
 model proposes its first command: the command goes to stdout, the policy's verdict to
-stderr, and the task is cancelled. Standard library only (it is on ``ask``'s path).
+stderr, and the session ends there (``finished``: a proposal is not a cancelled task).
+While the model works, a spinner with the typed text is drawn on the terminal (``/dev/tty``:
+the shell hides its line while the key's command runs). Standard library only (it is on
+``ask``'s path).
 Exit status: 0 a command was proposed, 1 none was, 3 no daemon or model.
 """
 
@@ -12,6 +15,9 @@ import argparse
 import contextlib
 import os
 import sys
+import threading
+import time
+from typing import IO
 
 from shellagent.cli.display import shown
 from shellagent.errors import ShellagentError
@@ -26,7 +32,13 @@ def propose(args: argparse.Namespace) -> int:
         refused_by_daemon,
     )
 
-    conn = Connection(connect_or_start(quiet=True))
+    spinner = _TtySpinner(args.task)
+    spinner.start()
+    try:
+        conn = Connection(connect_or_start(quiet=True))
+    except BaseException:
+        spinner.stop()
+        raise
     try:
         conn.send(
             "ask",
@@ -42,6 +54,7 @@ def propose(args: argparse.Namespace) -> int:
         accepted = False
         for message in conn.messages():
             if isinstance(message, Proposed):
+                spinner.stop()
                 command = message.command
                 reasons = "; ".join(message.reasons)[:200]
                 verdict = f"policy: {message.decision}"
@@ -54,15 +67,14 @@ def propose(args: argparse.Namespace) -> int:
                     return 1
                 print(f"{verdict}{' (' + reasons + ')' if reasons else ''}", file=sys.stderr)
                 print(command)
-                with contextlib.suppress(OSError):
-                    conn.send("cancel")
-                return 0
+                return 0  # the daemon ends the session itself: nothing to cancel
             if isinstance(message, Accepted):
                 accepted = True
             elif isinstance(message, Failure) and not accepted and refused(message):
                 print(refused_by_daemon(message).show(), file=sys.stderr)
                 return 3
             if isinstance(message, Summary) or (isinstance(message, Failure) and message.fatal):
+                spinner.stop()
                 text = (
                     message.summary if isinstance(message, Summary) else message.message
                 ) or "no command"
@@ -72,7 +84,59 @@ def propose(args: argparse.Namespace) -> int:
                 return message.exit_code or 1
         raise ShellagentError("the daemon went away before proposing a command")
     finally:
+        spinner.stop()
         conn.close()
+
+
+class _TtySpinner:
+    """``⠋ proposing a command for: TEXT 1.2s`` on the terminal, erased when done; nothing
+    when there is no terminal."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, text: str) -> None:
+        self.text = " ".join(shown(text).split())
+        self.tty: IO[str] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        try:
+            self.tty = open("/dev/tty", "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+        except OSError:
+            return
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is None or self.tty is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        with contextlib.suppress(OSError):
+            self.tty.write("\r\x1b[K")
+            self.tty.flush()
+            self.tty.close()
+
+    def _spin(self) -> None:
+        assert self.tty is not None
+        try:
+            width = os.get_terminal_size(self.tty.fileno()).columns - 1
+        except OSError:
+            width = 79
+        since, frame = time.monotonic(), 0
+        while True:
+            took = f" {time.monotonic() - since:.1f}s"
+            line = f"{self.FRAMES[frame % len(self.FRAMES)]} proposing a command for: {self.text}"
+            if len(line) + len(took) > width:
+                line = line[: max(width - len(took) - 1, 10)] + "…"
+            with contextlib.suppress(OSError):
+                self.tty.write(f"\r{line}{took}\x1b[K")
+                self.tty.flush()
+            frame += 1
+            if self._stop.wait(0.1):
+                return
 
 
 def hidden_characters(text: str) -> bool:

@@ -41,6 +41,8 @@ class Ask(_Message):
     """Only the first proposed command is wanted (``ask --propose``, a shell key binding)."""
     continues: str | None = Field(default=None, max_length=64, pattern=r"^[0-9A-Za-z-]+$")
     """A follow-up of this session (an id or a unique prefix; ``last``: the newest)."""
+    umask: int | None = Field(default=None, ge=0, le=0o777)
+    """The client's umask: the task's commands create files with it."""
 
 
 class ApprovalReply(_Message):

@@ -105,7 +105,8 @@ class Review:
             self.workspace.remove()
             self.outcome = "applied"
             return (
-                f"applied {result.applied} changes; undo with `shellagent undo {session}`",
+                f"applied {result.applied} change{'' if result.applied == 1 else 's'}; "
+                f"undo with `shellagent undo {session}`",
                 result.applied,
             )
         if decision == "discard":

@@ -66,6 +66,7 @@ SHELL_STATES_KEPT = 32  # sessions whose final shell state a follow-up can start
 _shell_states: OrderedDict[str, bytes] = OrderedDict()
 _shell_states_lock = threading.Lock()
 
+START_UMASK: int | None = None  # the daemon's umask before it made its own 077
 OUTPUT_CAP_BYTES = 256 * 1024  # live output streamed per command; the rest is summarised
 FORCE_CLOSE_AFTER_S = 3.0  # after a cancel, tear the sandbox down if the loop has not ended
 
@@ -136,6 +137,10 @@ class TaskWorker:
         self._streamed = 0
         self._seed: bytes | None = None  # the shell state a follow-up starts from
         self._told_trimmed = False  # the user heard the conversation was cut to fit
+        self._told_no_scheduler = False
+        self._refused: list[str] = []  # commands the user refused in this task
+        # the change set as (kind, path), once the review read it; None: no overlays
+        self._changed: list[tuple[str, Path]] | None = None
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
     # -- control, from the server's thread ---------------------------------------------
@@ -242,8 +247,9 @@ class TaskWorker:
         review = settings.ask.review != "commands" and not req.propose
         config = AgentConfig(
             # On overlays a dry run really runs the commands, and nothing is applied.
-            dry_run=req.dry_run and not review,
+            dry_run=(req.dry_run or req.propose) and not review,
             max_turns=req.max_turns or settings.ask.max_turns,
+            propose_only=req.propose,
         )
         backend = self.pool.backend_for(
             req.model,
@@ -275,6 +281,9 @@ class TaskWorker:
         if earlier is not None:
             with _shell_states_lock:
                 self._seed = _shell_states.get(earlier.session)
+        umask = req.umask if req.umask is not None else START_UMASK
+        if umask is not None:
+            agent.profile = dataclasses.replace(agent.profile, umask=umask)
         self.state = "starting sandbox"
         note = self._open_sandbox(agent, earlier) if review else None
         if self._shell is None:
@@ -317,9 +326,10 @@ class TaskWorker:
             if self._review is not None:
                 held.write(self._finish_review(outcome.reason))
                 changes = self._review.outcome
-            success = self._confirm(outcome, settings, changes)
-            if success is not None and held.end is not None:
-                held.end = dataclasses.replace(held.end, success=success)
+            problems = self._unsupported(outcome)
+            success = self._confirm(outcome, settings, changes, problems)
+            if held.end is not None:
+                held.end = dataclasses.replace(held.end, success=success, unsupported=problems)
         finally:
             held.finish()
             sink.close()
@@ -340,12 +350,55 @@ class TaskWorker:
                 commands=tuple(c.command for c in outcome.commands),
                 exit_codes=tuple(c.exit_code for c in outcome.commands),
                 error=outcome.error,
-                exit_code=outcome.exit_code,
+                # the user said it did not do it: not a success, whatever the model said
+                exit_code=1 if success is False and outcome.exit_code == 0 else outcome.exit_code,
                 transcript=str(sink.path),
                 verdict=verdict,
                 cwd=outcome.cwd,
+                unsupported=problems,
+                advice=self._advice(outcome, success, settings, backend.name),
             )
         )
+
+    def _advice(self, outcome: Outcome, success: bool | None, settings: Any, model: str) -> str:
+        """The line for a task the local model could not do (``daemon/advice.py``)."""
+        from shellagent.agent.support import succeeded
+        from shellagent.daemon.advice import advice
+
+        if self.request.propose or outcome.environment_problem or outcome.reason == "cancelled":
+            return ""
+        failed = [c.command for c in outcome.commands if not succeeded(c.command, c.exit_code)]
+        candidates = self._refused or failed or [c.command for c in outcome.commands]
+        command = candidates[-1] if candidates else None
+        try:
+            return advice(
+                reason=outcome.reason,
+                success=success,
+                refused_out=bool(self._refused) and outcome.reason != "finished",
+                command=command,
+                larger=settings.ask.larger_model,
+                current=model,
+            )
+        except OSError as exc:  # the state dir: the note is not worth failing the task
+            log.warning("task %s: no advice: %s", self.session_id, exc)
+            return ""
+
+    def _unsupported(self, outcome: Outcome) -> tuple[str, ...]:
+        """What the session does not back of a finished task's summary: the last command
+        failed, or a claim no change and no output supports (``agent/support.py``)."""
+        from shellagent.agent.support import Ran, last_failed, unsupported
+
+        if outcome.reason != "finished" or self.request.propose:
+            return ()
+        ran = [Ran(c.command, c.output, c.exit_code) for c in outcome.commands]
+        problems: list[str] = []
+        failed = last_failed(ran)
+        if failed is not None:
+            problems.append(f"the last command failed (exit {failed.exit_code})")
+        if self._review is not None and self._changed is None:
+            self._changed = []  # overlays, and nothing was written
+        problems += unsupported(outcome.summary, self.request.task, ran, self._changed)
+        return tuple(problems)
 
     # -- the change-set review ---------------------------------------------------------
 
@@ -417,6 +470,7 @@ class TaskWorker:
         req = self.request
         self.state = "reviewing changes"
         changes = review.changes()
+        self._changed = [(c.kind, c.path) for c in changes]
         if not changes:
             review.discard("none")
             return review.record(changes)
@@ -469,9 +523,12 @@ class TaskWorker:
         assert reply is not None and not isinstance(reply, ApprovalReply)
         return reply.decision if isinstance(reply, ChangesReply) else reply.answer
 
-    def _confirm(self, outcome: Outcome, settings: Any, changes: str) -> bool | None:
+    def _confirm(
+        self, outcome: Outcome, settings: Any, changes: str, problems: tuple[str, ...] = ()
+    ) -> bool | None:
         """Ask "Did that do it?" when someone can answer; True, False or None (unverified).
-        A session the user confirmed joins their worked examples (``agent/history.py``)."""
+        A session the user confirmed joins their worked examples (``agent/history.py``),
+        unless the session does not support its summary (``problems``)."""
         req = self.request
         asked = (
             outcome.reason == "finished"
@@ -489,9 +546,9 @@ class TaskWorker:
             pending = _Pending(self._next_id, "", "confirm")
             self._pending = pending
         self.state = "waiting for confirmation"
-        self._send(ConfirmRequest(id=pending.id, summary=outcome.summary))
+        self._send(ConfirmRequest(id=pending.id, summary=outcome.summary, unsupported=problems))
         success = {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
-        if success and settings.ask.history and outcome.commands:
+        if success and settings.ask.history and outcome.commands and not problems:
             from shellagent.agent.examples import forget_default_library
             from shellagent.agent.history import add_session
             from shellagent.transcript import Redactor
@@ -521,6 +578,8 @@ class TaskWorker:
                     )
                 )
             action = event.action or {}
+            if "every" in action:
+                self._no_scheduler_note()
             if "cmd" in action:
                 self._why[event.turn] = action.get("why", "")
             else:
@@ -541,6 +600,8 @@ class TaskWorker:
                 )
             )
         elif isinstance(event, ApprovalRecord):
+            if event.decision in ("refuse", "quit"):  # what the user would not let run
+                self._refused.append(event.command)
             self._send(
                 Decided(
                     turn=event.turn,
@@ -568,6 +629,21 @@ class TaskWorker:
             )
             if not event.confined:
                 self._changes_so_far()
+
+    def _no_scheduler_note(self) -> None:
+        """The model asks for a recurring job: if none can run here, the user hears it now,
+        with the fix (once per task)."""
+        if self._told_no_scheduler or self.job_installer is None:
+            return
+        self._told_no_scheduler = True
+        problem = getattr(self.job_installer, "problem", lambda: None)()
+        if problem:
+            self._send(
+                Failure(
+                    code=protocol.NOTE,
+                    message=f"this task asks for a recurring job, which cannot run here: {problem}",
+                )
+            )
 
     def _on_output(self, text: str) -> None:
         self.state = "running command"

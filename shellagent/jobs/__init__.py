@@ -75,6 +75,20 @@ class Installer:
     def __init__(self, scheduler: Scheduler | None = None) -> None:
         self.scheduler = scheduler
 
+    def problem(self) -> str | None:
+        """Why no job can be installed on this machine (no scheduler), with the fix; None
+        when one can."""
+        if self.scheduler is not None:
+            return None
+        from shellagent.errors import EnvironmentProblem
+        from shellagent.jobs.scheduler import detect
+
+        try:
+            detect()
+        except EnvironmentProblem as exc:
+            return exc.text()
+        return None
+
     def install(self, proposal: JobProposal) -> InstalledJob:
         job = make_job(
             proposal.name,

@@ -246,6 +246,12 @@ def _systemd_user_session() -> bool:
     return proc.stdout.strip() in {"running", "degraded", "starting"}
 
 
+NO_SCHEDULER_FIX = (
+    "install cron (sudo apt-get install cron), or give yourself a systemd user session "
+    "that runs when you are logged out (sudo loginctl enable-linger $USER)"
+)
+
+
 def detect() -> Scheduler:
     """The scheduler in use here, or EnvironmentProblem with what to install."""
     choice = os.environ.get("SHELLAGENT_SCHEDULER", "")
@@ -255,5 +261,5 @@ def detect() -> Scheduler:
         return CronScheduler()
     raise EnvironmentProblem(
         "no scheduler: there is no systemd user session and no crontab command",
-        hint="install cron (sudo apt-get install cron) or log in with a systemd user session",
+        hint=NO_SCHEDULER_FIX,
     )

@@ -94,13 +94,19 @@ class LlamaBackend:
             raise InputError(f"model options: {exc}") from None
         import numpy as np
 
+        from shellagent.model.threads import choose_threads
+
         self._rng = np.random.default_rng(seed)
+        # Threads follow the machine's load (``threads.py``) unless they are configured.
+        self.threads_fixed = n_threads is not None
+        self.threads = choose_threads(n_threads)
         try:
             self._llm = _counting_llama(
                 model_path=str(path),
                 lora_path=str(self.adapter) if self.adapter is not None else None,
                 n_ctx=n_ctx,
-                n_threads=n_threads or max(1, min(8, os.cpu_count() or 1)),
+                n_threads=self.threads,
+                n_threads_batch=self.threads,
                 seed=seed,
                 verbose=False,
             )
@@ -122,6 +128,19 @@ class LlamaBackend:
         self._prev_tokens: list[int] = []
         self._prev_messages: list[Message] = []
         self.prefix_breaks = 0  # turns where a history-preserving template still diverged
+
+    def adapt_threads(self) -> int:
+        """Choose the thread count again for the load now (a task starts); the count."""
+        if self.threads_fixed:
+            return self.threads
+        from shellagent.model.threads import choose_threads
+
+        threads = choose_threads()
+        if threads != self.threads:
+            self._llm._ctx.set_n_threads(threads, threads)
+            self._llm.n_threads = self._llm.n_threads_batch = threads
+            self.threads = threads
+        return threads
 
     def _load_template(self) -> ChatTemplate:
         metadata: dict[str, str] = dict(self._llm.metadata)

@@ -38,17 +38,24 @@ class FairLock:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._queue: deque[object] = deque()
+        self._loads: set[object] = set()  # tickets that load the model, not a task's turn
 
     def acquire(
         self,
         cancel: threading.Event | None = None,
         on_wait: Callable[[int], None] | None = None,
+        *,
+        load: bool = False,
     ) -> None:
+        """Wait for the lock. ``on_wait(n)``, when it must wait: ``n`` tasks are ahead
+        (0: only the model's own loading is). ``load``: this holder only loads the model."""
         ticket = object()
         with self._cond:
             self._queue.append(ticket)
+            if load:
+                self._loads.add(ticket)
             if self._queue[0] is not ticket and on_wait is not None:
-                on_wait(len(self._queue) - 1)
+                on_wait(sum(1 for t in list(self._queue)[:-1] if t not in self._loads))
             while self._queue[0] is not ticket:
                 self._cond.wait(0.1)
                 if cancel is not None and cancel.is_set():
@@ -61,7 +68,7 @@ class FairLock:
 
     def release(self) -> None:
         with self._cond:
-            self._queue.popleft()
+            self._loads.discard(self._queue.popleft())
             self._cond.notify_all()
 
     def try_acquire(self) -> bool:
@@ -134,7 +141,7 @@ class ModelPool:
 
         def load() -> None:
             try:
-                self._with_model(self.default_spec, None, None, lambda _b: None)
+                self._with_model(self.default_spec, None, None, lambda _b: None, load=True)
             except Exception as exc:  # reported to the first task that needs the model
                 log.warning("preloading %s failed: %s", self.default_spec, exc)
 
@@ -161,8 +168,10 @@ class ModelPool:
         on_wait: Callable[[int], None] | None,
         use: Callable[[Backend], Any],
         private: Backend | None = None,
+        *,
+        load: bool = False,
     ) -> Any:
-        self.lock.acquire(cancel, on_wait)
+        self.lock.acquire(cancel, on_wait, load=load)
         try:
             backend = private if private is not None else self._ensure(spec)
             return use(backend)
@@ -233,6 +242,7 @@ class PooledBackend:
         self._cancel = cancel
         self._on_wait = on_wait
         self._on_generate = on_generate
+        self._tuned = False
         self.name = private.name if private is not None else spec
         self.context_size = private.context_size if private is not None else 0
         if private is None:
@@ -252,6 +262,12 @@ class PooledBackend:
         capture_logprobs: bool = False,
     ) -> Generation:
         def use(backend: Backend) -> Generation:
+            if not self._tuned:  # once per task: the load may have changed since the last
+                self._tuned = True
+                adapt = getattr(backend, "adapt_threads", None)
+                if adapt is not None:
+                    threads = adapt()
+                    log.info("model threads for this task: %d", threads)
             if self._on_generate is not None:
                 self._on_generate()
             return backend.generate(

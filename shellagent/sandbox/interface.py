@@ -29,6 +29,8 @@ class Grants:
     writable: tuple[Path, ...] = ()
     anywhere_writable: bool = False
     network: bool = False
+    # seen through overlays: writable copies whose changes the user reviews at the end
+    overlaid: tuple[Path, ...] = ()
 
 
 @runtime_checkable

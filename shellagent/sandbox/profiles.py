@@ -76,6 +76,9 @@ class Profile:
     # A snapshot of the host's processes and listening sockets at /run/host (hostview.py).
     host_view: bool = False
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # The umask commands start with (the user's: a daemon's own 077 would make every file
+    # they create private); None: this process's.
+    umask: int | None = None
 
     def with_options(
         self,

@@ -132,6 +132,7 @@ class _Sandbox:
         limits: Limits,
         prefix: list[str] | None = None,
         seed: bytes | None = None,
+        umask: int | None = None,
     ) -> None:
         self.plan = plan
         key = secrets.token_bytes(wire.KEY_BYTES)
@@ -182,6 +183,7 @@ class _Sandbox:
                 pass_fds=tuple(child_fds),
                 start_new_session=True,
                 close_fds=True,
+                umask=-1 if umask is None else umask,
             )
         finally:
             for fd in (*child_fds, out_w):
@@ -402,7 +404,9 @@ class Session:
                 plan.held.append(group)
             prefix = group.wrap([]) if group is not None else None
             seed, self._seed = self._seed, None  # a sandbox made again later starts afresh
-            box = _Sandbox(argv, plan, limits=self.limits, prefix=prefix, seed=seed)
+            box = _Sandbox(
+                argv, plan, limits=self.limits, prefix=prefix, seed=seed, umask=self.profile.umask
+            )
         except BaseException:
             plan.release()
             raise
@@ -486,6 +490,7 @@ class Session:
             writable=p.writable,
             anywhere_writable=p.ephemeral,
             network=p.network,
+            overlaid=tuple(o.lower for o in p.overlays),
         )
 
     @property

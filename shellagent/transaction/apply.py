@@ -298,6 +298,16 @@ def _stage(change: Change, temp: Path) -> None:
     _fsync(temp)
 
 
+def _mkdir(path: Path, mode: int) -> None:
+    """Make a directory with exactly ``mode``: mkdir's goes through the process umask (the
+    daemon's is 077), which would make every directory it applies private."""
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        return
+    os.chmod(path, mode)
+
+
 def _commit(pending: list[tuple[int, Change, dict[str, Any]]], journal: Any) -> int:
     """Journal the batch (fsynced), then make each change with one rename or syscall."""
     for _, _, entry in pending:
@@ -309,7 +319,7 @@ def _commit(pending: list[tuple[int, Change, dict[str, Any]]], journal: Any) -> 
     for i, change, entry in pending:
         path = change.path
         if change.kind == "created" and change.file_type == "dir":
-            path.mkdir(mode=change.mode_after or 0o755, exist_ok=True)
+            _mkdir(path, change.mode_after or 0o755)
         elif change.kind == "deleted":
             if change.file_type == "dir":
                 with contextlib.suppress(OSError):
@@ -469,7 +479,7 @@ def _restore(entry: dict[str, Any]) -> None:
                 path.unlink()
     if entry["kind"] == "deleted" and entry["type"] == "dir":
         mode = entry.get("old_modes", {}).get(str(path), 0o755)
-        path.mkdir(mode=mode, exist_ok=True)
+        _mkdir(path, mode)
     for original, kept in backups.items():
         target = Path(original)
         target.parent.mkdir(parents=True, exist_ok=True)

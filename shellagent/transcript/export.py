@@ -218,12 +218,21 @@ def export(
     if only_successful is None:
         only_successful = ONLY_SUCCESSFUL_BY_DEFAULT[fmt]
     report = ExportReport()
+    undone: frozenset[str] | None = None
     for transcript in transcripts:
         report.sessions += 1
         name = transcript.path.name
         try:
             if not transcript.events:
                 raise SkipSession("no readable events")
+            end = transcript.end
+            if end is not None and end.unsupported:
+                # the model's summary claims what the session does not show: never a lesson
+                raise SkipSession(f"its summary is not supported: {'; '.join(end.unsupported)}")
+            if undone is None:
+                undone = _undone()
+            if transcript.session_id in undone:
+                raise SkipSession("the user undid what it applied")
             if not select(
                 transcript, since=since, only_successful=only_successful, min_turns=min_turns
             ):
@@ -246,3 +255,13 @@ def export(
     for record in with_advantages(held) if group else ():
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return report
+
+
+def _undone() -> frozenset[str]:
+    """Sessions whose applied changes were undone (none when nothing was ever applied)."""
+    from shellagent.transcript.undone import undone_sessions
+
+    try:
+        return undone_sessions()
+    except OSError:
+        return frozenset()

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 import time
 from collections.abc import Sequence
 
-from shellagent.events import Check
+from shellagent.events import ChangeSetRecord, Check
 from shellagent.transcript.reader import SessionSummary, Transcript
 from shellagent.transcript.steps import conversation
 from shellagent.transcript.store import stamp_event
 
 OUTPUT_LINES = 20
 """Output lines shown per command by ``logs show`` (head and tail); ``--full`` shows all."""
+WIDTH = 80  # long lines (policy reasons) wrap here, indented under their label
+_EXIT_LINE = re.compile(r"^exit -?\d+$")
 
 
 def when(ts: float | None) -> str:
@@ -107,7 +111,9 @@ def render_transcript(transcript: Transcript, *, full: bool = False) -> str:
                 out.append(f"  done: {done}")
         if step.policy is not None:
             reasons = "; ".join(step.policy.reasons)
-            out.append(f"  policy: {step.policy.decision}" + (f" ({reasons})" if reasons else ""))
+            out.extend(
+                _wrapped(f"  policy: {step.policy.decision}" + (f" ({reasons})" if reasons else ""))
+            )
         if step.approval is not None:
             line = f"  user: {step.approval.decision}"
             if step.approval.edited_command:
@@ -130,8 +136,12 @@ def render_transcript(transcript: Transcript, *, full: bool = False) -> str:
             out.append(
                 f"  exit {ex.exit_code}{timing}" + (f" [{', '.join(flags)}]" if flags else "")
             )
-            if ex.output.strip():
-                out.extend(_indent(ex.output, full))
+            shown = _without_exit_line(ex.output)  # the line above says the exit already
+            if shown.strip():
+                out.extend(_indent(shown, full))
+    for changes in transcript.of_type(ChangeSetRecord):
+        out.append("")
+        out.extend(_changes_lines(changes, transcript.session_id))
     for check in transcript.of_type(Check):
         out.append("")
         verdict = "passed" if check.success else "failed"
@@ -144,6 +154,8 @@ def render_transcript(transcript: Transcript, *, full: bool = False) -> str:
         out.append(f"end: {outcome_label(transcript.outcome, transcript.success)}")
         if end.summary:
             out.append(f"summary: {end.summary}")
+        if end.unsupported:
+            out.extend(_wrapped("not supported by what ran: " + "; ".join(end.unsupported)))
     if transcript.unknown:
         out.append(
             f"(also holds events this version does not show: {', '.join(transcript.unknown)})"
@@ -151,6 +163,57 @@ def render_transcript(transcript: Transcript, *, full: bool = False) -> str:
     for problem in transcript.problems:
         out.append(f"warning: {problem}")
     return "\n".join(out)
+
+
+def _wrapped(line: str) -> list[str]:
+    """``line`` cut at ``WIDTH``, the rest indented under the text after its label."""
+    colon = line.find(": ")
+    label = colon + 2 if 0 < colon < 30 else len(line) - len(line.lstrip()) + 2
+    wrapped = textwrap.wrap(line, WIDTH, subsequent_indent=" " * label, break_on_hyphens=False)
+    return wrapped or [line]
+
+
+def _without_exit_line(observation: str) -> str:
+    """The recorded observation without its ``exit N`` line."""
+    lines = observation.split("\n")
+    for i, line in enumerate(lines[:2]):  # after "The user changed your command" at most
+        if _EXIT_LINE.match(line):
+            return "\n".join(lines[:i] + lines[i + 1 :])
+    return observation
+
+
+def _changes_lines(record: ChangeSetRecord, session: str) -> list[str]:
+    """What became of the session's change set, and whether its apply was undone."""
+    counts = [
+        f"{n} {kind}"
+        for kind, n in (
+            ("created", record.created),
+            ("modified", record.modified),
+            ("deleted", record.deleted),
+            ("renamed", record.renamed),
+        )
+        if n
+    ]
+    line = f"changes: {record.outcome}" + (f" ({', '.join(counts)})" if counts else "")
+    if record.reason:
+        line += f": {record.reason}"
+    lines = _wrapped(line)
+    lines += [f"  {p}" for p in record.paths[:10]]
+    if len(record.paths) > 10:
+        lines.append(f"  … {len(record.paths) - 10} more")
+    if record.outcome == "applied":
+        from shellagent.transcript.undone import undone_sessions
+
+        try:
+            undone = session in undone_sessions()
+        except OSError:
+            undone = False
+        lines.append(
+            "undone: `shellagent undo` took the apply back"
+            if undone
+            else f"undo with `shellagent undo {session}`"
+        )
+    return lines
 
 
 def render_json(transcript: Transcript) -> str:

@@ -209,6 +209,9 @@ def test_a_command_repeated_on_and_on_ends_the_session(run_agent: Runner, fake: 
     run = run_agent([cmd("ls")] * 8 + [done("ok")], fake)
     assert fake.ran == ["ls", "ls"]
     assert run.outcome.reason == "repeated_failure"
+    # it worked both times it ran: the summary does not call it a failure
+    assert "failed" not in run.outcome.summary
+    assert "`ls` was proposed again after the same output 3 times" in run.outcome.summary
 
 
 def test_a_refused_command_is_not_asked_about_again_unchanged(

@@ -15,7 +15,7 @@ def test_the_prompt_states_cwd_writable_paths_network_and_turn_limit() -> None:
     env = Environment(cwd="/home/u/proj", writable=("/home/u/proj",), max_turns=7)
     prompt = system_prompt(env)
     assert "Current directory: /home/u/proj." in prompt
-    assert "You can write: /home/u/proj and /tmp." in prompt
+    assert "You can write: /home/u/proj, and /tmp (private, thrown away at the end" in prompt
     assert "No network." in prompt
     assert "At most 7 replies." in prompt
 

@@ -35,6 +35,7 @@ def test_config_defaults_are_the_documented_ones() -> None:
         "repeat_limit": 3,
         "capture_logprobs": False,
         "dry_run": False,
+        "propose_only": False,
         "examples": 2,
     }
 

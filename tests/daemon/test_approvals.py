@@ -146,7 +146,7 @@ def test_a_reply_cut_as_a_loop_is_shown_and_the_model_asked_again(
     run = ask_inprocess("look", script(looping, done("nothing to do")), workdir, yes=True)
     invalid = run.of(InvalidReply)
     assert [(i.turn, i.stop) for i in invalid] == [(1, "repeat")]
-    assert "[1] the model's reply was cut: it kept repeating itself; asking again" in run.out
+    assert "    the model's reply was cut: it kept repeating itself; asking again" in run.out
     assert run.summary.reason == "finished"
 
 

@@ -90,7 +90,7 @@ def test_the_diff_key_shows_the_diff_and_keep_leaves_it_for_shellagent_apply(
     assert run.of(ChangesDone)[0].outcome == "kept"
     assert main(["apply", run.summary.session]) == 0
     assert (notes / "a.txt").read_text() == "ALPHA\n"
-    assert "applied 1 changes" in capsys.readouterr().out
+    assert "applied 1 change;" in capsys.readouterr().out
 
 
 def test_a_dry_run_runs_on_the_copy_shows_the_change_set_and_applies_nothing(

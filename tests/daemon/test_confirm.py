@@ -57,7 +57,7 @@ def test_no_marks_it_failed_and_skip_leaves_it_unverified(
     assert end_of(failed.summary.session)["success"] is False
     skipped = ask_inprocess("y", script(cmd("true"), done("did it")), workdir, keys=["s"])
     assert "success" not in end_of(skipped.summary.session)
-    assert "done (unverified)" in skipped.out
+    assert "unverified, the model says: did it" in skipped.out
     assert not history_path().exists()
     assert main(["logs", "list"]) == 0
     listed = capsys.readouterr().out

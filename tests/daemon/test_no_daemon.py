@@ -51,7 +51,7 @@ def test_no_daemon_shows_the_same_screen(script: Callable[..., str], workdir: Pa
     )  # fmt: skip
     assert done_.returncode == 0, done_.stderr
     assert "[1] $ echo hi" in done_.stdout and "why: greet" in done_.stdout
-    assert "policy: allow" in done_.stdout and "done (unverified): said hi" in done_.stdout
+    assert "policy: allow" in done_.stdout and "unverified, the model says: said hi" in done_.stdout
 
 
 def test_ctrl_c_in_no_daemon_cancels_the_running_command(

@@ -153,3 +153,42 @@ def test_ask_without_a_task_is_a_conversation_in_a_real_terminal(
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         stop(daemon)
+
+
+@pytest.mark.slow
+def test_ctrl_g_shows_a_spinner_with_the_text_and_the_proposal_is_no_cancelled_session(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "slow.json"
+    spec.write_text(json.dumps([{"text": cmd("ls -S | head -n 5", "largest"), "delay_s": 3}]))
+    daemon = start_daemon("--model", f"scripted:{spec}")
+    rc = tmp_path / "init.bash"
+    rc.write_text(_snippet("bash"))
+    session = f"sa-{uuid.uuid4().hex[:6]}"
+    env = [f"{k}={v}" for k, v in os.environ.items() if k.startswith(("SHELLAGENT_", "PYTHONPATH"))]
+    try:
+        _tmux(
+            "new-session", "-d", "-s", session, "-x", "150", "-y", "30",
+            *[x for kv in env for x in ("-e", kv)],
+            "-e", "PS1=$ ",
+            "bash --norc --noprofile",
+        )  # fmt: skip
+        _tmux("send-keys", "-t", session, f"source {rc}; echo sourced-$((40 + 2))", "Enter")
+        _wait_for(session, "sourced-42")
+        time.sleep(0.2)
+        _tmux("send-keys", "-t", session, "show the biggest files here")
+        _wait_for(session, "biggest files here")
+        _tmux("send-keys", "-t", session, "C-g")
+        # while the model works: a spinner that still shows what was typed
+        _wait_for(session, "proposing a command for: show the biggest files here")
+        screen = _wait_for(session, "policy: allow")
+        assert screen.rstrip().endswith("ls -S | head -n 5")  # the proposal, in the line
+        assert "proposing a command for" not in screen  # erased once the proposal is in
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        stop(daemon)
+    data = Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts"
+    (transcript,) = data.glob("*.jsonl")
+    end = json.loads(transcript.read_text().splitlines()[-1])
+    assert end["type"] == "end" and end["reason"] == "finished", end
+    assert "proposed `ls -S | head -n 5`" in end["summary"]
