@@ -140,7 +140,7 @@ def _build(base: Path, now: float, source: Path) -> Path:
     # Taken before copying: a change made meanwhile makes the next session rebuild.
     (work / _FINGERPRINT).write_text(fingerprint(source / WATCHED))
     for tree in TREES:
-        _copy_tree(source / tree, work / tree)
+        _copy_tree(source / tree, work / tree, skip=base)
     (work / _LOCK).touch(mode=0o644)
     final = base / f"gen-{int(now * 1000)}"
     (work / _DONE).touch(mode=0o644)
@@ -153,12 +153,25 @@ def _others_may(mode: int, bit: int) -> bool:
     return bool(mode & bit)
 
 
-def _copy_tree(src_root: Path, dst_root: Path) -> None:
+def _copy_tree(src_root: Path, dst_root: Path, skip: Path | None = None) -> None:
+    """Copy ``src_root`` into ``dst_root``, leaving out ``skip`` (the snapshot cache itself,
+    when it lies inside the copied tree: a home under /var would copy itself forever)."""
     as_root = os.geteuid() == 0
     if not src_root.is_dir() or src_root.is_symlink():
         return
+    skipped: tuple[int, int] | None = None
+    if skip is not None:
+        with contextlib.suppress(OSError):
+            st_skip = skip.stat()
+            skipped = (st_skip.st_dev, st_skip.st_ino)
     for dirpath, dirnames, filenames in os.walk(src_root):
         src = Path(dirpath)
+        if skipped is not None:
+            for name in dirnames[:]:
+                with contextlib.suppress(OSError):
+                    st_name = (src / name).lstat()
+                    if (st_name.st_dev, st_name.st_ino) == skipped:
+                        dirnames.remove(name)
         rel = src.relative_to(src_root.parent)
         dst = dst_root.parent / rel
         st = src.lstat()

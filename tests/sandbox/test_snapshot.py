@@ -76,3 +76,16 @@ def test_unreadable_files_keep_their_names_but_not_their_contents(
     assert list((held.root / "var" / "lib" / "private").iterdir()) == []
     assert (held.root / "var" / "log" / "syslog").read_text() == "boot\n"  # the control
     held.release()
+
+
+def test_a_cache_inside_the_copied_tree_is_not_copied_into_itself(host: Path) -> None:
+    """A home under /var (e.g. /var/tmp/someone) puts the cache inside /var: the build must
+    leave its own directory out instead of copying it into itself until names overflow."""
+    base = host / "var" / "tmp" / "user" / ".cache" / "rootfs"
+    held = snapshot.acquire(base, now=1_000_000.0, source=host)
+    try:
+        assert (held.root / "var" / "log" / "syslog").read_text() == "boot\n"
+        assert (held.root / "var" / "tmp" / "user" / ".cache").is_dir()
+        assert not (held.root / "var" / "tmp" / "user" / ".cache" / "rootfs").exists()
+    finally:
+        held.release()
