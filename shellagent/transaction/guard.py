@@ -1,0 +1,150 @@
+"""Which changes need the user to name them before they land, and why.
+
+The places come from ``shellagent/protected.py`` (the policy and the sandbox use the same
+list). A change's path is the *real* path (the overlay's lower directories are resolved),
+so every place is built from the resolved home directory, and a path that reaches the home
+directory another way (a bind mount, a second symlink) is recognised by the
+``(st_dev, st_ino)`` of its parent directories. The same holds for the directories on PATH
+and shellagent's own directories.
+
+Tiers (``Reason.tier``):
+
+- ``never``: shellagent's own settings and data, and anything that is not a regular file,
+  a directory or a symlink (a fifo, a socket, a device): never applied;
+- ``startup``, ``config``, ``git``, ``workspace``, ``path``, ``secret``, ``link``: held back
+  until the user names the path (``shellagent apply SESSION --include PATH``); ``-y`` never
+  applies them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellagent import paths, protected
+from shellagent.sandbox import secrets
+
+__all__ = ["Guard", "Reason"]
+
+INCLUDABLE = frozenset({"startup", "config", "git", "workspace", "path", "secret", "link"})
+
+
+@dataclass(frozen=True)
+class Reason:
+    path: Path
+    tier: str
+    why: str
+
+    @property
+    def includable(self) -> bool:
+        return self.tier in INCLUDABLE
+
+    def text(self, home: Path | None = None) -> str:
+        return f"{short(self.path, home)}: {self.why}"
+
+
+def short(path: Path, home: Path | None = None) -> str:
+    base = protected.real_home(home)
+    text = str(path)
+    return "~" + text[len(str(base)) :] if path.is_relative_to(base) else text
+
+
+def _ident(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+class Guard:
+    """Classifies real paths; caches what it learns about directories."""
+
+    def __init__(self, home: Path | None = None, *, exists: Callable[[Path], bool] | None = None):
+        self.home = protected.real_home(home)
+        self.home_id = _ident(self.home)
+        self.path_dirs = protected.path_dirs(self.home)
+        self.path_ids = {i for d in self.path_dirs if (i := _ident(d)) is not None}
+        own = [Path(os.path.realpath(d)) for d in paths.own_dirs()]
+        self.own = own
+        self.own_ids = {i for d in own if (i := _ident(d)) is not None}
+        self.hidden = [Path(os.path.realpath(p)) for p in secrets.secret_paths(self.home)]
+        self._dirs: dict[Path, tuple[int, int] | None] = {}
+        self._exists = exists or os.path.lexists
+        self._lookalike: dict[Path, bool] = {}
+
+    def _dir_id(self, path: Path) -> tuple[int, int] | None:
+        if path not in self._dirs:
+            self._dirs[path] = _ident(path)
+        return self._dirs[path]
+
+    def home_relative(self, path: Path) -> str | None:
+        """``path`` relative to the home directory: by resolved path, else by the inode
+        of a parent directory; None when it is not below the home directory."""
+        if path.is_relative_to(self.home):
+            return path.relative_to(self.home).as_posix()
+        if self.home_id is None:
+            return None
+        for parent in path.parents:
+            if self._dir_id(parent) == self.home_id:
+                return path.relative_to(parent).as_posix()
+        return None
+
+    def _below_ids(self, path: Path, ids: set[tuple[int, int]]) -> bool:
+        if not ids:
+            return False
+        return any(self._dir_id(p) in ids for p in (path, *path.parents))
+
+    def is_lookalike(self, directory: Path) -> bool:
+        if directory not in self._lookalike:
+            self._lookalike[directory] = protected.is_gitdir_lookalike(directory, self._exists)
+        return self._lookalike[directory]
+
+    def reason(self, path: Path) -> Reason | None:
+        """Why ``path`` (a real path) must be named before it lands, or None."""
+        if any(path == o or o in path.parents for o in self.own) or self._below_ids(
+            path, self.own_ids
+        ):
+            return Reason(path, "never", "shellagent's own settings and data")
+        rel = self.home_relative(path)
+        found = protected.classify(rel, path.parts)
+        if found is not None and found.tier in ("git", "workspace", "startup"):
+            return Reason(path, found.tier, found.why)
+        for parent in path.parents:
+            if self.is_lookalike(parent):
+                inside = path.relative_to(parent).parts
+                if protected.git_code(inside):
+                    return Reason(
+                        path, "git", f"git's own settings and code ({parent} is a repository)"
+                    )
+                break
+        if any(path == d or d in path.parents for d in self.path_dirs) or self._below_ids(
+            path, self.path_ids
+        ):
+            return Reason(path, "path", "a directory on PATH: commands you run are found there")
+        if secrets.is_secret_name(path.name) or any(
+            path == h or h in path.parents for h in self.hidden
+        ):
+            return Reason(path, "secret", "a secret")
+        if found is not None:
+            return Reason(path, found.tier, found.why)
+        return None
+
+    def link_reason(self, link: Path, target: str) -> Reason | None:
+        """Why a symlink at ``link`` pointing to ``target`` needs naming: it points at a
+        place that would need naming itself (a later write through it lands there)."""
+        aim = Path(os.path.normpath(link.parent / target))
+        candidates = [aim]
+        try:
+            real = Path(os.path.realpath(aim))
+        except OSError:
+            real = aim
+        if real != aim:
+            candidates.append(real)
+        for where in candidates:
+            why = self.reason(where)
+            if why is not None:
+                return Reason(link, "link", f"a symlink to {short(where, self.home)} ({why.why})")
+        return None
