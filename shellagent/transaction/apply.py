@@ -253,9 +253,9 @@ class ApplyResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _order(changes: ChangeSet) -> list[Change]:
-    """Directories made top-down first, then deletions below a path a file now takes,
-    then files, then the other deletions bottom-up."""
+def _order(changes: ChangeSet) -> tuple[list[Change], int]:
+    """Deletions of what a new entry takes the place of first (bottom-up), then new
+    directories top-down, then files, then the other deletions bottom-up."""
     made_dirs = sorted(
         (c for c in changes if c.kind == "created" and c.file_type == "dir"),
         key=lambda c: len(c.path.parts),
@@ -266,11 +266,11 @@ def _order(changes: ChangeSet) -> list[Change]:
         if c.kind in ("created", "modified", "renamed", "mode") and c.file_type != "dir"
     ]
     files += [c for c in changes if c.kind == "mode" and c.file_type == "dir"]
-    taken = {c.path for c in files if c.kind != "mode"}
+    taken = {c.path for c in changes if c.kind in ("created", "renamed")}
     gone = sorted((c for c in changes if c.kind == "deleted"), key=lambda c: -len(c.path.parts))
     early = [c for c in gone if any(p in taken for p in (c.path, *c.path.parents))]
     late = [c for c in gone if c not in early]
-    return [*made_dirs, *early, *files, *late]
+    return [*early, *made_dirs, *files, *late], len(early)
 
 
 def apply(
@@ -297,7 +297,7 @@ def apply(
         (record / "files").mkdir(parents=True, mode=0o700)
         files_fd = os.open(record / "files", safefs.DIR_FLAGS)
         store = (files_fd, record / "files")
-        ops = _order(changes)
+        ops, clear_first = _order(changes)
         journal = (record / "journal.jsonl").open("a")
         _log(journal, {"begin": workspace.session, "total": len(ops)}, sync=True)
         landed: list[tuple[Change, dict[str, Any] | None]] = []
@@ -305,6 +305,9 @@ def apply(
         done_bytes = 0
         try:
             for i, change in enumerate(ops):
+                if i == clear_first and pending:  # the way must be clear before staging
+                    done_bytes += _commit(pending, journal, walker, files_fd, landed)
+                    pending = []
                 pending.append((i, change, _prepare(change, walker, store, i)))
                 if len(pending) >= BATCH:
                     done_bytes += _commit(pending, journal, walker, files_fd, landed)

@@ -139,16 +139,20 @@ def test_later_commands_see_earlier_changes_and_the_upper_is_on_disk(
     assert not str(upper).startswith(str(home))
 
 
+N_KILLED = 1500  # more than one batch: the kill lands between two
+
+
 def test_an_apply_killed_midway_leaves_each_file_old_or_new_and_is_reported(
     home: Path, open_session: Opener
 ) -> None:
     docs = home / "Documents"
-    for i in range(600):
-        (docs / f"f{i:03}.txt").write_text(f"old {i}\n")
+    for i in range(N_KILLED):
+        (docs / f"f{i:04}.txt").write_text(f"old {i}\n")
     ws, s = open_session()
     s.run("for f in f*.txt; do echo new >> $f; done")
     s.close()
     Baseline(ws).note(compute(ws))
+    ws.release()  # the sandbox is over: the session is free for the apply in the child
     child = subprocess.Popen(
         [sys.executable, "-c", APPLY_IN_CHILD, ws.session],
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
@@ -165,14 +169,13 @@ def test_an_apply_killed_midway_leaves_each_file_old_or_new_and_is_reported(
     child.wait()
     if record is None:
         pytest.skip("the apply finished before it could be interrupted")
-    for i in range(600):
-        text = (docs / f"f{i:03}.txt").read_text()
+    for i in range(N_KILLED):
+        text = (docs / f"f{i:04}.txt").read_text()
         assert text in (f"old {i}\n", f"old {i}\nnew\n"), text
     stuck = [r for r in interrupted() if r.session == ws.session]
-    assert stuck and 0 < len(stuck[0].done) < 600
-    ws.release()  # no sandbox or apply holds the session any more
+    assert stuck and 0 < len(stuck[0].done) < N_KILLED
     undo(ws.session)
-    assert all((docs / f"f{i:03}.txt").read_text() == f"old {i}\n" for i in range(600))
+    assert all((docs / f"f{i:04}.txt").read_text() == f"old {i}\n" for i in range(N_KILLED))
 
 
 APPLY_IN_CHILD = """
