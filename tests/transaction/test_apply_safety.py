@@ -133,8 +133,10 @@ def test_what_matters_is_listed_first_and_never_folded(home: Path, open_session:
     ws, s = open_session()
     s.run("for f in f*.txt; do echo y >> $f; done")
     s.run("echo 'alias ls=x' > ~/.bash_aliases")
-    s.run("mkdir -p ~/.local/lib/python3.11/site-packages && echo 'import os' > "
-          "~/.local/lib/python3.11/site-packages/zz.pth")
+    s.run(
+        "mkdir -p ~/.local/lib/python3.11/site-packages && echo 'import os' > "
+        "~/.local/lib/python3.11/site-packages/zz.pth"
+    )
     s.run("mkdir -p newtree/a && echo 1 > newtree/a/run.sh && chmod 755 newtree/a/run.sh")
     s.close()
     lines = compute(ws).render()
@@ -306,9 +308,21 @@ def test_the_apply_walls_hold_for_an_unprivileged_user(
         os.chown(root / d, NOBODY, NOBODY)
         env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
     proc = subprocess.run(
-        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         "/usr/bin/python3", "-c", NOBODY_SWAP, str(home), str(elsewhere)],
-        capture_output=True, text=True, env=env, timeout=120,
+        [
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            NOBODY_SWAP,
+            str(home),
+            str(elsewhere),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

@@ -47,9 +47,9 @@ def test_the_policy_the_sandbox_and_the_apply_protect_the_same_places(
     upper.mkdir()
     work.mkdir()
     plan = default_plan((), None, False, overlays=(Overlay(real, upper, work),))
-    bound = {
-        plan.args[i + 1] for i, a in enumerate(plan.args[:-2]) if a == "--ro-bind"
-    } | {plan.args[i + 1] for i, a in enumerate(plan.args[:-1]) if a == "--tmpfs"}
+    bound = {plan.args[i + 1] for i, a in enumerate(plan.args[:-2]) if a == "--ro-bind"} | {
+        plan.args[i + 1] for i, a in enumerate(plan.args[:-1]) if a == "--tmpfs"
+    }
     places = Places(str(home))
     for pattern in protected.STARTUP:
         rel = sample(pattern)
@@ -59,8 +59,14 @@ def test_the_policy_the_sandbox_and_the_apply_protect_the_same_places(
             assert reasons_for(home, r) in ("startup", "workspace"), f"apply: {r}"
         assert str(real / rel) in bound, f"sandbox: {rel}"
     # ... and in any tree: workspace hooks and git's code paths
-    for rel in ("proj/.envrc", "proj/.vscode/tasks.json", "proj/.git/hooks/pre-commit",
-                "proj/.git/config", "proj/.git/info/attributes", "proj/.git/commondir"):
+    for rel in (
+        "proj/.envrc",
+        "proj/.vscode/tasks.json",
+        "proj/.git/hooks/pre-commit",
+        "proj/.git/config",
+        "proj/.git/info/attributes",
+        "proj/.git/commondir",
+    ):
         assert "protected" in places.classify(str(home / rel)), rel
         assert reasons_for(home, rel) in ("git", "workspace"), rel
     # ordinary work is none of these
@@ -70,8 +76,14 @@ def test_the_policy_the_sandbox_and_the_apply_protect_the_same_places(
 
 
 def test_settings_in_home_are_held_back_but_data_directories_are_not(home: Path) -> None:
-    for rel in (".config/someapp/settings.ini", ".local/share/someapp/plugin.js", ".foorc",
-                ".cargo/config.toml", ".config/pip/pip.conf", ".npmrc"):
+    for rel in (
+        ".config/someapp/settings.ini",
+        ".local/share/someapp/plugin.js",
+        ".foorc",
+        ".cargo/config.toml",
+        ".config/pip/pip.conf",
+        ".npmrc",
+    ):
         assert reasons_for(home, rel) in ("config", "startup", "secret"), rel
     for rel in (".cache/pip/x.whl", ".local/state/app/history", "Documents/.hidden/x"):
         assert reasons_for(home, rel) is None, rel
@@ -134,14 +146,12 @@ REVIEW_H1 = (
 
 
 @pytest.mark.parametrize("rel", REVIEW_H1)
-def test_every_startup_place_of_the_review_is_held_back_until_named(
-    home: Path, rel: str
-) -> None:
+def test_every_startup_place_of_the_review_is_held_back_until_named(home: Path, rel: str) -> None:
     ws, s = _overlay_session(home, home / "Documents")
     with s:
         result = s.run(
             f"python3 -c 'import os,sys; p=os.path.expanduser(sys.argv[1]); "
-            f"os.makedirs(os.path.dirname(p), exist_ok=True); open(p, \"a\").write(\"x\\n\")' "
+            f'os.makedirs(os.path.dirname(p), exist_ok=True); open(p, "a").write("x\\n")\' '
             f"'~/{rel}' && echo fine > fine.txt"
         )
     changes = compute(ws)
@@ -173,12 +183,16 @@ def test_a_symlinked_home_is_protected_and_refused_like_the_real_one(
     with s:
         for rel in (".bashrc", ".profile"):
             out = s.run(
-                f"python3 -c 'import os; open(os.path.expanduser(\"~/{rel}\"),\"a\")"
-                f".write(\"evil\\n\")'"
+                f'python3 -c \'import os; open(os.path.expanduser("~/{rel}"),"a")'
+                f'.write("evil\\n")\''
             )
             assert out.exit_code != 0, rel  # bound read-only through the resolved home
-        assert s.run("mkdir -p ~/.config/autostart && echo e > ~/.config/autostart/x.desktop"
-                     ).exit_code == 0
+        assert (
+            s.run(
+                "mkdir -p ~/.config/autostart && echo e > ~/.config/autostart/x.desktop"
+            ).exit_code
+            == 0
+        )
     changes = compute(ws)
     assert held_back(changes)
     with pytest.raises(ApplyRefused):
@@ -191,10 +205,13 @@ def test_a_symlinked_home_is_protected_and_refused_like_the_real_one(
 def test_a_bare_repository_look_alike_is_held_back_like_dot_git(home: Path) -> None:
     ws, s = _overlay_session(home, home / "Documents")
     with s:
-        assert s.run(
-            "mkdir -p vend/objects vend/refs && echo 'ref: refs/heads/main' > vend/HEAD && "
-            "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' > vend/config"
-        ).exit_code == 0
+        assert (
+            s.run(
+                "mkdir -p vend/objects vend/refs && echo 'ref: refs/heads/main' > vend/HEAD && "
+                "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' > vend/config"
+            ).exit_code
+            == 0
+        )
     changes = compute(ws)
     why = [r for r in held_back(changes) if r.path.name == "config"]
     assert why and why[0].tier == "git", held_back(changes)
@@ -246,12 +263,29 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
         (root / d).mkdir()
         os.chown(root / d, NOBODY, NOBODY)
         env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
-    places = [".bash_aliases", ".bashrc.d/zz.sh", ".config/autostart/x.desktop",
-              ".local/share/systemd/user/zz.service", ".vimrc"]
+    places = [
+        ".bash_aliases",
+        ".bashrc.d/zz.sh",
+        ".config/autostart/x.desktop",
+        ".local/share/systemd/user/zz.service",
+        ".vimrc",
+    ]
     proc = subprocess.run(
-        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         "/usr/bin/python3", "-c", NOBODY_SCRIPT, str(home), json.dumps(places)],
-        capture_output=True, text=True, env=env, timeout=180,
+        [
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            NOBODY_SCRIPT,
+            str(home),
+            json.dumps(places),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
     )
     assert proc.returncode == 0, proc.stderr
     assert set(json.loads(proc.stdout).values()) == {"refused"}, proc.stdout
