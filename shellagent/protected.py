@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "Guarded",
     "classify",
     "expand",
+    "git_code",
     "is_gitdir_lookalike",
     "path_dirs",
     "real_home",
@@ -253,14 +255,37 @@ _COMPILED = tuple((_parts(p), p.endswith("/"), p) for p in STARTUP)
 _DATA = tuple((_parts(p), p) for p in DATA)
 
 
+def _magic(component: str) -> bool:
+    return any(c in component for c in "*?[")
+
+
+# Patterns by their first component (a change set may hold 100,000 paths): a path is only
+# tried against the patterns that can match its first component.
+_BY_FIRST: dict[str, list[tuple[tuple[str, ...], bool, str]]] = {}
+_FIRST_MAGIC: list[tuple[tuple[str, ...], bool, str]] = []
+for _entry in _COMPILED:
+    if _magic(_entry[0][0]):
+        _FIRST_MAGIC.append(_entry)
+    else:
+        _BY_FIRST.setdefault(_entry[0][0], []).append(_entry)
+
+
 def startup_match(rel: str) -> str | None:
     """The STARTUP pattern ``rel`` (relative to the home directory) is, or is below."""
-    parts = _parts(rel)
-    for pattern, is_dir, text in _COMPILED:
+    return _startup_match(_parts(rel))
+
+
+def _startup_match(parts: tuple[str, ...]) -> str | None:
+    if not parts:
+        return None
+    candidates = _BY_FIRST.get(parts[0], []) + _FIRST_MAGIC
+    for pattern, is_dir, text in candidates:
         n = len(pattern)
         if len(parts) < n or (len(parts) > n and not is_dir):
             continue
-        if all(fnmatch.fnmatchcase(parts[i], pattern[i]) for i in range(n)):
+        if all(
+            parts[i] == pattern[i] or fnmatch.fnmatchcase(parts[i], pattern[i]) for i in range(n)
+        ):
             return text
     return None
 
@@ -299,10 +324,6 @@ def expand(home: Path) -> list[tuple[Path, bool]]:
     return found
 
 
-def _magic(component: str) -> bool:
-    return any(c in component for c in "*?[")
-
-
 def path_dirs(home: Path) -> list[Path]:
     """Directories commands are looked up in: the caller's PATH, ~/bin and ~/.local/bin,
     each resolved where it can be (an unreadable one is kept as written, never an error)."""
@@ -319,11 +340,10 @@ def path_dirs(home: Path) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
-def is_gitdir_lookalike(directory: Path, exists: object = os.path.lexists) -> bool:
+def is_gitdir_lookalike(directory: Path, exists: Callable[[Path], bool] = os.path.lexists) -> bool:
     """A directory git would take for a repository: ``HEAD``, ``objects/`` and ``refs/``
     (a bare repository, or a ``.git`` under another name)."""
-    check = exists if callable(exists) else os.path.lexists
-    return all(check(directory / n) for n in ("HEAD", "objects", "refs"))
+    return all(exists(directory / n) for n in ("HEAD", "objects", "refs"))
 
 
 @dataclass(frozen=True)
@@ -334,23 +354,26 @@ class Guarded:
     why: str
 
 
+_HOOKS = frozenset(h.rstrip("/") for h in WORKSPACE_HOOKS)
+_GIT_NAMES = frozenset(n.rstrip("/") for n in (*GIT_CODE, *GIT_MUST_NOT_APPEAR))
+
+
 def classify(rel_to_home: str | None, parts_anywhere: tuple[str, ...]) -> Guarded | None:
     """Why a path must not be applied unless named: ``rel_to_home`` is the path relative
     to the (resolved) home directory, None when it is outside it; ``parts_anywhere`` its
     components (for workspace hooks and git's directories, wherever they are)."""
     if ".git" in parts_anywhere:
         inside = parts_anywhere[parts_anywhere.index(".git") + 1 :]
-        if not inside or _git_code(inside):
+        if not inside or git_code(inside):
             return Guarded("git", "git's own settings and code")
-    hooks = {h.rstrip("/") for h in WORKSPACE_HOOKS}
-    if any(p in hooks for p in parts_anywhere):
+    if not _HOOKS.isdisjoint(parts_anywhere):
         return Guarded("workspace", "an editor or environment hook")
     if rel_to_home is None:
         return None
     parts = _parts(rel_to_home)
     if not parts:
         return None
-    match = startup_match(rel_to_home)
+    match = _startup_match(parts)
     if match is not None:
         return Guarded("startup", f"a startup place ({match}): runs code later")
     if parts[0].startswith(".") and not _is_data(parts):
@@ -358,11 +381,6 @@ def classify(rel_to_home: str | None, parts_anywhere: tuple[str, ...]) -> Guarde
     return None
 
 
-def _git_code(inside: tuple[str, ...]) -> bool:
-    names = {n.rstrip("/") for n in (*GIT_CODE, *GIT_MUST_NOT_APPEAR)}
-    return inside[0] in names or "/".join(inside[:3]) in names
-
-
 def git_code(inside: tuple[str, ...]) -> bool:
     """Whether a path ``inside`` a git directory (its components) is what git runs."""
-    return bool(inside) and _git_code(inside)
+    return bool(inside) and (inside[0] in _GIT_NAMES or "/".join(inside[:3]) in _GIT_NAMES)

@@ -59,6 +59,19 @@ def _ident(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+def _parent(text: str) -> str:
+    return text[: text.rfind("/")] or "/"
+
+
+@dataclass(frozen=True)
+class _Facts:
+    own: bool = False
+    on_path: bool = False
+    hidden: bool = False
+    gitroot: Path | None = None  # the nearest directory that looks like a repository
+    home_rel: str | None = None  # relative to the home directory ("" for home itself)
+
+
 class Guard:
     """Classifies real paths; caches what it learns about directories."""
 
@@ -71,9 +84,13 @@ class Guard:
         self.own = own
         self.own_ids = {i for d in own if (i := _ident(d)) is not None}
         self.hidden = [Path(os.path.realpath(p)) for p in secrets.secret_paths(self.home)]
+        self.own_set = frozenset(self.own)
+        self.path_set = frozenset(self.path_dirs)
+        self.hidden_set = frozenset(self.hidden)
         self._dirs: dict[Path, tuple[int, int] | None] = {}
         self._exists = exists or os.path.lexists
         self._lookalike: dict[Path, bool] = {}
+        self._known: dict[str, _Facts] = {}
 
     def _dir_id(self, path: Path) -> tuple[int, int] | None:
         if path not in self._dirs:
@@ -83,19 +100,38 @@ class Guard:
     def home_relative(self, path: Path) -> str | None:
         """``path`` relative to the home directory: by resolved path, else by the inode
         of a parent directory; None when it is not below the home directory."""
-        if path.is_relative_to(self.home):
-            return path.relative_to(self.home).as_posix()
-        if self.home_id is None:
+        if path == self.home:
+            return ""
+        rel = self._facts(_parent(str(path))).home_rel
+        if rel is None:
             return None
-        for parent in path.parents:
-            if self._dir_id(parent) == self.home_id:
-                return path.relative_to(parent).as_posix()
-        return None
+        return f"{rel}/{path.name}" if rel else path.name
 
-    def _below_ids(self, path: Path, ids: set[tuple[int, int]]) -> bool:
-        if not ids:
-            return False
-        return any(self._dir_id(p) in ids for p in (path, *path.parents))
+    def _facts(self, text: str) -> _Facts:
+        """What holds for everything in the directory ``text`` (computed once per
+        directory, keyed by its string: a change set may hold 100,000 paths in a few
+        hundred directories)."""
+        known = self._known.get(text)
+        if known is not None:
+            return known
+        d = Path(text)
+        up = self._facts(_parent(text)) if text != "/" else _Facts()
+        ident = self._dir_id(d)
+        if d == self.home or (ident is not None and ident == self.home_id):
+            home_rel: str | None = ""
+        elif up.home_rel is not None:
+            home_rel = f"{up.home_rel}/{d.name}" if up.home_rel else d.name
+        else:
+            home_rel = None
+        facts = _Facts(
+            own=up.own or d in self.own_set or ident in self.own_ids,
+            on_path=up.on_path or d in self.path_set or ident in self.path_ids,
+            hidden=up.hidden or d in self.hidden_set,
+            gitroot=d if self.is_lookalike(d) else up.gitroot,
+            home_rel=home_rel,
+        )
+        self._known[text] = facts
+        return facts
 
     def is_lookalike(self, directory: Path) -> bool:
         if directory not in self._lookalike:
@@ -104,29 +140,24 @@ class Guard:
 
     def reason(self, path: Path) -> Reason | None:
         """Why ``path`` (a real path) must be named before it lands, or None."""
-        if any(path == o or o in path.parents for o in self.own) or self._below_ids(
-            path, self.own_ids
-        ):
+        f = self._facts(_parent(str(path)))
+        if f.own or path in self.own_set:
             return Reason(path, "never", "shellagent's own settings and data")
-        rel = self.home_relative(path)
+        if path == self.home:
+            rel: str | None = ""
+        elif f.home_rel is not None:
+            rel = f"{f.home_rel}/{path.name}" if f.home_rel else path.name
+        else:
+            rel = None
         found = protected.classify(rel, path.parts)
         if found is not None and found.tier in ("git", "workspace", "startup"):
             return Reason(path, found.tier, found.why)
-        for parent in path.parents:
-            if self.is_lookalike(parent):
-                inside = path.relative_to(parent).parts
-                if protected.git_code(inside):
-                    return Reason(
-                        path, "git", f"git's own settings and code ({parent} is a repository)"
-                    )
-                break
-        if any(path == d or d in path.parents for d in self.path_dirs) or self._below_ids(
-            path, self.path_ids
-        ):
+        if f.gitroot is not None and protected.git_code(path.relative_to(f.gitroot).parts):
+            why = f"git's own settings and code ({f.gitroot} is a repository)"
+            return Reason(path, "git", why)
+        if f.on_path or path in self.path_set:
             return Reason(path, "path", "a directory on PATH: commands you run are found there")
-        if secrets.is_secret_name(path.name) or any(
-            path == h or h in path.parents for h in self.hidden
-        ):
+        if f.hidden or path in self.hidden_set or secrets.is_secret_name(path.name):
             return Reason(path, "secret", "a secret")
         if found is not None:
             return Reason(path, found.tier, found.why)
