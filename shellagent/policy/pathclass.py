@@ -1,12 +1,14 @@
 """Sort the paths a command touches into the classes rules speak of.
 
-Classes: ``root`` (``/`` itself), ``home`` (the home directory itself), ``wide-glob`` (a glob
-over a whole directory such as ``*``, ``~/*``, ``/*``), ``protected`` (shell startup files,
-``~/.ssh``, ``~/.gnupg``, ``.git/hooks``, ``.git/config``, autostart entries, shellagent's own
-config), ``secret`` (private keys and credential files), ``system`` (``/etc``, ``/usr``,
-``/boot`` …), ``device`` (block devices and memory), ``workspace``, ``user`` (under home),
-``tmp``, ``other``, and ``dynamic`` when the path is not known before the command runs.
-Paths are resolved lexically against the shell's cwd; nothing here touches the disk.
+Classes: ``root`` (``/`` itself), ``home`` (the home directory itself), ``wide-glob`` (a
+glob over a whole directory such as ``*``, ``~/*``, ``/*``), ``protected`` (the places that
+run code later, ``shellagent/protected.py``: shell startup files, ``~/.ssh``, ``~/.gnupg``,
+git's code paths, ``.envrc``, autostart entries …, and shellagent's own config), ``secret``
+(private keys and credential files), ``system`` (``/etc``, ``/usr``, ``/boot`` …),
+``device`` (block devices and memory), ``workspace``, ``user`` (under home), ``tmp``,
+``other``, and ``dynamic`` when the path is not known before the command runs. Paths are
+resolved lexically against the shell's cwd; the only look at the disk is the home
+directory's real path (once), so a ``$HOME`` that is a symlink is recognised both ways.
 """
 
 from __future__ import annotations

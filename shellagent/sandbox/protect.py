@@ -13,9 +13,10 @@ A sandboxed command may write where it was granted, but never where the host wou
   (``gitdir:`` of a worktree or submodule) is read-only.
 - editor and environment hooks of the workspace: ``.vscode/``, ``.idea/``,
   ``.devcontainer/``, ``.envrc``, also when they do not exist yet;
-- startup locations below a grant: shell startup files, ``~/.config/autostart``,
-  ``~/.config/systemd``, ``~/.local/bin``, ``~/.ssh`` …, and every ``bin`` directory on
-  PATH.
+- startup locations below a grant (and, in an overlaid home, those that exist): the list
+  in ``shellagent/protected.py`` (shell startup files, autostart, systemd units, Python's
+  user site, ``~/.local/bin``, ``~/.ssh`` …), built from the resolved home directory, and
+  every directory on PATH.
 
 A grant *inside* a place whose files configure or start programs (``~/.config``,
 ``~/.local``, ``/etc``, a directory on PATH, the system's own trees) is refused: nothing
