@@ -194,10 +194,18 @@ def held_back(
             if link is not None:
                 reasons.append(link)
         for r in reasons:
-            if r.includable and (c.path in named or c.path in needed):
+            if r.includable and _named(c, r, named, needed):
                 continue
             found.append(r)
     return found
+
+
+def _named(c: Change, r: Reason, named: set[Path], needed: set[Path]) -> bool:
+    """The user named this change: its path (or the path the reason is about), a new
+    directory a named path needs, or, for a deletion, a directory it is in."""
+    if r.path in named or c.path in named or c.path in needed:
+        return True
+    return c.kind == "deleted" and any(p in named for p in c.path.parents)
 
 
 def _real(path: Path) -> Path:

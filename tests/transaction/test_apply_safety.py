@@ -329,3 +329,25 @@ def test_the_apply_walls_hold_for_an_unprivileged_user(
     assert out["special"] == ["p"] and "never applied" in out["refused"]
     assert "swap" in out and list(elsewhere.iterdir()) == []
     assert not (home / "work" / "tool").exists()  # the swap stopped it before the rename
+
+
+def test_naming_a_directory_includes_what_is_deleted_below_it_and_a_rename_by_either_name(
+    home: Path, open_session: Opener
+) -> None:
+    app = home / ".config" / "app"
+    app.mkdir(parents=True)
+    for name in ("a.conf", "b.conf"):
+        (app / name).write_text(name)
+    (home / ".foorc").write_text("foo\n")
+    ws, s = open_session()
+    assert s.run("rm -rf ~/.config/app && mv ~/.foorc ~/Documents/foorc.bak").exit_code == 0
+    s.close()
+    changes = compute(ws)
+    Baseline(ws).note(changes)
+    with pytest.raises(ApplyRefused, match="foorc") as refused:
+        apply(ws, changes, include=[app])  # the rename is not named yet
+    assert "--include" in (refused.value.hint or "")
+    assert (app / "a.conf").exists()
+    apply(ws, changes, include=[app, home / ".foorc"])
+    assert not app.exists() and not (home / ".foorc").exists()
+    assert (home / "Documents" / "foorc.bak").read_text() == "foo\n"
