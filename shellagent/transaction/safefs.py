@@ -85,7 +85,10 @@ class DirWalker:
 
     def forget(self, path: Path) -> None:
         """``path`` was removed or replaced: never reuse an fd for it (or below it)."""
-        for kept in [p for p in self._fds if p == path or path in p.parents]:
+        if path in self._fds:
+            os.close(self._fds.pop(path))
+        prefix = f"{path}/"
+        for kept in [p for p in self._fds if str(p).startswith(prefix)]:
             os.close(self._fds.pop(kept))
 
     def open_dir(self, path: Path) -> int:

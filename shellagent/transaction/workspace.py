@@ -244,10 +244,16 @@ class Workspace:
         return tuple(Overlay(t.lower, t.upper, t.work) for t in self.trees)
 
     def reset(self) -> None:
-        """Forget every change (discard, or after an apply): empty upper layers."""
-        for tree in self.trees:
+        """Forget every change (discard, or after an apply): empty upper layers. The old
+        ones are renamed aside at once and removed with the session (``remove``), or at
+        the next reset."""
+        for old in self.directory.glob("trash-*"):
+            _rmtree(old)
+        for n, tree in enumerate(self.trees):
+            trash = self.directory / f"trash-{n}"
+            os.mkdir(trash, 0o700)
             for d in (tree.upper, tree.work):
-                _rmtree(d)
+                os.rename(d, trash / d.name)
                 d.mkdir(mode=0o700)
 
     def remove(self) -> None:
