@@ -281,6 +281,15 @@ try:
     apply(ws, changes)
 except (ApplyRefused, ApplyStopped) as exc:
     out["swap"] = exc.message
+(home / "work" / "sub").unlink()
+(home / "work" / "sub.old").rename(home / "work" / "sub")
+other = Workspace.open("nobody-swap")
+try:
+    other.hold()
+except Exception as exc:
+    out["in_use"] = type(exc).__name__
+apply(ws, compute(ws))
+out["tool_mode"] = os.stat(home / "work" / "tool").st_mode & 0o7777
 print(json.dumps(out))
 """
 
@@ -328,7 +337,9 @@ def test_the_apply_walls_hold_for_an_unprivileged_user(
     out = json.loads(proc.stdout)
     assert out["special"] == ["p"] and "never applied" in out["refused"]
     assert "swap" in out and list(elsewhere.iterdir()) == []
-    assert not (home / "work" / "tool").exists()  # the swap stopped it before the rename
+    assert out["in_use"] == "SessionInUse"
+    assert out["tool_mode"] == 0o755  # applied once the way was clear: without set-uid
+    assert (home / "work" / "sub" / "newjob").read_text() == "job"
 
 
 def test_naming_a_directory_includes_what_is_deleted_below_it_and_a_rename_by_either_name(

@@ -234,18 +234,23 @@ for n, rel in enumerate(json.loads(sys.argv[2])):
                                   overlays=ws.overlays())
     with Session(profile, timeout=10) as s:
         r = s.run(f"mkdir -p \"$(dirname ~/{rel})\" && echo x >> ~/{rel}")
+    if r.exit_code != 0:
+        out[rel] = "read-only"
+        continue
     try:
         apply(ws, compute(ws))
         out[rel] = "applied"
     except ApplyRefused:
-        out[rel] = "refused" if r.exit_code == 0 else "read-only"
+        out[rel] = "refused"
 print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="switches to the unprivileged user nobody")
+@pytest.mark.skipif(
+    os.getuid() != 0 or not os.path.isdir("/srv"), reason="switches to the user nobody"
+)
 def test_startup_places_are_held_back_for_an_unprivileged_user(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> None:
     import json
 
@@ -258,12 +263,20 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
     _make_traversable(root)
     subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
+    (home / ".profile").write_text("# profile\n")
+    os.chown(home / ".profile", NOBODY, NOBODY)
+    # $HOME through a symlink (H2), as on Fedora Silverblue; outside /tmp, which the
+    # sandbox replaces with its own
+    link = Path("/srv") / f"shellagent-test-home-{uuid.uuid4().hex[:8]}"
+    link.symlink_to(home)
+    request.addfinalizer(link.unlink)
+    env = {"HOME": str(link), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
     for d in ("state", "cache", "workspaces", "config", "data"):
         (root / d).mkdir()
         os.chown(root / d, NOBODY, NOBODY)
         env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
     places = [
+        ".profile",
         ".bash_aliases",
         ".bashrc.d/zz.sh",
         ".config/autostart/x.desktop",
@@ -279,7 +292,7 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
             "/usr/bin/python3",
             "-c",
             NOBODY_SCRIPT,
-            str(home),
+            str(link),
             json.dumps(places),
         ],
         capture_output=True,
@@ -288,5 +301,8 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
         timeout=180,
     )
     assert proc.returncode == 0, proc.stderr
-    assert set(json.loads(proc.stdout).values()) == {"refused"}, proc.stdout
-    assert not any((home / p).exists() for p in places)
+    out = json.loads(proc.stdout)
+    assert out.pop(".profile") == "read-only", out  # bound read-only via the resolved home
+    assert set(out.values()) == {"refused"}, out
+    assert (home / ".profile").read_text() == "# profile\n"
+    assert not any((home / p).exists() for p in places if p != ".profile")
