@@ -362,3 +362,20 @@ def test_naming_a_directory_includes_what_is_deleted_below_it_and_a_rename_by_ei
     apply(ws, changes, include=[app, home / ".foorc"])
     assert not app.exists() and not (home / ".foorc").exists()
     assert (home / "Documents" / "foorc.bak").read_text() == "foo\n"
+
+
+def test_kept_change_sets_expire_unless_a_task_holds_them(home: Path) -> None:
+    import json
+
+    from shellagent.transaction.workspace import EXPIRE_AFTER_S, expire_kept
+
+    old, busy, fresh = (Workspace.create(n, [home]) for n in ("old-1", "busy-1", "fresh-1"))
+    for ws in (old, busy):
+        manifest = ws.directory / "manifest.json"
+        data = json.loads(manifest.read_text())
+        data["started"] -= EXPIRE_AFTER_S + 60
+        manifest.write_text(json.dumps(data))
+    old.release()
+    fresh.release()
+    assert expire_kept() == ["old-1"]
+    assert not old.directory.exists() and busy.directory.exists() and fresh.directory.exists()
