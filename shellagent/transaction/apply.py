@@ -477,8 +477,9 @@ def _commit(
     for _, change, _ in pending:
         with contextlib.suppress(OSError):
             touched.append(walker.open_dir(change.path.parent))
-    safefs.sync_fs(touched)
-    os.fsync(journal.fileno())
+    synced = safefs.sync_fs(touched)
+    if os.fstat(journal.fileno()).st_dev not in synced:
+        os.fsync(journal.fileno())
     total = 0
     for i, change, entry in pending:
         fd, name = walker.parent(change.path)
@@ -512,9 +513,10 @@ def _commit(
     journal.flush()
     touched = [files_fd]
     for _, change, _ in pending:
-        with contextlib.suppress(OSError):
-            touched.append(walker.open_dir(change.path.parent))
-    safefs.sync_fs(touched)
+        for d in {change.path.parent, *(p.parent for p in [change.renamed_from] if p)}:
+            with contextlib.suppress(OSError):
+                touched.append(walker.open_dir(d))
+    safefs.sync_dirs(touched)
     os.fsync(journal.fileno())
     return total
 

@@ -10,7 +10,8 @@ name. Run by root, a parent directory that another user could change (owned by s
 else, or group- or world-writable without the sticky bit) is refused.
 
 Durability: instead of an fsync per file, ``sync_fs`` flushes each file system the batch
-touched once (``syncfs``), which is what ``sync -f`` does after ``cp -a``.
+touched once (``syncfs``), which is what ``sync -f`` does after ``cp -a``; after the
+renames, ``sync_dirs`` fsyncs the directories they changed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,15 @@ from pathlib import Path
 
 from shellagent.transaction.changeset import open_regular
 
-__all__ = ["DirWalker", "UnsafeParent", "chmod_at", "copy_into", "sync_fs", "temp_name"]
+__all__ = [
+    "DirWalker",
+    "UnsafeParent",
+    "chmod_at",
+    "copy_into",
+    "sync_dirs",
+    "sync_fs",
+    "temp_name",
+]
 
 # O_PATH: a directory the user may search but not list (mode 0711) can still be walked.
 DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -198,9 +207,29 @@ def _syncfs(fd: int) -> bool:
         return False
 
 
-def sync_fs(fds: list[int]) -> None:
+def sync_dirs(fds: list[int]) -> None:
+    """Make the entries of the directories ``fds`` durable (renames, unlinks): an fsync of
+    each, or a ``syncfs`` where one cannot be opened for it."""
+    seen: set[tuple[int, int]] = set()
+    for fd in fds:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        try:
+            real = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+        except OSError:
+            sync_fs([fd])
+            continue
+        try:
+            os.fsync(real)
+        finally:
+            os.close(real)
+
+
+def sync_fs(fds: list[int]) -> set[int]:
     """Make everything written on the file systems of ``fds`` durable: one ``syncfs``
-    per file system (``os.sync`` where that cannot be done)."""
+    per file system (``os.sync`` where that cannot be done); the devices synced."""
     seen: set[int] = set()
     for fd in fds:
         dev = os.fstat(fd).st_dev
@@ -211,10 +240,10 @@ def sync_fs(fds: list[int]) -> None:
             real = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
         except OSError:
             os.sync()
-            return
+            continue
         try:
             if not _syncfs(real):
                 os.sync()
-                return
         finally:
             os.close(real)
+    return seen
