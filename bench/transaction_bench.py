@@ -76,25 +76,52 @@ def fill(upper: Path, files: int, size: int = 64) -> None:
         (d / f"f{i:06d}.txt").write_bytes(payload)
 
 
-def changeset(home: Path, sizes: list[int]) -> None:
-    from shellagent.transaction import Workspace, compute
+CHANGESET_ONCE = r"""
+import json, os, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(sys.argv[4]))
+from transaction_bench import fill
+from shellagent.transaction import Workspace, compute
+home, n = Path(sys.argv[2]), int(sys.argv[3])
+ws = Workspace.create(f"bench-cs-{n}-{os.getpid()}", [home])
+fill(ws.trees[0].upper, n)
+start = time.perf_counter()
+changes = compute(ws)
+took = time.perf_counter() - start
+start = time.perf_counter()
+lines = changes.render()
+shown = time.perf_counter() - start
+ws.remove()
+print(json.dumps({"compute": took, "render": shown, "first": lines[0]}))
+"""
 
+
+def changeset(home: Path, sizes: list[int], before: Path | None) -> None:
+    """Change-set computation and its summary, in a fresh process each, for this checkout
+    and (``--before``) an earlier one, one after the other."""
+    import json
+
+    here = Path(__file__).resolve().parents[1]
     print("change-set computation (created files in 100-file folders):")
     for n in sizes:
-        ws = Workspace.create(f"bench-cs-{n}-{os.getpid()}", [home])
-        fill(ws.trees[0].upper, n)
-        start = time.perf_counter()
-        changes = compute(ws)
-        took = time.perf_counter() - start
-        start = time.perf_counter()
-        lines = changes.render()
-        shown = time.perf_counter() - start
-        assert changes.count("created") >= n, changes.summary()
-        print(
-            f"  {n:>7} files: {took * 1000:9.1f} ms  ({n / took:,.0f} files/s); the summary "
-            f"(flags first) {shown * 1000:.1f} ms ({lines[0]})"
-        )
-        ws.remove()
+        for label, code in (("now", here), ("before", before)):
+            if code is None:
+                continue
+            proc = subprocess.run(
+                [sys.executable, "-c", CHANGESET_ONCE, str(code), str(home), str(n),
+                 str(Path(__file__).resolve())],
+                capture_output=True, text=True, check=False,
+                env={**os.environ, "PYTHONPATH": str(code)},
+            )  # fmt: skip
+            if proc.returncode != 0:
+                raise SystemExit(f"change-set bench failed ({code}): {proc.stderr[-2000:]}")
+            r = json.loads(proc.stdout.splitlines()[-1])
+            print(
+                f"  {label:<6} {n:>7} files: {r['compute'] * 1000:9.1f} ms "
+                f"({n / r['compute']:,.0f} files/s); the summary {r['render'] * 1000:.1f} ms "
+                f"({r['first']})"
+            )
 
 
 APPLY_ONCE = r"""
@@ -244,7 +271,7 @@ def main() -> None:
         if "startup" in only:
             startup_and_commands(home, args.runs)
         if "changeset" in only:
-            changeset(home, [10, 1000, args.large])
+            changeset(home, [10, 1000, args.large], args.before)
         if "apply" in only:
             apply_and_undo(home, 1000, 16 * 1024, max(3, args.runs // 2), args.before)
         if "copy-up" in only:

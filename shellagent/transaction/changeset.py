@@ -74,6 +74,7 @@ class ChangeSet:
     workdir: Path | None = None  # the task's working directory (resolved), when known
     trees: tuple[Tree, ...] = ()  # the overlays it was read from
     stored_bytes: int = 0  # what the upper layers take on disk
+    _flags: list[Flagged] | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return bool(self.changes)
@@ -111,6 +112,9 @@ class ChangeSet:
         """What matters first: places that run code later or hold settings, new
         executables and mode changes, symlinks (and where they point), deletions, what is
         not a regular file, and anything outside the task's working directory."""
+        if home is None and guard is None and self._flags is not None:
+            return self._flags
+        remember = home is None and guard is None
         guard = guard or self.guard(home)
         out: list[Flagged] = []
         for c in self.changes:
@@ -147,6 +151,8 @@ class ChangeSet:
                 notes.append("outside the working directory")
             if notes:
                 out.append(Flagged(c, tuple(notes), held))
+        if remember:
+            self._flags = out
         return out
 
     def render(
@@ -159,8 +165,8 @@ class ChangeSet:
         """The summary: every flagged change first, one per line with why (never folded
         or cut), then the other changes biggest first in ``width`` columns, large created
         trees folded into their directory."""
-        home = protected.real_home(home)
         flagged = self.flagged(home) if flagged is None else flagged
+        home = protected.real_home(home)
         lines = [f"{self.summary()}:"]
         held = [f for f in flagged if f.held]
         if held:
