@@ -24,6 +24,7 @@ from tests.daemon.conftest import (
     ask_inprocess,
     cmd,
     done,
+    processes_matching,
     start_daemon,
     stop,
 )
@@ -110,7 +111,10 @@ def test_apply_refuses_a_session_a_follow_up_is_still_using(
     )
     thread.start()
     try:
-        time.sleep(2.5)  # the follow-up's sandbox is running its sleep
+        deadline = time.monotonic() + 60
+        while not processes_matching("sleep 4") and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the follow-up's sandbox runs its sleep
+        assert processes_matching("sleep 4"), "the follow-up never started"
         assert main(["apply", s1]) == 1
         assert "in use" in capsys.readouterr().err
     finally:
