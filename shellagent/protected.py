@@ -44,7 +44,9 @@ __all__ = [
     "expand",
     "git_code",
     "is_gitdir_lookalike",
+    "name_only",
     "path_dirs",
+    "plain_below",
     "real_home",
     "startup_match",
 ]
@@ -379,6 +381,27 @@ def classify(rel_to_home: str | None, parts_anywhere: tuple[str, ...]) -> Guarde
     if parts[0].startswith(".") and not _is_data(parts):
         return Guarded("config", "settings in your home directory: programs read them")
     return None
+
+
+def plain_below(rel_to_home: str | None, dir_parts: tuple[str, ...]) -> bool:
+    """Whether nothing in a directory (relative to the home directory, None outside it;
+    its components) can be held back except for its own name (``name_only``): no place
+    of the lists starts there. Lets a change set of 100,000 paths skip the full test for
+    most of them."""
+    if ".git" in dir_parts or not _HOOKS.isdisjoint(dir_parts):
+        return False
+    if rel_to_home is None:
+        return True
+    if rel_to_home == "":
+        return False
+    first = rel_to_home.split("/", 1)[0]
+    return not first.startswith(".") and first not in _BY_FIRST
+
+
+def name_only(name: str) -> bool:
+    """Whether a name alone makes a path in a plain directory (``plain_below``) need the
+    full test: ``.git`` and the workspace hooks."""
+    return name == ".git" or name in _HOOKS
 
 
 def git_code(inside: tuple[str, ...]) -> bool:

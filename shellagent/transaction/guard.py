@@ -70,6 +70,7 @@ class _Facts:
     hidden: bool = False
     gitroot: Path | None = None  # the nearest directory that looks like a repository
     home_rel: str | None = None  # relative to the home directory ("" for home itself)
+    plain: bool = False  # only a name can make something in it held back (see reason)
 
 
 class Guard:
@@ -123,13 +124,14 @@ class Guard:
             home_rel = f"{up.home_rel}/{d.name}" if up.home_rel else d.name
         else:
             home_rel = None
-        facts = _Facts(
-            own=up.own or d in self.own_set or ident in self.own_ids,
-            on_path=up.on_path or d in self.path_set or ident in self.path_ids,
-            hidden=up.hidden or d in self.hidden_set,
-            gitroot=d if self.is_lookalike(d) else up.gitroot,
-            home_rel=home_rel,
+        own = up.own or d in self.own_set or ident in self.own_ids
+        on_path = up.on_path or d in self.path_set or ident in self.path_ids
+        hidden = up.hidden or d in self.hidden_set
+        gitroot = d if self.is_lookalike(d) else up.gitroot
+        plain = not (own or on_path or hidden or gitroot) and protected.plain_below(
+            home_rel, d.parts
         )
+        facts = _Facts(own, on_path, hidden, gitroot, home_rel, plain)
         self._known[text] = facts
         return facts
 
@@ -141,6 +143,15 @@ class Guard:
     def reason(self, path: Path) -> Reason | None:
         """Why ``path`` (a real path) must be named before it lands, or None."""
         f = self._facts(_parent(str(path)))
+        if (
+            f.plain
+            and not protected.name_only(path.name)
+            and path not in self.own_set
+            and path not in self.path_set
+        ):  # the common case, by far: only the name can matter
+            if path in self.hidden_set or secrets.is_secret_name(path.name):
+                return Reason(path, "secret", "a secret")
+            return None
         if f.own or path in self.own_set:
             return Reason(path, "never", "shellagent's own settings and data")
         if path == self.home:

@@ -306,3 +306,29 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
     assert set(out.values()) == {"refused"}, out
     assert (home / ".profile").read_text() == "# profile\n"
     assert not any((home / p).exists() for p in places if p != ".profile")
+
+
+def test_deep_in_ordinary_folders_names_still_count(home: Path, outside_tmp: Path) -> None:
+    """The per-folder shortcut (only a name can matter below an ordinary folder) keeps
+    every name-based reason."""
+    repo = home / "Documents" / "proj" / "vend"
+    for d in ("objects", "refs"):
+        (repo / d).mkdir(parents=True)
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    expected = {
+        "Documents/proj/.envrc": "workspace",
+        "Documents/proj/.vscode/tasks.json": "workspace",
+        "Documents/proj/.git": "git",
+        "Documents/proj/.git/hooks/post-checkout": "git",
+        "Documents/proj/id_rsa": "secret",
+        "Documents/proj/vend/config": "git",
+        "Documents/proj/vend/objects/ab": None,
+        "Documents/proj/src/main.py": None,
+    }
+    guard = Guard(home)
+    for rel, tier in expected.items():
+        why = guard.reason(protected.real_home(home) / rel)
+        assert (why.tier if why else None) == tier, rel
+    outside = outside_tmp / "elsewhere" / "deep"
+    assert guard.reason(outside / ".envrc") is not None
+    assert guard.reason(outside / "notes.txt") is None
