@@ -704,12 +704,20 @@ def _make_parents(path: Path, walker: safefs.DirWalker) -> tuple[int, str]:
 
 
 def _trim_undo_store(keep: Path, cap: int = UNDO_CAP_BYTES) -> None:
-    records = sorted(
-        (r for d in undo_dir().iterdir() if d.is_dir() and (r := _read(d))), key=lambda r: r.at
-    )
-    total = sum(r.size for r in records)
-    for r in records:
-        if total <= cap or r.path == keep:
+    """Drop the oldest records while the store holds more than ``cap`` bytes; by sizes and
+    times alone (no journal is read: the store may hold many large ones)."""
+    records: list[tuple[float, int, Path]] = []
+    for d in undo_dir().iterdir():
+        try:
+            at = d.stat().st_mtime
+            size = sum(e.stat(follow_symlinks=False).st_size for e in os.scandir(d / "files"))
+        except OSError:
+            continue
+        records.append((at, size, d))
+    records.sort()
+    total = sum(size for _, size, _ in records)
+    for _, size, path in records:
+        if total <= cap or path == keep:
             break
-        total -= r.size
-        shutil.rmtree(r.path, ignore_errors=True)
+        total -= size
+        shutil.rmtree(path, ignore_errors=True)
