@@ -20,6 +20,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -75,52 +76,134 @@ def fill(upper: Path, files: int, size: int = 64) -> None:
         (d / f"f{i:06d}.txt").write_bytes(payload)
 
 
-def changeset(home: Path, sizes: list[int]) -> None:
-    from shellagent.transaction import Workspace, compute
+CHANGESET_ONCE = r"""
+import json, os, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(sys.argv[4]))
+from transaction_bench import fill
+from shellagent.transaction import Workspace, compute
+home, n = Path(sys.argv[2]), int(sys.argv[3])
+ws = Workspace.create(f"bench-cs-{n}-{os.getpid()}", [home])
+fill(ws.trees[0].upper, n)
+start = time.perf_counter()
+changes = compute(ws)
+took = time.perf_counter() - start
+start = time.perf_counter()
+lines = changes.render()
+shown = time.perf_counter() - start
+ws.remove()
+print(json.dumps({"compute": took, "render": shown, "first": lines[0]}))
+"""
 
+
+def changeset(home: Path, sizes: list[int], before: Path | None) -> None:
+    """Change-set computation and its summary, in a fresh process each, for this checkout
+    and (``--before``) an earlier one, one after the other."""
+    import json
+
+    here = Path(__file__).resolve().parents[1]
     print("change-set computation (created files in 100-file folders):")
     for n in sizes:
-        ws = Workspace.create(f"bench-cs-{n}-{os.getpid()}", [home])
-        fill(ws.trees[0].upper, n)
-        start = time.perf_counter()
-        changes = compute(ws)
-        took = time.perf_counter() - start
-        lines = changes.render()
-        assert changes.count("created") >= n, changes.summary()
-        print(f"  {n:>7} files: {took * 1000:9.1f} ms  ({n / took:,.0f} files/s; {lines[0]})")
-        ws.remove()
+        for label, code in (("now", here), ("before", before)):
+            if code is None:
+                continue
+            proc = subprocess.run(
+                [sys.executable, "-c", CHANGESET_ONCE, str(code), str(home), str(n),
+                 str(Path(__file__).resolve())],
+                capture_output=True, text=True, check=False,
+                env={**os.environ, "PYTHONPATH": str(code)},
+            )  # fmt: skip
+            if proc.returncode != 0:
+                raise SystemExit(f"change-set bench failed ({code}): {proc.stderr[-2000:]}")
+            r = json.loads(proc.stdout.splitlines()[-1])
+            print(
+                f"  {label:<6} {n:>7} files: {r['compute'] * 1000:9.1f} ms "
+                f"({n / r['compute']:,.0f} files/s); the summary {r['render'] * 1000:.1f} ms "
+                f"({r['first']})"
+            )
 
 
-def apply_and_undo(home: Path, files: int, size: int) -> None:
-    from shellagent.transaction import Workspace, compute
-    from shellagent.transaction.apply import Baseline, apply, undo
+APPLY_ONCE = r"""
+import json, os, subprocess, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(sys.argv[5]))
+from transaction_bench import fill
+from shellagent.transaction import Workspace, compute
+from shellagent.transaction.apply import Baseline, apply, undo
+home, files, size = Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+ws = Workspace.create(f"bench-apply-{os.getpid()}", [home])
+fill(ws.trees[0].upper, files, size)
+changes = compute(ws)
+Baseline(ws).note(changes)
+subprocess.run(["sync"], check=True)
+start = time.perf_counter()
+result = apply(ws, changes)
+apply_s = time.perf_counter() - start
+release = getattr(ws, "release", None)
+if release:
+    release()
+start = time.perf_counter()
+undo(ws.session)
+undo_s = time.perf_counter() - start
+ws.remove()
+print(json.dumps({"apply": apply_s, "undo": undo_s, "applied": result.applied}))
+"""
 
-    ws = Workspace.create(f"bench-apply-{os.getpid()}", [home])
-    fill(ws.trees[0].upper, files, size)
-    copy_src = home.parent / "copy-src"
-    shutil.copytree(ws.trees[0].upper, copy_src)
-    copy_dst = home.parent / "copy-dst"
+
+def _apply_once(code: Path, home: Path, files: int, size: int) -> dict[str, float]:
+    """One apply and undo by the package at ``code`` (this checkout, or an earlier one),
+    in a fresh process."""
+    import json
+
+    proc = subprocess.run(
+        [sys.executable, "-c", APPLY_ONCE, str(code), str(home), str(files), str(size),
+         str(Path(__file__).resolve())],
+        capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(code)},
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise SystemExit(f"apply bench failed ({code}): {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _cp_once(home: Path, files: int, size: int) -> float:
+    src, dst = home.parent / "copy-src", home.parent / "copy-dst"
+    fill(src, files, size)
+    subprocess.run(["sync"], check=True)
     start = time.perf_counter()
-    subprocess.run(["cp", "-a", f"{copy_src}/.", str(copy_dst)], check=True)
-    subprocess.run(["sync", "-f", str(copy_dst)], check=True)
-    cp_s = time.perf_counter() - start
-    changes = compute(ws)
-    Baseline(ws).note(changes)
-    start = time.perf_counter()
-    result = apply(ws, changes)
-    apply_s = time.perf_counter() - start
-    start = time.perf_counter()
-    undo(ws.session)
-    undo_s = time.perf_counter() - start
+    subprocess.run(["cp", "-a", f"{src}/.", str(dst)], check=True)
+    subprocess.run(["sync", "-f", str(dst)], check=True)
+    took = time.perf_counter() - start
+    shutil.rmtree(src)
+    shutil.rmtree(dst)
+    return took
+
+
+def apply_and_undo(home: Path, files: int, size: int, runs: int, before: Path | None) -> None:
+    """Apply (and undo) of ``files`` new files against ``cp -a`` + ``sync -f`` of the same
+    files, and against an earlier checkout's apply (``--before``), interleaved, medians."""
+    here = Path(__file__).resolve().parents[1]
+    cp, now, old = [], [], []
+    for _ in range(runs):
+        cp.append(_cp_once(home, files, size))
+        now.append(_apply_once(here, home, files, size))
+        if before is not None:
+            old.append(_apply_once(before, home, files, size))
     mb = files * size / 1e6
-    print(f"apply and undo of {files} files of {size // 1024} KiB ({mb:.1f} MB):")
-    print(f"  cp -a + sync {files / cp_s:9,.0f} files/s {mb / cp_s:7.1f} MB/s")
-    print(
-        f"  apply        {files / apply_s:9,.0f} files/s {mb / apply_s:7.1f} MB/s  "
-        f"ratio to cp -a {apply_s / cp_s:.1f}x the time ({result.applied} changes)"
-    )
-    print(f"  undo         {files / undo_s:9,.0f} files/s {mb / undo_s:7.1f} MB/s")
-    ws.remove()
+    cp_s = statistics.median(cp)
+    print(f"apply and undo of {files} files of {size // 1024} KiB ({mb:.1f} MB), median of {runs}:")
+    print(f"  cp -a + sync   {files / cp_s:9,.0f} files/s {mb / cp_s:7.1f} MB/s")
+    for label, samples in (("apply (now)", now), ("apply (before)", old)):
+        if not samples:
+            continue
+        apply_s = statistics.median(s["apply"] for s in samples)
+        undo_s = statistics.median(s["undo"] for s in samples)
+        print(
+            f"  {label:<14} {files / apply_s:9,.0f} files/s {mb / apply_s:7.1f} MB/s  "
+            f"throughput {cp_s / apply_s:.2f}x of cp -a + sync"
+        )
+        print(f"  {'undo':<14} {files / undo_s:9,.0f} files/s {mb / undo_s:7.1f} MB/s")
 
 
 def copy_up(home: Path, megabytes: int) -> None:
@@ -163,6 +246,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--large", type=int, default=100_000, help="the biggest change set")
     parser.add_argument("--copy-up-mb", type=int, default=1024, help="the big file, MiB")
+    parser.add_argument(
+        "--before", type=Path, help="an earlier checkout whose apply to measure alongside"
+    )
+    parser.add_argument(
+        "--only", choices=("startup", "changeset", "apply", "copy-up"), action="append"
+    )
     args = parser.parse_args()
     scratch_root = Path.home() / ".cache" / "shellagent-bench"
     scratch_root.mkdir(parents=True, exist_ok=True)
@@ -178,10 +267,16 @@ def main() -> None:
     os.environ["HOME"] = str(home)
     try:
         print(f"load average at start: {os.getloadavg()[0]:.2f}")
-        startup_and_commands(home, args.runs)
-        changeset(home, [10, 1000, args.large])
-        apply_and_undo(home, 1000, 16 * 1024)
-        copy_up(home, args.copy_up_mb)
+        only = set(args.only or ("startup", "changeset", "apply", "copy-up"))
+        if "startup" in only:
+            startup_and_commands(home, args.runs)
+        if "changeset" in only:
+            changeset(home, [10, 1000, args.large], args.before)
+        if "apply" in only:
+            apply_and_undo(home, 1000, 16 * 1024, max(3, args.runs // 2), args.before)
+        if "copy-up" in only:
+            copy_up(home, args.copy_up_mb)
+        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     finally:
         if real_home is not None:
             os.environ["HOME"] = real_home

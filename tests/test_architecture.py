@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "config": 0,
     "chars": 0,
     "redaction": 0,
+    "protected": 0,
     # 1: the parts
     "model": 1,
     "policy": 1,

@@ -16,14 +16,24 @@ def add_parser(subparsers: Any) -> None:
         "apply",
         help="apply the changes a session kept (shown first)",
         description="Show the change set a session kept, then apply it: exactly those "
-        "files, atomically per file, refusing protected paths and files that changed on "
-        "your machine meanwhile. What it replaces can be undone.\n\n"
-        "example: shellagent apply 20261123T010203-ab12cd",
+        "files, atomically per file, refusing files that changed on your machine meanwhile. "
+        "Changes to places that run code later (shell startup files, autostart, git hooks "
+        "…) and to settings in your home directory are held back unless you name each "
+        "with --include. What it replaces can be undone.\n\n"
+        "example: shellagent apply 20261123T010203-ab12cd --include ~/.bash_aliases",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     apply.add_argument("session", metavar="SESSION")
     apply.add_argument("--diff", action="store_true", help="print the full diff first")
     apply.add_argument("--discard", action="store_true", help="throw the changes away instead")
+    apply.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also apply this held-back change (a startup file, a setting in your home "
+        "directory, git's config, a symlink to one …); name each path, repeat as needed",
+    )
     apply.add_argument("--json", action="store_true", help="print one JSON object")
     apply.set_defaults(func=run_apply)
     undo = subparsers.add_parser(
@@ -40,27 +50,39 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run_apply(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from shellagent.transaction import Workspace, compute
-    from shellagent.transaction.apply import Baseline, apply
+    from shellagent.transaction.apply import ApplyStopped, Baseline, apply
 
     workspace = Workspace.open(args.session)
-    changes = compute(workspace)
-    if args.discard:
+    workspace.hold()  # refused while a task still works on it
+    try:
+        changes = compute(workspace)
+        if args.discard:
+            workspace.remove()
+            print(f"discarded: {changes.summary()}")
+            return 0
+        if not changes:
+            print("nothing to apply: the session changed nothing")
+            workspace.remove()
+            return 0
+        # File names and contents were written inside the sandbox: shown, never obeyed.
+        if args.diff:
+            print(shown(changes.diff(), lines=True), end="")
+        elif not args.json:
+            print(shown("\n".join(changes.render()), lines=True))
+        Baseline(workspace).note(changes)
+        include = [Path(p) for p in args.include]
+        try:
+            result = apply(workspace, changes, include=include)
+        except ApplyStopped as exc:
+            if args.json:
+                print(json.dumps({"applied": len(exc.landed), "landed": exc.landed}))
+            raise
         workspace.remove()
-        print(f"discarded: {changes.summary()}")
-        return 0
-    if not changes:
-        print("nothing to apply: the session changed nothing")
-        workspace.remove()
-        return 0
-    # File names and contents were written inside the sandbox: shown, never obeyed.
-    if args.diff:
-        print(shown(changes.diff(), lines=True), end="")
-    elif not args.json:
-        print(shown("\n".join(changes.render()), lines=True))
-    Baseline(workspace).note(changes)
-    result = apply(workspace, changes)
-    workspace.remove()
+    finally:
+        workspace.release()
     if args.json:
         print(
             json.dumps(

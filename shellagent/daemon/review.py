@@ -55,11 +55,19 @@ class Review:
 
     @classmethod
     def create(cls, session: str, profile: Profile) -> Review:
-        """Overlays over the home directory and every directory ``profile`` may write."""
+        """Overlays over the home directory and every directory ``profile`` may write,
+        held (locked) by this review until ``release``; kept change sets too old to
+        matter are dropped first."""
         from shellagent.transaction import Workspace
+        from shellagent.transaction.workspace import expire_kept
 
+        try:
+            expire_kept()
+        except (OSError, ShellagentError) as exc:
+            log.warning("expiring old kept change sets: %s", exc)
         lowers = [Path.home(), *profile.writable]
-        return cls(Workspace.create(session, [p for p in lowers if p.is_dir()]))
+        workdir = profile.workdir
+        return cls(Workspace.create(session, [p for p in lowers if p.is_dir()], workdir=workdir))
 
     @classmethod
     def resume(cls, session: str, profile: Profile) -> Review | None:
@@ -74,9 +82,18 @@ class Review:
             return None
         lowers = [t.lower for t in workspace.trees]
         needed = [p.resolve() for p in (Path.home(), *profile.writable) if p.is_dir()]
-        if all(any(p.is_relative_to(lower) for lower in lowers) for p in needed):
-            return cls(workspace, resumed=True)
-        return None
+        if not all(any(p.is_relative_to(lower) for lower in lowers) for p in needed):
+            return None
+        try:
+            workspace.hold()  # an apply or discard of it may be running right now
+        except ShellagentError:
+            return None
+        return cls(workspace, resumed=True)
+
+    def release(self) -> None:
+        """No sandbox works on the overlays any more and the review is over: let an apply,
+        a discard or a follow-up have them."""
+        self.workspace.release()
 
     def profile(self, base: Profile) -> Profile:
         """``base`` with its write grants turned into overlays."""
@@ -91,6 +108,30 @@ class Review:
         Baseline(self.workspace).note(changes)
         return changes
 
+    def space_problem(self, changes: ChangeSet) -> str | None:
+        """Why the session must stop writing: its upper layers passed the cap, or the
+        disk under them is nearly full (the upper layers are on the host's disk)."""
+        import os
+
+        cap = changes_cap_bytes()
+        if changes.stored_bytes > cap:
+            return (
+                f"the session's changes take {_gib(changes.stored_bytes)}, more than the "
+                f"{_gib(cap)} a session may keep (SHELLAGENT_CHANGES_CAP_GB sets it): the "
+                "task stops here, its changes are kept for review"
+            )
+        try:
+            st = os.statvfs(self.workspace.trees[0].upper)
+        except (OSError, IndexError):
+            return None
+        free = st.f_bavail * st.f_frsize
+        if free < min(DISK_RESERVE_BYTES, st.f_blocks * st.f_frsize // 20):
+            return (
+                f"only {_gib(free)} is left on the disk that holds the session's changes: "
+                "the task stops here, its changes are kept for review"
+            )
+        return None
+
     def finish(self, changes: ChangeSet, decision: ChangesDecision | None) -> tuple[str, int]:
         """Apply, discard or keep ``changes``; the line to show and how many landed."""
         from shellagent.transaction.apply import apply
@@ -101,7 +142,9 @@ class Review:
                 result = apply(self.workspace, changes)
             except ShellagentError as exc:
                 self.outcome = "refused"
-                return f"{exc.message}; kept: `shellagent apply {session} --discard` drops them", 0
+                self.release()
+                hint = f" ({exc.hint})" if exc.hint else ""
+                return f"{exc.message}; kept{hint}", 0
             self.workspace.remove()
             self.outcome = "applied"
             return (
@@ -113,6 +156,7 @@ class Review:
             self.discard()
             return "discarded: your files are as they were", 0
         self.outcome = "kept"
+        self.release()
         return (
             f"kept, not applied: `shellagent apply {session}` shows and applies them, "
             f"`--discard` drops them",
@@ -133,6 +177,24 @@ class Review:
             paths=tuple(str(c.path) for c in list(changes)[:PATHS_RECORDED]),
             reason=reason,
         )
+
+
+CHANGES_CAP_BYTES = 8 << 30
+DISK_RESERVE_BYTES = 1 << 30
+
+
+def changes_cap_bytes() -> int:
+    """The most a session's upper layers may hold (``SHELLAGENT_CHANGES_CAP_GB``)."""
+    import os
+
+    try:
+        return int(float(os.environ["SHELLAGENT_CHANGES_CAP_GB"]) * (1 << 30))
+    except (KeyError, ValueError):
+        return CHANGES_CAP_BYTES
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
 
 
 def diff_text(changes: ChangeSet) -> str:

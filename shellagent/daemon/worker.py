@@ -333,6 +333,8 @@ class TaskWorker:
         finally:
             held.finish()
             sink.close()
+            if self._review is not None:
+                self._review.release()  # the sandbox and the review are over
         verdict = (
             "unverified"
             if outcome.reason == "finished" and success is None
@@ -460,6 +462,10 @@ class TaskWorker:
                     deleted=changes.count("deleted"),
                 )
             )
+        problem = review.space_problem(changes)
+        if problem:  # the upper layers are on the host's disk: stop before it fills up
+            self._send(Failure(code=protocol.NOTE, message=problem))
+            self.cancel()
 
     def _finish_review(self, reason: str) -> TranscriptEvent:
         """Show the change set and apply, discard or keep it; its transcript event."""

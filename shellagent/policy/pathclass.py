@@ -1,12 +1,14 @@
 """Sort the paths a command touches into the classes rules speak of.
 
-Classes: ``root`` (``/`` itself), ``home`` (the home directory itself), ``wide-glob`` (a glob
-over a whole directory such as ``*``, ``~/*``, ``/*``), ``protected`` (shell startup files,
-``~/.ssh``, ``~/.gnupg``, ``.git/hooks``, ``.git/config``, autostart entries, shellagent's own
-config), ``secret`` (private keys and credential files), ``system`` (``/etc``, ``/usr``,
-``/boot`` …), ``device`` (block devices and memory), ``workspace``, ``user`` (under home),
-``tmp``, ``other``, and ``dynamic`` when the path is not known before the command runs.
-Paths are resolved lexically against the shell's cwd; nothing here touches the disk.
+Classes: ``root`` (``/`` itself), ``home`` (the home directory itself), ``wide-glob`` (a
+glob over a whole directory such as ``*``, ``~/*``, ``/*``), ``protected`` (the places that
+run code later, ``shellagent/protected.py``: shell startup files, ``~/.ssh``, ``~/.gnupg``,
+git's code paths, ``.envrc``, autostart entries …, and shellagent's own config), ``secret``
+(private keys and credential files), ``system`` (``/etc``, ``/usr``, ``/boot`` …),
+``device`` (block devices and memory), ``workspace``, ``user`` (under home), ``tmp``,
+``other``, and ``dynamic`` when the path is not known before the command runs. Paths are
+resolved lexically against the shell's cwd; the only look at the disk is the home
+directory's real path (once), so a ``$HOME`` that is a symlink is recognised both ways.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from shellagent import protected
 
 PATH_CLASSES = (
     "root",
@@ -32,37 +36,10 @@ PATH_CLASSES = (
     "harmless-device",
 )
 
-_STARTUP = (
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".zlogout",
-    ".cshrc",
-    ".tcshrc",
-    ".kshrc",
-    ".mkshrc",
-    ".inputrc",
-    ".xprofile",
-    ".xinitrc",
-    ".xsession",
-    ".pam_environment",
-    ".ssh",
-    ".gnupg",
-    ".config/fish",
-    ".config/autostart",
-    ".config/systemd",
-    ".config/environment.d",
-    ".config/git/config",
-    ".gitconfig",
-    ".local/share/systemd",
-    ".config/shellagent",
-)
+# ``protected`` is the shared list of places that run code later (``shellagent/protected.py``:
+# the sandbox binds the same places read-only and the apply refuses them), plus
+# shellagent's own settings.
+_OWN = (".config/shellagent",)
 _SECRET = (
     ".ssh/id_",
     ".ssh/identity",
@@ -154,11 +131,17 @@ class Places:
         resolved = self.resolve(path)
         if resolved is None:
             # Unknown cwd: only the name itself can be judged.
-            if re.search(r"(^|/)\.git/(hooks|config)", path):
+            if _protected_anywhere(path):
                 classes.add("protected")
             return frozenset(classes | {"other"})
         classes |= _classes_of(resolved, self.home, self.workspace)
         return frozenset(classes)
+
+
+def _protected_anywhere(path: str) -> bool:
+    """git's code paths and the workspace's editor and environment hooks, in any tree."""
+    parts = tuple(p for p in path.split("/") if p)
+    return protected.classify(None, parts) is not None
 
 
 def _is_wide(places: Places, head: str) -> bool:
@@ -178,11 +161,15 @@ def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
         return {"root", "system"}
     if path == home or home.startswith(path.rstrip("/") + "/"):
         classes.add("home")  # home itself, or a directory holding it (/home)
-    if re.search(r"(^|/)\.git/(hooks(/|$)|config$)", path):
+    if _protected_anywhere(path):
         classes.add("protected")
-    if _under(path, home):
-        rel = path[len(home) :].lstrip("/")
-        if any(rel == p or rel.startswith(p + "/") for p in _STARTUP):
+    real_home = protected.real_home(Path(home)).as_posix()
+    for base in dict.fromkeys((home, real_home)):  # $HOME may be a symlink
+        if not _under(path, base):
+            continue
+        rel = path[len(base) :].lstrip("/")
+        own = any(rel == p or rel.startswith(p + "/") for p in _OWN)
+        if own or protected.startup_match(rel) is not None:
             classes.add("protected")
         if any(rel.startswith(p) for p in _SECRET) and not rel.endswith(".pub"):
             classes.add("secret")

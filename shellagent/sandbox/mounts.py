@@ -96,18 +96,20 @@ class MountPlan:
 
     def protect(self, path: Path, *, is_dir: bool) -> None:
         """Bind ``path`` read-only over itself; a missing one cannot be created either."""
-        if path.is_symlink():
+        # os.path's tests, not Path's: a place behind a directory this user cannot read
+        # (root's PATH kept by ``runuser``) is simply not there, never an error.
+        if os.path.islink(path):
             raise UsageError(
                 f"cannot protect {path}: it is a symlink inside a writable directory",
                 hint="grant a directory that does not contain it",
             )
-        if path.exists():
+        if os.path.exists(path):
             self.args += ["--ro-bind", str(path), str(path)]
             return
         missing = [path]
         while not os.path.lexists(missing[-1].parent):
             missing.append(missing[-1].parent)
-        if not missing[-1].parent.is_dir() or missing[-1].parent.is_symlink():
+        if not os.path.isdir(missing[-1].parent) or os.path.islink(missing[-1].parent):
             return
         # bwrap creates the mount point and any missing parents on the host; all of them
         # are removed again (if still empty) when the sandbox ends.
@@ -363,7 +365,7 @@ def _protect_overlay(plan: MountPlan, lower: Path, home: Path, repos: list[Path]
     paths would write mount points into the upper layer)."""
 
     def keep(path: Path) -> None:
-        if os.path.lexists(path) and not path.is_symlink():
+        if os.path.lexists(path) and not os.path.islink(path):
             plan.args += ["--ro-bind", str(path), str(path)]
 
     for git in repos:

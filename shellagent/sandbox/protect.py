@@ -13,9 +13,10 @@ A sandboxed command may write where it was granted, but never where the host wou
   (``gitdir:`` of a worktree or submodule) is read-only.
 - editor and environment hooks of the workspace: ``.vscode/``, ``.idea/``,
   ``.devcontainer/``, ``.envrc``, also when they do not exist yet;
-- startup locations below a grant: shell startup files, ``~/.config/autostart``,
-  ``~/.config/systemd``, ``~/.local/bin``, ``~/.ssh`` …, and every ``bin`` directory on
-  PATH.
+- startup locations below a grant (and, in an overlaid home, those that exist): the list
+  in ``shellagent/protected.py`` (shell startup files, autostart, systemd units, Python's
+  user site, ``~/.local/bin``, ``~/.ssh`` …), built from the resolved home directory, and
+  every directory on PATH.
 
 A grant *inside* a place whose files configure or start programs (``~/.config``,
 ``~/.local``, ``/etc``, a directory on PATH, the system's own trees) is refused: nothing
@@ -28,54 +29,28 @@ A ``.git`` made during the session at a grant that had none cannot be protected 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-# Relative to the home directory; a trailing slash marks a directory.
-STARTUP_FILES = (
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zprofile",
-    ".zshenv",
-    ".zlogin",
-    ".zlogout",
-    ".config/fish/",
-    ".config/autostart/",
-    ".config/systemd/",
-    ".config/environment.d/",
-    ".config/git/",
-    ".config/nvim/",
-    ".gitconfig",
-    ".pam_environment",
-    ".xprofile",
-    ".xsessionrc",
-    ".xinitrc",
-    ".local/bin/",
-    ".local/share/applications/",
-    ".inputrc",
-    ".ssh/",
-    "bin/",
-)
-WORKSPACE_PROTECTED = (".vscode/", ".idea/", ".envrc", ".devcontainer/")
+from shellagent import protected
+
+# The places themselves are defined once, in ``shellagent/protected.py`` (the policy and
+# the apply use the same list).
+STARTUP_FILES = protected.STARTUP
+WORKSPACE_PROTECTED = protected.WORKSPACE_HOOKS
 # Inside a .git directory: read-only (made as empty read-only directories when missing).
-GIT_PROTECTED = ("config", "hooks/", "info/", "modules/", "worktrees/")
+GIT_PROTECTED = protected.GIT_CODE
 # Files git acts on merely because they exist, so no placeholder can stand in for them:
 # read-only when present; when missing, one that appears is removed after each command.
-GIT_MUST_NOT_APPEAR = ("commondir", "objects/info/alternates")
+GIT_MUST_NOT_APPEAR = protected.GIT_MUST_NOT_APPEAR
 # Grants inside these (or equal to them) are refused.
 SYSTEM_TREES = ("/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 HOME_CONFIG_TREES = (".config", ".local")
 
 
 def path_bins(home: Path) -> list[Path]:
-    """Directories commands are looked up in: the caller's PATH, ~/bin and ~/.local/bin."""
-    found = [Path(p) for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
-    found += [home / "bin", home / ".local" / "bin"]
-    return list(dict.fromkeys(found))
+    """Directories commands are looked up in: the caller's PATH, ~/bin and ~/.local/bin
+    (resolved where readable; an unreadable one never raises)."""
+    return protected.path_dirs(home)
 
 
 def _within(path: Path, top: Path) -> bool:
@@ -84,7 +59,7 @@ def _within(path: Path, top: Path) -> bool:
 
 def refuse_reason(grant: Path, home: Path) -> str | None:
     """Why ``grant`` (resolved) must never be writable, or None."""
-    real_home = home.resolve()
+    real_home = protected.real_home(home)
     for rel in HOME_CONFIG_TREES:
         if _within(grant, real_home / rel):
             return f"it is in ~/{rel}, where programs keep settings that run code"
@@ -92,14 +67,14 @@ def refuse_reason(grant: Path, home: Path) -> str | None:
         if _within(grant, Path(top)):
             return f"it is in {top}, a system directory"
     for bin_dir in path_bins(home):
-        real = bin_dir.resolve() if bin_dir.exists() else bin_dir
-        if _within(grant, real):
+        if _within(grant, bin_dir):
             return f"commands you run are found in {bin_dir} (it is on PATH)"
     return None
 
 
 def startup_places(home: Path) -> list[tuple[Path, bool]]:
-    """(path, is a directory) of every startup location, for protection below a grant."""
-    places = [(home / rel.rstrip("/"), rel.endswith("/")) for rel in STARTUP_FILES]
+    """(path, is a directory) of every startup location, built from the resolved home
+    directory (``protected.expand``), and every directory on PATH."""
+    places = protected.expand(home)
     places += [(b, True) for b in path_bins(home)]
     return places

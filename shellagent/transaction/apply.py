@@ -1,17 +1,23 @@
 """Landing a change set on the real files, exactly as shown, and taking it back.
 
-``apply`` never re-runs a command: it moves the previewed files into place, outside the
+``apply`` never re-runs a command: it copies the previewed files into place, outside the
 sandbox, with the user's own rights.
 
-- It first refuses, without touching anything, a change set that touches a path the
-  sandbox protects (keys, git's code paths, startup files, ``.envrc`` …) or that
+- It holds the session (``Workspace.hold``): a session a running task still works on is
+  refused, and nothing writes to the upper layers while they are copied.
+- It first refuses, without touching anything, a change set that holds back a change
+  (``guard.py``: places that run code later, settings in the home directory, git's code
+  paths, secrets, symlinks to any of these) the user did not name with ``include``, that
+  holds something that is neither a regular file, a directory nor a symlink, or that
   conflicts: a real file that changed since the session first saw it (its fingerprint is
   taken when the change first appears in a change set, see ``Baseline``).
-- Each file lands atomically: the new content is written next to its destination and
-  fsynced (or renamed there, on the same file system), the old file is kept in the undo
-  store (a hard link, or a fsynced copy across file systems), and one ``rename`` replaces
-  it. A crash leaves every file either old or new, never half written; the journal says
-  how far the apply got, and the next start reports it.
+- Each file lands atomically: its content is *copied* (never linked: the upper layer's
+  inode must not become the real file) into a new file with an unpredictable name in the
+  destination directory, with set-id and sticky bits dropped; the old file is kept in the
+  undo store; once the batch is durable (``syncfs``) one ``rename`` replaces each file.
+  Every directory is reached by fds opened without following symlinks (``safefs.py``).
+  A crash leaves every file either old or new, never half written; the journal says
+  exactly which changes landed, and the next start reports it.
 - What it replaced or deleted stays in the undo store (``undo_dir()``, 0700, capped in
   size, oldest dropped first) for ``undo``, which restores it only if the files still are
   what the apply wrote.
@@ -20,26 +26,31 @@ sandbox, with the user's own rights.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import stat
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shellagent import paths
 from shellagent.errors import ShellagentError, UsageError
-from shellagent.sandbox import protect, secrets
-from shellagent.transaction.changeset import Change, ChangeSet, file_digest
+from shellagent.transaction import safefs
+from shellagent.transaction.changeset import Change, ChangeSet, file_digest, open_regular
+from shellagent.transaction.guard import Reason, short
 from shellagent.transaction.workspace import Workspace
 
 __all__ = [
     "ApplyRefused",
     "ApplyResult",
+    "ApplyStopped",
     "Baseline",
     "apply",
+    "held_back",
     "interrupted",
     "undo",
     "undo_dir",
@@ -47,7 +58,8 @@ __all__ = [
 ]
 
 UNDO_CAP_BYTES = 2 << 30
-BATCH = 256
+BATCH = 1024
+KEEP_MODE = 0o777  # set-id and sticky bits never land
 
 
 class ApplyRefused(ShellagentError):
@@ -56,24 +68,57 @@ class ApplyRefused(ShellagentError):
     exit_code = 1
 
 
+class ApplyStopped(ShellagentError):
+    """The apply stopped midway: ``landed`` says exactly which changes are in place."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None, landed: list[str], total: int):
+        super().__init__(message, hint=hint)
+        self.landed = landed
+        self.total = total
+
+
 def undo_dir() -> Path:
     return paths.ensure_private_dir(paths.state_dir() / "undo")
+
+
+@contextlib.contextmanager
+def _store_lock() -> Iterator[None]:
+    """Applies and undos one at a time (they share the undo store and may share files)."""
+    fd = os.open(undo_dir(), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 # -- fingerprints and the baseline ---------------------------------------------------------
 
 
 def fingerprint(path: Path) -> dict[str, Any] | None:
-    """What a real path is now: type, size, mtime, content hash (None: it does not exist)."""
+    """What a real path is now: type, size, mode, content hash (None: it does not exist).
+    Never opens what is not a regular file."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    kind = "dir" if stat.S_ISDIR(st.st_mode) else "link" if stat.S_ISLNK(st.st_mode) else "file"
+    if stat.S_ISDIR(st.st_mode):
+        kind = "dir"
+    elif stat.S_ISLNK(st.st_mode):
+        kind = "link"
+    elif stat.S_ISREG(st.st_mode):
+        kind = "file"
+    else:
+        kind = "special"
     data: dict[str, Any] = {"type": kind, "mode": stat.S_IMODE(st.st_mode)}
     if kind == "file":
         data["size"] = st.st_size
-        data["sha256"] = file_digest(path)
+        try:
+            data["sha256"] = file_digest(path)
+        except OSError:
+            data["sha256"] = None
     elif kind == "link":
         data["target"] = os.readlink(path)
     return data
@@ -98,7 +143,12 @@ class Baseline:
                     self.seen[str(real)] = fingerprint(real)
                     added = True
         if added:
-            self.path.write_text(json.dumps(self.seen))
+            self.save()
+
+    def save(self) -> None:
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        temp.write_text(json.dumps(self.seen))
+        os.replace(temp, self.path)
 
     def conflicts(self, changes: ChangeSet) -> list[str]:
         found = []
@@ -111,35 +161,92 @@ class Baseline:
         return found
 
 
-def protected_reasons(changes: ChangeSet, home: Path | None = None) -> list[str]:
-    """Every change that touches a place the sandbox protects."""
-    home = home or Path.home()
-    hidden = [p.resolve() for p in secrets.secret_paths(home)] + paths.own_dirs()
-    startup = [p for p, _ in protect.startup_places(home)]
-    git_names = {n.rstrip("/") for n in (*protect.GIT_PROTECTED, *protect.GIT_MUST_NOT_APPEAR)}
-    workspace_names = {n.rstrip("/") for n in protect.WORKSPACE_PROTECTED}
-    found = []
+# -- what is held back ---------------------------------------------------------------------
+
+
+def held_back(
+    changes: ChangeSet, include: Iterable[Path] = (), home: Path | None = None
+) -> list[Reason]:
+    """Every change that must not land as things stand: those that need naming and were
+    not named in ``include``, and those that never land (own directories, special files)."""
+    guard = changes.guard(home)
+    named = {_real(p) for p in include}
+    needed = _parents_of(named, changes)
+    found: list[Reason] = []
     for c in changes:
-        for p in filter(None, (c.path, c.renamed_from)):
-            why = None
-            parts = p.parts
-            if ".git" in parts:
-                inside = parts[parts.index(".git") + 1 :]
-                if not inside or inside[0] in git_names or "/".join(inside[:3]) in git_names:
-                    why = "git's own settings and code"
-            if any(name in workspace_names for name in parts):
-                why = "an editor or environment hook"
-            if secrets.is_secret_name(p.name) or any(_within(p, h) for h in hidden):
-                why = "a secret"
-            if any(_within(p, s) for s in startup):
-                why = "a startup file or a directory on PATH"
-            if why:
-                found.append(f"{p}: {why}")
+        reasons: list[Reason] = []
+        for where in filter(None, (c.path, c.renamed_from)):
+            why = guard.reason(where)
+            if why is not None:
+                reasons.append(why)
+            with contextlib.suppress(OSError):
+                st = os.lstat(where)
+                if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) and not (
+                    stat.S_ISLNK(st.st_mode)
+                ):
+                    reasons.append(
+                        Reason(where, "never", "not a regular file, directory or symlink")
+                    )
+        if c.file_type == "special":
+            reasons.append(Reason(c.path, "never", "not a regular file, directory or symlink"))
+        if c.file_type == "symlink" and c.kind != "deleted" and c.link_target is not None:
+            link = guard.link_reason(c.path, c.link_target)
+            if link is not None:
+                reasons.append(link)
+        for r in reasons:
+            if r.includable and _named(c, r, named, needed):
+                continue
+            found.append(r)
     return found
 
 
-def _within(path: Path, top: Path) -> bool:
-    return path == top or top in path.parents
+def _named(c: Change, r: Reason, named: set[Path], needed: set[Path]) -> bool:
+    """The user named this change: its path (or the path the reason is about), a new
+    directory a named path needs, or, for a deletion, a directory it is in."""
+    if r.path in named or c.path in named or c.path in needed:
+        return True
+    return c.kind == "deleted" and any(p in named for p in c.path.parents)
+
+
+def _real(path: Path) -> Path:
+    """A path the user named, as the change set spells it: the parent resolved."""
+    path = Path(os.path.abspath(os.path.expanduser(path)))
+    try:
+        return Path(os.path.realpath(path.parent)) / path.name
+    except OSError:
+        return path
+
+
+def _parents_of(named: set[Path], changes: ChangeSet) -> set[Path]:
+    """Directories the change set creates that a named path needs to exist."""
+    made = {c.path for c in changes if c.kind == "created" and c.file_type == "dir"}
+    return {p for n in named for p in n.parents if p in made}
+
+
+def _refusal(reasons: list[Reason], session: str, home: Path | None) -> ApplyRefused:
+    never = [r for r in reasons if not r.includable]
+    listed = "; ".join(r.text(home) for r in (never or reasons)[:8])
+    more = f" (and {len(reasons) - 8} more)" if len(reasons) > 8 else ""
+    if never:
+        return ApplyRefused(
+            f"nothing was applied: the changes touch what is never applied: {listed}{more}",
+            hint=f"`shellagent apply {session} --discard` drops them",
+        )
+    names = " ".join(f"--include {_quote(short(r.path, home))}" for r in reasons[:3])
+    return ApplyRefused(
+        "nothing was applied: these changes need you to name them, they are not applied "
+        f"with -y: {listed}{more}",
+        hint=f"look at them (`shellagent apply {session} --diff`), then "
+        f"`shellagent apply {session} {names}`, or `--discard`",
+    )
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return (
+        text if text.startswith("~/") and shlex.quote(text[2:]) == text[2:] else shlex.quote(text)
+    )
 
 
 # -- apply -----------------------------------------------------------------------------
@@ -154,8 +261,9 @@ class ApplyResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _order(changes: ChangeSet) -> list[Change]:
-    """Directories made top-down first, then files, then deletions bottom-up."""
+def _order(changes: ChangeSet) -> tuple[list[Change], int]:
+    """Deletions of what a new entry takes the place of first (bottom-up), then new
+    directories top-down, then files, then the other deletions bottom-up."""
     made_dirs = sorted(
         (c for c in changes if c.kind == "created" and c.file_type == "dir"),
         key=lambda c: len(c.path.parts),
@@ -163,64 +271,103 @@ def _order(changes: ChangeSet) -> list[Change]:
     files = [
         c
         for c in changes
-        if c.kind in ("created", "modified", "renamed", "mode") and c not in made_dirs
+        if c.kind in ("created", "modified", "renamed", "mode") and c.file_type != "dir"
     ]
+    files += [c for c in changes if c.kind == "mode" and c.file_type == "dir"]
+    taken = {c.path for c in changes if c.kind in ("created", "renamed")}
     gone = sorted((c for c in changes if c.kind == "deleted"), key=lambda c: -len(c.path.parts))
-    return [*made_dirs, *files, *gone]
+    early = [c for c in gone if any(p in taken for p in (c.path, *c.path.parents))]
+    late = [c for c in gone if c not in early]
+    return [*early, *made_dirs, *files, *late], len(early)
 
 
-def apply(workspace: Workspace, changes: ChangeSet, *, home: Path | None = None) -> ApplyResult:
+def apply(
+    workspace: Workspace,
+    changes: ChangeSet,
+    *,
+    home: Path | None = None,
+    include: Iterable[Path] = (),
+) -> ApplyResult:
     """Land ``changes`` (computed from ``workspace``); see the module docstring."""
     start = time.monotonic()
-    refused = protected_reasons(changes, home)
+    workspace.hold()
+    refused = held_back(changes, include, home)
     if refused:
-        raise ApplyRefused(
-            "nothing was applied: the changes touch protected paths: " + "; ".join(refused[:5]),
-            hint="discard them, or make such changes yourself outside shellagent",
-        )
+        raise _refusal(refused, workspace.session, home)
     conflicts = Baseline(workspace).conflicts(changes)
     if conflicts:
         raise ApplyRefused(
             "nothing was applied: " + "; ".join(conflicts[:5]),
             hint="look at those files, then discard the session's changes or run it again",
         )
-    record = undo_dir() / f"{workspace.session}-{int(time.time() * 1000)}"
-    (record / "files").mkdir(parents=True, mode=0o700)
-    ops = _order(changes)
-    journal = (record / "journal.jsonl").open("a")
-    _log(journal, {"begin": workspace.session, "total": len(ops)}, sync=True)
-    done_bytes = 0
-    pending: list[tuple[int, Change, dict[str, Any]]] = []
-    committed = 0
-    try:
-        for i, change in enumerate(ops):
-            entry = _prepare(change, record, i)
-            pending.append((i, change, entry))
-            if len(pending) >= BATCH:
-                done_bytes += _commit(pending, journal)
-                committed += len(pending)
-                pending = []
-        done_bytes += _commit(pending, journal)
-        committed += len(pending)
-        pending = []
-    except OSError as exc:
-        for _, _, entry in pending:  # staged, never renamed into place
-            if "temp" in entry:
-                with contextlib.suppress(OSError):
-                    os.unlink(entry["temp"])
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise ShellagentError(
-            f"the apply stopped: {exc.strerror}{where}; {committed} of {len(ops)} changes "
-            "were applied, each file is either as before or as shown",
-            hint=f"free the problem, then `shellagent apply {workspace.session}` for the rest "
-            f"or `shellagent undo {workspace.session}` to take back what landed",
-        ) from None
-    finally:
-        journal.close()
+    with _store_lock(), safefs.DirWalker() as walker:
+        record = undo_dir() / f"{workspace.session}-{int(time.time() * 1000)}"
+        (record / "files").mkdir(parents=True, mode=0o700)
+        files_fd = os.open(record / "files", safefs.DIR_FLAGS)
+        store = (files_fd, record / "files")
+        ops, clear_first = _order(changes)
+        journal = (record / "journal.jsonl").open("a")
+        _log(journal, {"begin": workspace.session, "total": len(ops)}, sync=True)
+        landed: list[tuple[Change, dict[str, Any] | None]] = []
+        pending: list[tuple[int, Change, dict[str, Any]]] = []
+        done_bytes = 0
+        try:
+            for i, change in enumerate(ops):
+                if i == clear_first and pending:  # the way must be clear before staging
+                    done_bytes += _commit(pending, journal, walker, files_fd, landed)
+                    pending = []
+                pending.append((i, change, _prepare(change, walker, store, i)))
+                if len(pending) >= BATCH:
+                    done_bytes += _commit(pending, journal, walker, files_fd, landed)
+                    pending = []
+            done_bytes += _commit(pending, journal, walker, files_fd, landed)
+            pending = []
+        except OSError as exc:
+            raise _stopped(exc, workspace, ops, pending, walker, landed) from None
+        finally:
+            journal.close()
+            os.close(files_fd)
     _log_path(record, {"end": workspace.session, "at": time.time()})
     workspace.reset()
     _trim_undo_store(keep=record)
     return ApplyResult(record, len(ops), done_bytes, time.monotonic() - start)
+
+
+def _stopped(
+    exc: OSError,
+    workspace: Workspace,
+    ops: list[Change],
+    pending: list[tuple[int, Change, dict[str, Any]]],
+    walker: safefs.DirWalker,
+    landed: list[tuple[Change, dict[str, Any] | None]],
+) -> ApplyStopped:
+    """Clean the staged files that never landed, note the landed ones in the baseline (so
+    applying the rest later is not refused by what this apply did), say exactly what is in
+    place."""
+    for _, _, entry in pending:
+        if "temp" in entry:
+            with contextlib.suppress(OSError, ValueError):
+                fd, _ = walker.parent(Path(entry["temp"]))
+                os.unlink(Path(entry["temp"]).name, dir_fd=fd)
+    baseline = Baseline(workspace)
+    for change, after in landed:
+        baseline.seen[str(change.path)] = after
+        if change.renamed_from is not None:
+            baseline.seen[str(change.renamed_from)] = None
+    with contextlib.suppress(OSError):
+        baseline.save()
+    where = f" ({exc.filename})" if exc.filename else ""
+    names = ", ".join(short(c.path) for c, _ in landed[:5])
+    more = f" and {len(landed) - 5} more" if len(landed) > 5 else ""
+    what = f": {names}{more}" if landed else ""
+    return ApplyStopped(
+        f"the apply stopped: {exc.strerror}{where}; {len(landed)} of {len(ops)} changes "
+        f"landed{what}; every other file is as before",
+        hint=f"fix the problem, then `shellagent apply {workspace.session}` for the rest, "
+        f"or `shellagent undo {workspace.session}` to take back what landed",
+        landed=[str(c.path) for c, _ in landed],
+        total=len(ops),
+    )
 
 
 def _log(journal: Any, entry: dict[str, Any], *, sync: bool = False) -> None:
@@ -235,8 +382,13 @@ def _log_path(record: Path, entry: dict[str, Any]) -> None:
         _log(journal, entry, sync=True)
 
 
-def _prepare(change: Change, record: Path, i: int) -> dict[str, Any]:
-    """Stage one change: new content next to its destination, the old one in the store."""
+def _prepare(
+    change: Change, walker: safefs.DirWalker, store: tuple[int, Path], i: int
+) -> dict[str, Any]:
+    """Stage one change: new content next to its destination, the old one in the store.
+    A new directory is made here already (empty, it changes nothing a reader sees), so
+    what goes into it can be staged."""
+    files_fd, files_dir = store
     entry: dict[str, Any] = {
         "i": i,
         "kind": change.kind,
@@ -245,118 +397,128 @@ def _prepare(change: Change, record: Path, i: int) -> dict[str, Any]:
     }
     if change.renamed_from is not None:
         entry["from"] = str(change.renamed_from)
+    if change.kind == "created" and change.file_type == "dir":
+        fd, name = walker.parent(change.path)
+        mode = (change.mode_after or 0o755) & KEEP_MODE
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, mode, dir_fd=fd)
+        safefs.chmod_at(fd, name, mode)  # mkdir's mode went through the umask
+        entry["after"] = {"type": "dir", "mode": mode}
+        return entry
     if change.kind == "mode":
         entry["old_modes"] = {str(change.path): change.mode_before}
         return entry
-    olds = [p for p in (change.path, change.renamed_from) if p is not None and os.path.lexists(p)]
-    for n, old in enumerate(olds):
-        if os.path.isdir(old) and not os.path.islink(old):
-            entry.setdefault("old_modes", {})[str(old)] = stat.S_IMODE(os.lstat(old).st_mode)
+    for n, old in enumerate(p for p in (change.path, change.renamed_from) if p is not None):
+        fd, name = walker.parent(old)
+        try:
+            st = os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
             continue
-        kept = record / "files" / f"{i}-{n}"
-        _keep(old, kept)
-        entry.setdefault("backups", {})[str(old)] = str(kept)
+        if stat.S_ISDIR(st.st_mode):
+            entry.setdefault("old_modes", {})[str(old)] = stat.S_IMODE(st.st_mode)
+            continue
+        kept = f"{i}-{n}"
+        _keep(fd, name, st, files_fd, kept)
+        entry.setdefault("backups", {})[str(old)] = str(files_dir / kept)
     if change.kind in ("created", "modified", "renamed") and change.file_type != "dir":
         assert change.source is not None
-        temp = change.path.with_name(f".{change.path.name}.shellagent-{i}")
-        try:
-            _stage(change, temp)
-        except OSError:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
-        entry["temp"] = str(temp)
+        fd, name = walker.parent(change.path)
+        if change.file_type == "symlink":
+            temp = safefs.temp_name(name)
+            os.symlink(change.link_target or os.readlink(change.source), temp, dir_fd=fd)
+            entry["after"] = {"type": "link", "mode": 0o777, "target": os.readlink(temp, dir_fd=fd)}
+        else:
+            mode = (change.mode_after if change.mode_after is not None else 0o644) & KEEP_MODE
+            temp, size, digest = safefs.copy_into(change.source, fd, name, mode)
+            entry["after"] = {"type": "file", "mode": mode, "size": size, "sha256": digest}
+        entry["temp"] = str(change.path.parent / temp)
     return entry
 
 
-def _keep(old: Path, kept: Path) -> None:
-    """A copy of ``old`` in the undo store: a hard link, else a fsynced copy."""
-    if os.path.islink(old):
-        os.symlink(os.readlink(old), kept)
+def _keep(fd: int, name: str, st: os.stat_result, files_fd: int, kept: str) -> None:
+    """A copy of the old ``name`` (in ``fd``) in the undo store: a hard link, else a copy."""
+    if stat.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(name, dir_fd=fd), kept, dir_fd=files_fd)
         return
     try:
-        os.link(old, kept)
+        os.link(name, kept, src_dir_fd=fd, dst_dir_fd=files_fd, follow_symlinks=False)
     except OSError:
-        shutil.copy2(old, kept)
-        _fsync(kept)
+        src = open_regular(name, dir_fd=fd)
+        try:
+            dst = os.open(
+                kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=files_fd
+            )
+            try:
+                while chunk := os.read(src, safefs.CHUNK):
+                    os.write(dst, chunk)
+                os.fchmod(dst, stat.S_IMODE(st.st_mode) & KEEP_MODE)
+                os.fsync(dst)
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
 
 
-def _stage(change: Change, temp: Path) -> None:
-    assert change.source is not None
-    temp.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
-        temp.unlink()
-    if change.file_type == "symlink":
-        os.symlink(change.link_target or os.readlink(change.source), temp)
-        return
-    try:  # the same file system: no copy, the upper layer's file itself moves in
-        os.link(change.source, temp)
-    except OSError:
-        shutil.copyfile(change.source, temp)
-    if change.mode_after is not None:
-        os.chmod(temp, change.mode_after)
-    _fsync(temp)
-
-
-def _mkdir(path: Path, mode: int) -> None:
-    """Make a directory with exactly ``mode``: mkdir's goes through the process umask (the
-    daemon's is 077), which would make every directory it applies private."""
-    try:
-        path.mkdir(mode=0o700)
-    except FileExistsError:
-        return
-    os.chmod(path, mode)
-
-
-def _commit(pending: list[tuple[int, Change, dict[str, Any]]], journal: Any) -> int:
-    """Journal the batch (fsynced), then make each change with one rename or syscall."""
+def _commit(
+    pending: list[tuple[int, Change, dict[str, Any]]],
+    journal: Any,
+    walker: safefs.DirWalker,
+    files_fd: int,
+    landed: list[tuple[Change, dict[str, Any] | None]],
+) -> int:
+    """Make the staged files durable and journal the batch, then make each change with
+    one rename or syscall, journalling each as it lands."""
+    if not pending:
+        return 0
     for _, _, entry in pending:
         _log(journal, {"staged": entry})
     journal.flush()
-    os.fsync(journal.fileno())
+    touched = [files_fd, journal.fileno()]
+    for _, change, _ in pending:
+        with contextlib.suppress(OSError):
+            touched.append(walker.open_dir(change.path.parent))
+    synced = safefs.sync_fs(touched)
+    if os.fstat(journal.fileno()).st_dev not in synced:
+        os.fsync(journal.fileno())
     total = 0
-    dirs: set[Path] = set()
     for i, change, entry in pending:
-        path = change.path
+        fd, name = walker.parent(change.path)
+        after: dict[str, Any] | None = entry.get("after")
         if change.kind == "created" and change.file_type == "dir":
-            _mkdir(path, change.mode_after or 0o755)
+            pass  # made when staged
         elif change.kind == "deleted":
+            walker.forget(change.path)
             if change.file_type == "dir":
                 with contextlib.suppress(OSError):
-                    path.rmdir()
+                    os.rmdir(name, dir_fd=fd)
             else:
                 with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                    os.unlink(name, dir_fd=fd)
+            after = None
         elif change.kind == "mode":
-            os.chmod(path, change.mode_after if change.mode_after is not None else 0o644)
+            mode = (change.mode_after if change.mode_after is not None else 0o644) & KEEP_MODE
+            safefs.chmod_at(fd, name, mode)
+            after = fingerprint(change.path)
         else:
-            os.replace(entry["temp"], path)
+            walker.forget(change.path)
+            os.replace(Path(entry["temp"]).name, name, src_dir_fd=fd, dst_dir_fd=fd)
             if change.kind == "renamed" and change.renamed_from is not None:
+                ofd, oname = walker.parent(change.renamed_from)
                 with contextlib.suppress(FileNotFoundError):
-                    change.renamed_from.unlink()
-                dirs.add(change.renamed_from.parent)
+                    os.unlink(oname, dir_fd=ofd)
             total += change.size_after
-        dirs.add(path.parent)
-        after = fingerprint(path) if change.kind != "deleted" else None
         _log(journal, {"done": i, "after": after})
-    for d in dirs:
-        _fsync_dir(d)
+        journal.flush()  # no fsync: the batch's end makes it durable; this says how far
+        landed.append((change, after))
     journal.flush()
+    touched = [files_fd]
+    for _, change, _ in pending:
+        for d in {change.path.parent, *(p.parent for p in [change.renamed_from] if p)}:
+            with contextlib.suppress(OSError):
+                touched.append(walker.open_dir(d))
+    safefs.sync_dirs(touched)
     os.fsync(journal.fileno())
     return total
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        _fsync(path)
 
 
 # -- the undo store ------------------------------------------------------------------------
@@ -424,25 +586,45 @@ def undo(session: str | None = None) -> Record:
             f"nothing {what}to undo", hint="`shellagent undo --list` shows what can be"
         )
     record = candidates[0]
-    if not record.finished:
-        _settle(record)
-    changed = []
-    for i, after in record.done.items():
-        path = Path(record.staged[i]["path"])
-        if fingerprint(path) != after:
-            changed.append(str(path))
-    if changed:
-        raise ApplyRefused(
-            "nothing was undone: these files changed after the apply: " + ", ".join(changed[:5]),
-            hint="undo those by hand, or keep the current state",
-        )
-    for i in sorted(record.done, reverse=True):
-        _restore(record.staged[i])
-    _log_path(record.path, {"undone": time.time()})
+    held = _hold_if_kept(record.session)
+    try:
+        with _store_lock(), safefs.DirWalker() as walker:
+            if not record.finished:
+                _settle(record, walker)
+            changed = []
+            for i, after in record.done.items():
+                path = Path(record.staged[i]["path"])
+                if fingerprint(path) != after:
+                    changed.append(str(path))
+            if changed:
+                raise ApplyRefused(
+                    "nothing was undone: these files changed after the apply: "
+                    + ", ".join(changed[:5]),
+                    hint="undo those by hand, or keep the current state",
+                )
+            for i in sorted(record.done, reverse=True):
+                _restore(record.staged[i], walker)
+            _log_path(record.path, {"undone": time.time()})
+    finally:
+        if held is not None:
+            held.release()
     return record
 
 
-def _settle(record: Record) -> None:
+def _hold_if_kept(session: str) -> Workspace | None:
+    """The session's kept changes, held while an undo of it runs (None: none are kept)."""
+    try:
+        workspace = Workspace.open(session)
+    except ShellagentError:
+        return None
+    try:
+        workspace.hold()
+    except UsageError:
+        return None  # removed meanwhile
+    return workspace
+
+
+def _settle(record: Record, walker: safefs.DirWalker) -> None:
     """After an apply that died: which staged changes landed (their temp file was renamed
     into place, the path is gone …) though the journal had no time to say so."""
     for i, entry in record.staged.items():
@@ -453,7 +635,8 @@ def _settle(record: Record) -> None:
         if temp is not None:
             if os.path.lexists(temp):
                 with contextlib.suppress(OSError):
-                    os.unlink(temp)  # staged, never landed
+                    fd, name = walker.parent(Path(temp))
+                    os.unlink(name, dir_fd=fd)  # staged, never landed
                 continue
             landed = True
         elif entry["kind"] == "deleted":
@@ -467,43 +650,82 @@ def _settle(record: Record) -> None:
             record.done[i] = fingerprint(path) if entry["kind"] != "deleted" else None
 
 
-def _restore(entry: dict[str, Any]) -> None:
+def _restore(entry: dict[str, Any], walker: safefs.DirWalker) -> None:
     path = Path(entry["path"])
     backups = entry.get("backups", {})
     if entry["kind"] == "created" or (entry["kind"] == "renamed" and str(path) not in backups):
-        if entry["type"] == "dir":
-            with contextlib.suppress(OSError):
-                path.rmdir()
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        with contextlib.suppress(OSError):
+            fd, name = walker.parent(path)
+            walker.forget(path)
+            if entry["type"] == "dir":
+                os.rmdir(name, dir_fd=fd)
+            else:
+                os.unlink(name, dir_fd=fd)
     if entry["kind"] == "deleted" and entry["type"] == "dir":
         mode = entry.get("old_modes", {}).get(str(path), 0o755)
-        _mkdir(path, mode)
+        fd, name = _make_parents(path, walker)
+        _mkdir_at(fd, name, mode)
     for original, kept in backups.items():
         target = Path(original)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.with_name(f".{target.name}.shellagent-undo")
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+        fd, name = _make_parents(target, walker)
+        walker.forget(target)
         if os.path.islink(kept):
-            os.symlink(os.readlink(kept), temp)
+            temp = safefs.temp_name(name)
+            os.symlink(os.readlink(kept), temp, dir_fd=fd)
         else:
-            shutil.copy2(kept, temp)
-            _fsync(temp)
-        os.replace(temp, target)
+            st = os.lstat(kept)
+            temp, _, _ = safefs.copy_into(Path(kept), fd, name, stat.S_IMODE(st.st_mode))
+            tfd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            try:
+                os.utime(tfd, ns=(st.st_atime_ns, st.st_mtime_ns))
+                os.fsync(tfd)
+            finally:
+                os.close(tfd)
+        os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
     for original, mode in entry.get("old_modes", {}).items():
         with contextlib.suppress(OSError):
-            os.chmod(original, mode)
+            fd, name = walker.parent(Path(original))
+            safefs.chmod_at(fd, name, mode)
+
+
+def _make_parents(path: Path, walker: safefs.DirWalker) -> tuple[int, str]:
+    """(fd of the parent, name) of ``path``, making missing parents (0755) on the way."""
+    missing = []
+    parent = path.parent
+    while not os.path.lexists(parent):
+        missing.append(parent)
+        parent = parent.parent
+    for d in reversed(missing):
+        fd, name = walker.parent(d)
+        _mkdir_at(fd, name, 0o755)
+    return walker.parent(path)
+
+
+def _mkdir_at(fd: int, name: str, mode: int) -> None:
+    """Make ``name`` in ``fd`` with exactly ``mode`` (mkdir's goes through the process umask,
+    the daemon's 077, which would make every directory it restores private)."""
+    try:
+        os.mkdir(name, mode, dir_fd=fd)
+    except FileExistsError:
+        return
+    safefs.chmod_at(fd, name, mode)
 
 
 def _trim_undo_store(keep: Path, cap: int = UNDO_CAP_BYTES) -> None:
-    records = sorted(
-        (r for d in undo_dir().iterdir() if d.is_dir() and (r := _read(d))), key=lambda r: r.at
-    )
-    total = sum(r.size for r in records)
-    for r in records:
-        if total <= cap or r.path == keep:
+    """Drop the oldest records while the store holds more than ``cap`` bytes; by sizes and
+    times alone (no journal is read: the store may hold many large ones)."""
+    records: list[tuple[float, int, Path]] = []
+    for d in undo_dir().iterdir():
+        try:
+            at = d.stat().st_mtime
+            size = sum(e.stat(follow_symlinks=False).st_size for e in os.scandir(d / "files"))
+        except OSError:
+            continue
+        records.append((at, size, d))
+    records.sort()
+    total = sum(size for _, size, _ in records)
+    for _, size, path in records:
+        if total <= cap or path == keep:
             break
-        total -= r.size
-        shutil.rmtree(r.path, ignore_errors=True)
+        total -= size
+        shutil.rmtree(path, ignore_errors=True)

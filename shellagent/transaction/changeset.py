@@ -24,10 +24,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from shellagent import protected
+from shellagent.transaction.guard import Guard
 from shellagent.transaction.workspace import Tree, Workspace
 
 Kind = Literal["created", "modified", "deleted", "renamed", "mode"]
-FileType = Literal["file", "dir", "symlink"]
+FileType = Literal["file", "dir", "symlink", "special"]
 DIFF_MAX_BYTES = 64 * 1024
 HASH_CHUNK = 1 << 20
 OPAQUE = ("user.overlay.opaque", "trusted.overlay.opaque")
@@ -57,9 +59,22 @@ class Change:
         return data
 
 
+@dataclass(frozen=True)
+class Flagged:
+    """A change the summary lists first and never folds, with why."""
+
+    change: Change
+    notes: tuple[str, ...]
+    held: bool  # applied only when the user names the path (or never)
+
+
 @dataclass
 class ChangeSet:
     changes: list[Change] = field(default_factory=list)
+    workdir: Path | None = None  # the task's working directory (resolved), when known
+    trees: tuple[Tree, ...] = ()  # the overlays it was read from
+    stored_bytes: int = 0  # what the upper layers take on disk
+    _flags: list[Flagged] | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return bool(self.changes)
@@ -78,23 +93,99 @@ class ChangeSet:
     def to_dict(self) -> dict[str, Any]:
         return {"summary": self.summary(), "changes": [c.to_dict() for c in self.changes]}
 
-    def render(self, width: int = 80, limit: int = 20, home: Path | None = None) -> list[str]:
-        """One line per change (biggest first, deletions marked ``!``), in ``width``
-        columns; large trees of created or deleted files are folded into their directory."""
-        home = home or Path.home()
-        rows = _fold(self.changes)
-        rows.sort(key=lambda r: (r[0] != "deleted", -r[2]))
+    def exists(self, path: Path) -> bool:
+        """Whether ``path`` exists in the merged view the sandbox saw."""
+        for tree in self.trees:
+            if path == tree.lower or tree.lower in path.parents:
+                upper = tree.upper / path.relative_to(tree.lower)
+                try:
+                    st = os.lstat(upper)
+                except OSError:
+                    break
+                return not (stat.S_ISCHR(st.st_mode) and st.st_rdev == 0)
+        return os.path.lexists(path)
+
+    def guard(self, home: Path | None = None) -> Guard:
+        return Guard(home, exists=self.exists)
+
+    def flagged(self, home: Path | None = None, guard: Guard | None = None) -> list[Flagged]:
+        """What matters first: places that run code later or hold settings, new
+        executables and mode changes, symlinks (and where they point), deletions, what is
+        not a regular file, and anything outside the task's working directory."""
+        if home is None and guard is None and self._flags is not None:
+            return self._flags
+        remember = home is None and guard is None
+        guard = guard or self.guard(home)
+        out: list[Flagged] = []
+        for c in self.changes:
+            notes: list[str] = []
+            held = False
+            for where in filter(None, (c.path, c.renamed_from)):
+                why = guard.reason(where)
+                if why is not None:
+                    notes.append(why.why + ("" if why.includable else ": never applied"))
+                    held = True
+            if c.file_type == "special":
+                notes.append("not a regular file, directory or symlink: never applied")
+                held = True
+            if c.file_type == "symlink" and c.kind != "deleted" and c.link_target is not None:
+                link = guard.link_reason(c.path, c.link_target)
+                notes.append(f"symlink -> {c.link_target}")
+                if link is not None:
+                    notes.append(link.why)
+                    held = True
+            if c.kind == "deleted":
+                notes.append("deleted")
+            mode = c.mode_after or 0
+            if c.kind == "mode":
+                notes.append(f"mode {_mode(c.mode_before)} -> {_mode(c.mode_after)}")
+            elif c.kind != "deleted" and c.file_type == "file" and mode & 0o111:
+                before = c.mode_before or 0
+                if c.kind in ("created", "renamed") or not before & 0o111:
+                    notes.append(f"executable ({_mode(mode)})")
+            if c.kind != "deleted" and mode & 0o7000:
+                notes.append(f"set-id/sticky bits {_mode(mode & 0o7000)}: dropped on apply")
+            if self.workdir is not None and not (
+                c.path == self.workdir or self.workdir in c.path.parents
+            ):
+                notes.append("outside the working directory")
+            if notes:
+                out.append(Flagged(c, tuple(notes), held))
+        if remember:
+            self._flags = out
+        return out
+
+    def render(
+        self,
+        width: int = 80,
+        limit: int = 20,
+        home: Path | None = None,
+        flagged: list[Flagged] | None = None,
+    ) -> list[str]:
+        """The summary: every flagged change first, one per line with why (never folded
+        or cut), then the other changes biggest first in ``width`` columns, large created
+        trees folded into their directory."""
+        flagged = self.flagged(home) if flagged is None else flagged
+        home = protected.real_home(home)
         lines = [f"{self.summary()}:"]
+        held = [f for f in flagged if f.held]
+        if held:
+            lines.append(
+                f"{len(held)} held back: applied only when you name them "
+                "(shellagent apply SESSION --include PATH), never with -y"
+            )
+        order = sorted(flagged, key=lambda f: (not f.held, f.change.kind != "deleted"))
+        for f in order:
+            c = f.change
+            what = _size(c.weight) if c.file_type == "file" else c.file_type
+            mark = "!" if f.held or c.kind == "deleted" else "*"
+            lines.append(f"{mark} {_LABEL[c.kind]:<4} {_short(c.path, home)}{_extra(c)}  {what}")
+            lines.append(f"         {'; '.join(f.notes)}")
+        shown = {id(f.change) for f in flagged}
+        rows = _fold([c for c in self.changes if id(c) not in shown])
+        rows.sort(key=lambda r: -r[2])
         for kind, path, size, extra in rows[:limit]:
-            mark = "!" if kind == "deleted" else " "
-            label = {
-                "created": "new",
-                "modified": "edit",
-                "deleted": "DEL",
-                "renamed": "mv",
-                "mode": "mode",
-            }[kind]
-            text = f"{mark} {label:<4} {_short(path, home)}{extra}"
+            text = f"  {_LABEL[kind]:<4} {_short(path, home)}{extra}"
             size_text = _size(size)
             room = width - len(size_text) - 1
             if len(text) > room:
@@ -104,20 +195,24 @@ class ChangeSet:
             lines.append(f"  … and {len(rows) - limit} more (d shows everything)")
         return lines
 
-    def diff(self, limit_bytes: int = DIFF_MAX_BYTES) -> str:
-        """Unified diffs of the changed small text files; other changes in one line each."""
+    def diff(self, limit_bytes: int = DIFF_MAX_BYTES, home: Path | None = None) -> str:
+        """Unified diffs of the changed small text files, flagged changes first; other
+        changes in one line each."""
+        first = {id(f.change) for f in self.flagged(home)}
+        ordered = sorted(self.changes, key=lambda c: id(c) not in first)
         out: list[str] = []
-        for c in self.changes:
+        for c in ordered:
             before = _text(c.renamed_from or c.path) if c.kind in ("modified", "renamed") else ""
             after = _text(c.source) if c.source is not None and c.kind != "deleted" else ""
             if c.kind == "deleted":
                 before = _text(c.path) if c.file_type == "file" else None
                 after = ""
-            if before is None or after is None or c.file_type != "file":
-                out.append(f"{c.kind} {c.path} ({c.file_type}, {_size(c.weight)})")
-                continue
             if c.kind == "mode":
                 out.append(f"mode {c.path}: {_mode(c.mode_before)} -> {_mode(c.mode_after)}")
+                continue
+            if before is None or after is None or c.file_type != "file":
+                extra = f" -> {c.link_target}" if c.link_target is not None else ""
+                out.append(f"{c.kind} {c.path}{extra} ({c.file_type}, {_size(c.weight)})")
                 continue
             label_a = str(c.renamed_from or c.path) if c.kind != "created" else "/dev/null"
             label_b = str(c.path) if c.kind != "deleted" else "/dev/null"
@@ -132,14 +227,31 @@ class ChangeSet:
         return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
+_LABEL = {"created": "new", "modified": "edit", "deleted": "DEL", "renamed": "mv", "mode": "mode"}
+
+
+def _extra(c: Change) -> str:
+    if c.kind == "renamed" and c.renamed_from is not None:
+        return f" (from {_short(c.renamed_from)})"
+    if c.file_type == "file" and c.kind != "deleted" and c.mode_after is not None:
+        return f" ({_mode(c.mode_after)})"
+    return ""
+
+
 def compute(workspace: Workspace) -> ChangeSet:
     changes: list[Change] = []
+    stored = [0]
     for tree in workspace.trees:
-        changes += _walk(tree, Path("."))
-    return ChangeSet(_infer_renames(changes))
+        changes += _walk(tree, Path("."), stored)
+    return ChangeSet(
+        _infer_renames(changes),
+        workdir=workspace.workdir,
+        trees=tuple(workspace.trees),
+        stored_bytes=stored[0],
+    )
 
 
-def _walk(tree: Tree, rel: Path) -> list[Change]:
+def _walk(tree: Tree, rel: Path, stored: list[int]) -> list[Change]:
     found: list[Change] = []
     upper_dir = tree.upper / rel
     try:
@@ -150,6 +262,7 @@ def _walk(tree: Tree, rel: Path) -> list[Change]:
         upper = Path(entry.path)
         real = tree.lower / rel / entry.name
         st = entry.stat(follow_symlinks=False)
+        stored[0] += st.st_blocks * 512
         before = _lstat(real)
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
             if before is not None:
@@ -160,7 +273,7 @@ def _walk(tree: Tree, rel: Path) -> list[Change]:
                 if before is not None:
                     found += _deleted(real, before)
                 found.append(Change(real, "created", "dir", mode_after=_perm(st)))
-                found += _created_below(upper, real)
+                found += _created_below(upper, real, stored)
                 continue
             if _is_opaque(upper):
                 kept = {e.name for e in os.scandir(upper)}
@@ -171,9 +284,9 @@ def _walk(tree: Tree, rel: Path) -> list[Change]:
                 found.append(
                     Change(real, "mode", "dir", mode_before=_perm(before), mode_after=_perm(st))
                 )
-            found += _walk(tree, rel / entry.name)
+            found += _walk(tree, rel / entry.name, stored)
             continue
-        kind_of: FileType = "symlink" if stat.S_ISLNK(st.st_mode) else "file"
+        kind_of = _type_of(st)
         target = os.readlink(upper) if kind_of == "symlink" else None
         if before is None:
             found.append(
@@ -203,9 +316,10 @@ def _walk(tree: Tree, rel: Path) -> list[Change]:
             )
             continue
         same_type = stat.S_IFMT(before.st_mode) == stat.S_IFMT(st.st_mode)
-        same_content = same_type and (
-            os.readlink(real) == target if kind_of == "symlink" else _same_bytes(real, upper)
-        )
+        if kind_of == "symlink":
+            same_content = same_type and os.readlink(real) == target
+        else:  # never opens what is not a regular file (a fifo would block)
+            same_content = same_type and kind_of == "file" and _same_bytes(real, upper)
         if same_content and _perm(st) == _perm(before):
             continue  # copied up without a change (touch, open for writing)
         found.append(
@@ -224,31 +338,34 @@ def _walk(tree: Tree, rel: Path) -> list[Change]:
     return found
 
 
-def _created_below(upper_dir: Path, real_dir: Path) -> list[Change]:
+def _created_below(upper_dir: Path, real_dir: Path, stored: list[int]) -> list[Change]:
     found: list[Change] = []
     for dirpath, dirnames, filenames in os.walk(upper_dir):
         here = Path(dirpath)
         target = real_dir / here.relative_to(upper_dir)
         for name in sorted(dirnames):
             st = os.lstat(here / name)
+            stored[0] += st.st_blocks * 512
             if stat.S_ISLNK(st.st_mode):
                 filenames.append(name)
                 continue
             found.append(Change(target / name, "created", "dir", mode_after=_perm(st)))
         for name in sorted(filenames):
             st = os.lstat(here / name)
-            if stat.S_ISCHR(st.st_mode):
+            if name not in dirnames:
+                stored[0] += st.st_blocks * 512
+            if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
                 continue  # a whiteout of nothing
-            link = stat.S_ISLNK(st.st_mode)
+            kind_of = _type_of(st)
             found.append(
                 Change(
                     target / name,
                     "created",
-                    "symlink" if link else "file",
+                    kind_of,
                     size_after=st.st_size,
                     mode_after=_perm(st),
                     source=here / name,
-                    link_target=os.readlink(here / name) if link else None,
+                    link_target=os.readlink(here / name) if kind_of == "symlink" else None,
                 )
             )
         dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
@@ -257,14 +374,14 @@ def _created_below(upper_dir: Path, real_dir: Path) -> list[Change]:
 
 def _deleted(real: Path, st: os.stat_result) -> list[Change]:
     if not stat.S_ISDIR(st.st_mode):
-        kind_of: FileType = "symlink" if stat.S_ISLNK(st.st_mode) else "file"
+        kind_of = _type_of(st)
         return [Change(real, "deleted", kind_of, size_before=st.st_size, mode_before=_perm(st))]
     found: list[Change] = []
     for dirpath, dirnames, filenames in os.walk(real, topdown=False):
         here = Path(dirpath)
         for name in sorted(filenames) + [d for d in dirnames if (here / d).is_symlink()]:
             s = os.lstat(here / name)
-            inner: FileType = "symlink" if stat.S_ISLNK(s.st_mode) else "file"
+            inner = _type_of(s)
             found.append(
                 Change(here / name, "deleted", inner, size_before=s.st_size, mode_before=_perm(s))
             )
@@ -342,6 +459,33 @@ def _fold(changes: list[Change]) -> list[tuple[str, Path, int, str]]:
     return rows
 
 
+def _type_of(st: os.stat_result) -> FileType:
+    """By ``S_IS*``: anything but a regular file, a directory or a symlink is special."""
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISLNK(st.st_mode):
+        return "symlink"
+    return "special"
+
+
+def open_regular(path: Path | str, dir_fd: int | None = None) -> int:
+    """A read-only fd of ``path`` if it is a regular file: never follows a symlink, never
+    blocks on a fifo or a device (``O_NONBLOCK``, then ``fstat``). OSError otherwise."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    fd = os.open(path, flags, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(21, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _lstat(path: Path) -> os.stat_result | None:
     try:
         return os.lstat(path)
@@ -369,9 +513,17 @@ def _is_opaque(directory: Path) -> bool:
 
 def _same_bytes(a: Path, b: Path) -> bool:
     try:
-        if os.path.getsize(a) != os.path.getsize(b):
+        fa_fd = open_regular(a)
+        try:
+            fb_fd = open_regular(b)
+        except OSError:
+            os.close(fa_fd)
+            raise
+        if os.fstat(fa_fd).st_size != os.fstat(fb_fd).st_size:
+            os.close(fa_fd)
+            os.close(fb_fd)
             return False
-        with open(a, "rb") as fa, open(b, "rb") as fb:
+        with open(fa_fd, "rb") as fa, open(fb_fd, "rb") as fb:
             while True:
                 x, y = fa.read(HASH_CHUNK), fb.read(HASH_CHUNK)
                 if x != y:
@@ -384,7 +536,7 @@ def _same_bytes(a: Path, b: Path) -> bool:
 
 def file_digest(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open(open_regular(path), "rb") as f:
         while chunk := f.read(HASH_CHUNK):
             h.update(chunk)
     return h.hexdigest()
@@ -395,10 +547,11 @@ def _text(path: Path | None) -> str | None:
     if path is None:
         return ""
     try:
-        if os.path.getsize(path) > DIFF_MAX_BYTES:
-            return None
-        data = path.read_bytes()
+        with open(open_regular(path), "rb") as f:
+            data = f.read(DIFF_MAX_BYTES + 1)
     except OSError:
+        return None
+    if len(data) > DIFF_MAX_BYTES:
         return None
     if b"\0" in data:
         return None

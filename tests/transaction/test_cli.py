@@ -23,6 +23,7 @@ def test_apply_then_undo_through_the_command_line(
     ws, s = open_session()
     s.run("echo hi > hello.txt && rm notes/a.txt")
     s.close()
+    ws.release()  # the sandbox is over: the session is free for `shellagent apply`
     assert main(["apply", ws.session]) == 0
     out = capsys.readouterr().out
     assert "1 created, 1 deleted" in out and "! DEL" in out and "applied 2 changes" in out
@@ -45,6 +46,7 @@ def test_discard_and_unknown_sessions(
     ws, s = open_session()
     s.run("rm -rf ~/Documents")
     s.close()
+    ws.release()
     assert main(["apply", ws.session, "--discard"]) == 0
     assert "discarded" in capsys.readouterr().out and tree(home) == before
     assert main(["apply", ws.session]) == 2
