@@ -176,6 +176,9 @@ class RecordingUI(AskUI):
         self.pt_input.send_text(self.keys.pop(0))
 
     def _key(self, message: str, keys: str) -> str:
+        # A chunk the key prompt ignores (e.g. Enter) would wait forever: fail at once.
+        if self.keys and self.keys[0].lower() not in keys and self.keys[0] not in ("\x03", "\x04"):
+            raise AssertionError(f"{message.strip()!r} takes one of {keys!r}, not {self.keys[0]!r}")
         self._type_next()
         return super()._key(message, keys)
 

@@ -105,16 +105,16 @@ def test_apply_refuses_a_session_a_follow_up_is_still_using(
     assert first.of(ChangesDone)[0].outcome == "kept"
     s1 = first.summary.session
     later: list[Run] = []
-    follow = script(cmd("cat a.txt; sleep 4; echo LATE-WRITE >> a.txt"), done("x"))
+    follow = script(cmd("cat a.txt; sleep 4.321; echo LATE-WRITE >> a.txt"), done("x"))
     thread = threading.Thread(
         target=lambda: later.append(ask_inprocess("go on", follow, work, yes=True, continues=s1))
     )
     thread.start()
     try:
         deadline = time.monotonic() + 60
-        while not processes_matching("sleep 4") and time.monotonic() < deadline:
+        while not processes_matching("sleep 4.321") and time.monotonic() < deadline:
             time.sleep(0.05)  # until the follow-up's sandbox runs its sleep
-        assert processes_matching("sleep 4"), "the follow-up never started"
+        assert processes_matching("sleep 4.321"), "the follow-up never started"
         assert main(["apply", s1]) == 1
         assert "in use" in capsys.readouterr().err
     finally:

@@ -83,7 +83,9 @@ def test_review_changes_prompts_for_interpreters_processes_and_shell_code(
         "kill -0 1",
     ]
     model = script(*(cmd(c) for c in prompted), cmd("rm notes/a.txt"), done("x"))
-    run = ask_inprocess("tidy", model, workdir, keys=["n", "\r"] * len(prompted) + ["a"])
+    # the first refusal asks why; from the second on, ask asks what would help: a hint
+    keys = ["n", "\r"] + ["n", "h", "\r"] * (len(prompted) - 1) + ["a"]
+    run = ask_inprocess("tidy", model, workdir, keys=keys)
     assert [e.command for e in run.of(ApprovalNeeded)] == prompted  # rm alone: no prompt
     assert not (workdir / "notes" / "a.txt").exists()
     assert run.of(ChangesDone)[0].outcome == "applied"
