@@ -1,0 +1,425 @@
+"""The recipe step: before the model writes any command, try the verified recipes.
+
+A 135M model cannot plan a command; it can pick and copy. So a session with a recipe book
+starts here (``attempt``), and only falls through to the free loop when no recipe fits:
+
+1. The ranker (``shellagent.recipes.rank``) scores every recipe for the task.
+2. **Confident** (the best score at least ``RecipeBook.confident``): the model chooses
+   among the best ``offered`` recipes and fills their slots in one reply, under a grammar
+   that admits only those names and, per slot, the values the task names
+   (``recipe_grammar``). The recipe renders the command.
+3. **Uncertain** (at least ``RecipeBook.fits``): the model fills each of the best
+   ``offered`` recipes in turn; each rendering is *tried before it is shown*, a read-only
+   one confined in the session's shell (the kernel refuses its writes), a writer on its own
+   overlay copy of the working directory (``WriterTrial``; without one, writers are not
+   tried); the one whose result fits best (``fit``) is chosen.
+4. The chosen command then goes through the policy and approval exactly as a ``cmd``
+   would (the loop's own path). If it runs and exits 0, the session ends: a question's
+   answer is its output, an action says what ran.
+5. Otherwise the free loop runs as before: the model writes commands itself, each marked
+   ``origin: free`` in the transcript and on screen. If that fails too, ``honest`` says so
+   plainly and names the next step (a larger model, or the command to edit).
+
+A larger model may still write its own commands: ``RecipeBook.for_backend`` gives no book
+to a backend that is not the small embedded kind, unless asked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from shellagent.agent import observation
+from shellagent.agent.actions import RunAction, UseAction, parse_action
+from shellagent.agent.recipe_grammar import Offer, offer_slot, use_format
+from shellagent.agent.session import SessionEnd, SessionState
+from shellagent.errors import InputError, ShellagentError
+from shellagent.events import ChatMessage, ModelTurn
+
+if TYPE_CHECKING:
+    from shellagent.model.backend import Generation
+    from shellagent.recipes import Recipe
+    from shellagent.recipes.candidates import TaskValues
+    from shellagent.recipes.rank import Candidate, Ranker
+    from shellagent.sandbox import CommandResult
+
+__all__ = [
+    "CONFIDENT",
+    "FITS",
+    "RecipeBook",
+    "Tried",
+    "WriterTrial",
+    "attempt",
+    "fit",
+    "honest",
+]
+
+# Thresholds on the ranker's score (measured on the held-out phrasings: bench/recipes_bench.py
+# and docs/results.md). At CONFIDENT the top recipe is right ~9 times in 10; below FITS
+# the right recipe is rarely among the first three and the free loop does no worse.
+CONFIDENT = 0.35
+FITS = 0.08
+OFFERED = 3
+USE_MAX_TOKENS = 120
+ANSWER_MAX = 1500
+# The next step named when nothing worked: a model that writes its own commands well.
+LARGER_MODEL = "qwen2.5-coder-1.5b"
+
+RunCommand = Callable[[SessionState, RunAction, int], None]
+
+
+class WriterTrial(Protocol):
+    """Runs a command that changes files on a throwaway copy; never on the real files."""
+
+    def __call__(self, command: str, cwd: str, timeout: float) -> CommandResult | None: ...
+
+
+@dataclass(frozen=True)
+class RecipeBook:
+    """The recipes a session may use, their ranker, and the thresholds that decide."""
+
+    recipes: Mapping[str, Recipe]
+    ranker: Ranker
+    confident: float = CONFIDENT
+    fits: float = FITS
+    offered: int = OFFERED
+    try_uncertain: bool = True
+    writer_trial: WriterTrial | None = None
+
+    @classmethod
+    def load(
+        cls, *, cache_dir: Path | None = None, writer_trial: WriterTrial | None = None
+    ) -> RecipeBook:
+        """The shipped and the user's recipes, ranked by a model cached in ``cache_dir``."""
+        from shellagent.recipes import load
+        from shellagent.recipes.rank import Ranker
+
+        catalog = load()
+        recipes = dict(catalog.recipes)
+        ranker = Ranker.build(list(recipes.values()), cache_dir)
+        return cls(recipes, ranker, writer_trial=writer_trial)
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One rendering tried before showing, and how well its result fits the task."""
+
+    recipe: str
+    args: Mapping[str, str]
+    command: str
+    result: CommandResult | None
+    score: float
+    read_only: bool
+
+
+@dataclass
+class _Filled:
+    use: UseAction
+    recipe: Recipe
+    command: str
+    generation: Generation | None = None
+    tried: list[Tried] = field(default_factory=list)
+
+
+def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
+    """Answer the task with a recipe if one fits; raises ``SessionEnd`` when it did.
+    Returns when the free loop should take over (``state.origin`` is then ``"free"``)."""
+    ranked = book.ranker.rank(state.task, limit=max(book.offered, 5))
+    usable = [c for c in ranked if c.name in book.recipes]
+    if not usable or usable[0].score < book.fits:
+        _to_free(state, "no recipe fits the task")
+        return
+    values = _task_values(state)
+    shortlist = [c for c in usable[: book.offered] if c.score >= book.fits / 2] or usable[:1]
+    offers = [_offer(book.recipes[c.name], values) for c in shortlist]
+    state.turn += 1
+    turn = state.turn
+    if usable[0].score >= book.confident or not book.try_uncertain:
+        filled = _fill(state, book, offers, shortlist)
+    else:
+        filled = _try_each(state, book, offers, shortlist)
+    if filled is None:
+        _to_free(state, "the recipes that might fit could not be filled from the task")
+        return
+    _record(state, filled, turn)
+    ran = len(state.commands)
+    state.origin = f"recipe {filled.recipe.name}"
+    try:
+        run(state, RunAction(cmd=filled.command, why=_why(filled)), turn)
+    finally:
+        state.origin = ""
+    if len(state.commands) > ran:
+        result = state.commands[-1]
+        if result.exit_code == 0 and not result.timed_out and not result.refused:
+            raise SessionEnd("finished", _answer(filled.recipe, result))
+    _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+
+
+def _to_free(state: SessionState, why: str) -> None:
+    """From here the model writes its own commands: say so in the transcript."""
+    state.origin = "free"
+    state.emit(
+        ChatMessage(
+            role="system",
+            content=f"(recipes: {why}; the model writes the commands itself from here)",
+            turn=state.turn,
+        )
+    )
+
+
+def _task_values(state: SessionState) -> TaskValues:
+    """What the task names, with names resolved against a read-only listing of the
+    working directory and the folders the task names."""
+    from shellagent.recipes.candidates import listing_command, read_task
+
+    listing: list[str] = []
+    try:
+        result = state.shell.run(listing_command(state.task), timeout=10, confined=True)
+        if result.exit_code == 0 and not result.timed_out:
+            listing = [line for line in result.output.splitlines() if line]
+    except ShellagentError:
+        pass  # no listing: names the task gives without a folder stay as they are
+    return read_task(state.task, listing)
+
+
+def _offer(recipe: Recipe, values: TaskValues) -> Offer:
+    from shellagent.recipes.candidates import candidates_for
+
+    slots = tuple(
+        offer_slot(
+            name,
+            slot.type,
+            candidates_for(slot.type, values, slot.choices),
+            slot.default,
+            slot.choices,
+            slot.help,
+        )
+        for name, slot in recipe.slots.items()
+    )
+    return Offer(recipe.name, recipe.summary, slots)
+
+
+def prompt(task: str, offers: Sequence[Offer]) -> list[dict[str, str]]:
+    """The messages that ask the model for a ``use`` reply: the offered recipes with their
+    slots and the values the task names, and the reply's format on the first of them."""
+    lines = [
+        "You choose a ready-made command for the user's task and fill in its values.",
+        'Reply with one JSON object: {"use": recipe name, "args": {slot: value}}.',
+        "Recipes:",
+    ]
+    for offer in offers:
+        slots = []
+        for slot in offer.slots:
+            text = f"{slot.name} ({slot.help or slot.type})"
+            values = slot.values()
+            if values:
+                text += " one of: " + ", ".join(values[:6])
+            slots.append(text)
+        lines.append(f"- {offer.name}: {offer.summary}. " + ("; ".join(slots) or "no values"))
+    lines.append("Example reply:")
+    lines.append(json.dumps(offers[0].example(), ensure_ascii=False))
+    return [
+        {"role": "system", "content": "\n".join(lines)},
+        {"role": "user", "content": f"Task: {task}"},
+    ]
+
+
+def _generate(state: SessionState, offers: Sequence[Offer]) -> tuple[Generation, UseAction]:
+    messages = prompt(state.task, offers)
+    try:
+        generation = state.backend.generate(
+            messages, reply_format=use_format(offers), max_tokens=USE_MAX_TOKENS
+        )
+    except ShellagentError as exc:
+        raise SessionEnd("error", "the model failed", exc.show(), cause=exc) from None
+    except (RuntimeError, OSError, ValueError) as exc:
+        raise SessionEnd("error", "the model failed", f"{type(exc).__name__}: {exc}") from None
+    action = parse_action(generation.text)
+    if not isinstance(action, UseAction):
+        raise InputError("the reply is not a use action")
+    return generation, action
+
+
+def _render(book: RecipeBook, action: UseAction) -> tuple[Recipe, str] | None:
+    from shellagent.recipes import render
+
+    recipe = book.recipes.get(action.use)
+    if recipe is None:
+        return None
+    try:
+        return recipe, render(recipe, action.arguments)
+    except InputError:  # a value its type refuses: not this recipe
+        return None
+
+
+def _fill(
+    state: SessionState, book: RecipeBook, offers: Sequence[Offer], ranked: Sequence[Candidate]
+) -> _Filled | None:
+    """One reply: the model chooses among ``offers`` and fills the chosen one."""
+    try:
+        generation, action = _generate(state, offers)
+    except InputError:
+        return None
+    rendered = _render(book, action)
+    if rendered is None:
+        return None
+    return _Filled(action, rendered[0], rendered[1], generation)
+
+
+def _try_each(
+    state: SessionState, book: RecipeBook, offers: Sequence[Offer], ranked: Sequence[Candidate]
+) -> _Filled | None:
+    """Fill each offer on its own, try each rendering, keep the best fitting one."""
+    from shellagent.policy import ShellState
+
+    best: _Filled | None = None
+    best_score = float("-inf")
+    tried: list[Tried] = []
+    for offer, candidate in zip(offers, ranked, strict=False):
+        if state.cancel.is_set():
+            raise SessionEnd("cancelled", "cancelled before the task was done")
+        try:
+            generation, action = _generate(state, [offer])
+        except InputError:
+            continue
+        rendered = _render(book, action)
+        if rendered is None:
+            continue
+        recipe, command = rendered
+        decision = state.policy.check(command, ShellState(cwd=_cwd(state)))
+        if decision.decision == "deny":
+            continue
+        result = _trial(state, book, command, read_only=decision.read_only)
+        score = fit(state.task, recipe.kind, result) + candidate.score
+        tried.append(
+            Tried(recipe.name, action.arguments, command, result, score, decision.read_only)
+        )
+        if score > best_score:
+            best_score = score
+            best = _Filled(action, recipe, command, generation)
+    if best is not None:
+        best.tried = tried
+    return best
+
+
+def _cwd(state: SessionState) -> Path | None:
+    return Path(state.shell.cwd) if state.shell.cwd else None
+
+
+def _trial(
+    state: SessionState, book: RecipeBook, command: str, *, read_only: bool
+) -> CommandResult | None:
+    """``command`` run where it cannot change the real files, or None when it cannot be."""
+    try:
+        if read_only:
+            return state.shell.run(command, timeout=state.config.command_timeout, confined=True)
+        if book.writer_trial is not None:
+            return book.writer_trial(command, state.shell.cwd, state.config.command_timeout)
+    except ShellagentError:
+        return None
+    return None
+
+
+_ERRORS = re.compile(
+    r"no such file|cannot |can't |permission denied|not found|invalid|error:|usage:|"
+    r"unrecognized|missing operand|syntax error",
+    re.I,
+)
+_TASK_WORD = re.compile(r"[A-Za-z0-9_][\w.-]{2,}")
+
+
+def fit(task: str, kind: str, result: CommandResult | None) -> float:
+    """How well a tried result fits the task: exit 0, no error output, output (for a
+    question) that is there and mentions what the task names. 0 for an untried writer."""
+    if result is None:
+        return 0.0
+    if result.timed_out or result.refused:
+        return -3.0
+    score = 2.0 if result.exit_code == 0 else -2.0
+    output = result.output
+    if _ERRORS.search(output):
+        score -= 1.0
+    if kind == "question":
+        score += 1.0 if output.strip() else -1.0
+        named = {w.lower() for w in _TASK_WORD.findall(task)} - _COMMON
+        if named and any(w in output.lower() for w in named):
+            score += 0.5
+    return score
+
+
+_COMMON = {"the", "and", "for", "are", "how", "many", "what", "which", "with", "files", "file"}
+
+
+def _why(filled: _Filled) -> str:
+    return f"recipe {filled.recipe.name}: {filled.recipe.summary}"[:160]
+
+
+def _record(state: SessionState, filled: _Filled, turn: int) -> None:
+    """The ``use`` reply in the transcript: the recipe, its arguments, the rendered command."""
+    generation = filled.generation
+    raw = generation.text if generation is not None else filled.use.to_json()
+    action = {
+        **filled.use.to_dict(),
+        "cmd": filled.command,
+        "why": _why(filled),
+        "origin": "recipe",
+    }
+    if filled.tried:
+        action["tried"] = json.dumps(
+            [
+                {
+                    "recipe": t.recipe,
+                    "command": t.command,
+                    "score": round(t.score, 3),
+                    "exit_code": t.result.exit_code if t.result else None,
+                }
+                for t in filled.tried
+            ]
+        )
+    state.emit(
+        ModelTurn(
+            turn=turn,
+            raw=raw,
+            action=action,
+            valid=True,
+            stop=generation.stop if generation else "end",
+            prompt_tokens=generation.prompt_tokens if generation else 0,
+            evaluated_prompt_tokens=generation.evaluated_prompt_tokens if generation else 0,
+            generated_tokens=generation.generated_tokens if generation else 0,
+            duration_s=round(generation.duration_s, 4) if generation else 0.0,
+        )
+    )
+    state.emit(ChatMessage(role="assistant", content=raw, turn=turn))
+
+
+def _answer(recipe: Recipe, result: CommandResult) -> str:
+    """The session's summary: a question's answer is its output; an action says what ran."""
+    output = result.output.strip()
+    if recipe.kind == "question":
+        return observation.cut(output, ANSWER_MAX) if output else "(no output: nothing matched)"
+    done = f"Done with the recipe {recipe.name}: {result.command}"
+    return f"{done}\n{observation.cut(output, ANSWER_MAX)}" if output else done
+
+
+def honest(stop: SessionEnd, state: SessionState) -> SessionEnd:
+    """A free session that did not finish, said plainly with the next step to take."""
+    if state.origin != "free" or stop.reason in ("finished", "cancelled", "user_quit"):
+        return stop
+    last = next((r.command for r in reversed(state.commands)), "")
+    step = f"`shellagent model pull {LARGER_MODEL}` and ask again with `--model {LARGER_MODEL}`"
+    text = (
+        "No recipe fits this task and the commands the model wrote did not do it. "
+        f"Next: {step}"
+        + (f", or edit and run the last command yourself: {last}" if last else "")
+        + "."
+    )
+    return SessionEnd(stop.reason, text, stop.error or stop.summary)
+
+
+def describe(candidates: Sequence[Candidate]) -> str:
+    """The ranking in one line, for logs and the bench."""
+    return ", ".join(f"{c.name} {c.score:.2f}" for c in candidates)
