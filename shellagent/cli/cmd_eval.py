@@ -93,6 +93,13 @@ def add_parser(subparsers: Any) -> None:
         "none, the prompt shows only the reply format)",
     )
     parser.add_argument(
+        "--recipes",
+        choices=("on", "off"),
+        default="on",
+        help="on (default): the model first chooses a shipped recipe and fills its slots, "
+        "and writes commands itself only when none fits; off: it writes every command",
+    )
+    parser.add_argument(
         "--threads",
         type=_positive,
         metavar="N",
@@ -165,6 +172,7 @@ def _make_agent(args: argparse.Namespace) -> Any:
         jobs=args.jobs,
         examples=max(args.examples, 0),
         policy=args.policy,
+        recipes=args.recipes == "on",
     )
 
 

@@ -8,11 +8,11 @@ filled with typical values of the slot's type, and both the training text and th
 normalised the same way (paths, numbers and quoted strings become one token each, a path
 keeps its extension as a word), so what is learned is the request, not its paths.
 
-The classifier gives a probability per recipe (``Candidate.score``); the agent decides on
-that figure whether a recipe fits confidently, only maybe, or not at all (thresholds in
-``shellagent.agent.recipe_step``). BM25's share of the score is small: it breaks ties
-among recipes the classifier cannot tell apart and lifts a recipe whose rare words the task
-repeats exactly. Training takes about a second for a few hundred recipes; the fitted model
+The classifier gives a margin per recipe (``Candidate.score``); the agent decides on that
+figure whether a recipe fits confidently, only maybe, or not at all (thresholds in
+``shellagent.agent.recipe_step``, measured). BM25's share of the score is small: it breaks
+ties among recipes the classifier cannot tell apart and lifts a recipe whose rare words
+the task repeats exactly. Training takes about a second for a few hundred recipes; the fitted model
 is cached under the cache directory by a hash of the recipe set, so a daemon that restarts
 does not train again.
 
@@ -35,7 +35,7 @@ __all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
 MODEL_VERSION = "1"
-BM25_WEIGHT = 0.15
+BM25_WEIGHT = 0.1
 SHARPNESS = 5.0
 
 
@@ -62,8 +62,10 @@ class RankedRecipe(Protocol):
 
 @dataclass(frozen=True)
 class Candidate:
-    """A recipe for the task and how well it fits: ``score`` in [0, 1] (the classifier's
-    probability with BM25's share), ``probability`` the classifier's alone."""
+    """A recipe for the task and how well it fits. ``score`` is the classifier's margin for
+    the recipe (one-vs-rest: above 0 it says "this one", whatever the number of recipes)
+    plus BM25's share (up to ``BM25_WEIGHT``); ``probability`` spreads the margins over all
+    recipes (a softmax), ``bm25`` is the raw BM25 score."""
 
     name: str
     score: float
@@ -255,7 +257,7 @@ class Ranker:
             bm[docs[0]] = scores[0]
         top = bm.max()
         bm_norm = bm / top if top > 0 else bm
-        combined = (1 - BM25_WEIGHT) * probs + BM25_WEIGHT * bm_norm * probs.max()
+        combined = decision + BM25_WEIGHT * bm_norm
         order = np.argsort(-combined)[:limit]
         return [
             Candidate(self.names[i], float(combined[i]), float(probs[i]), float(bm[i]))
