@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "policy": 1,
     "sandbox": 1,
     "transcript": 1,
+    "recipes": 1,
     # 2: what puts the parts together
     "agent": 2,
     "testing": 2,

@@ -33,6 +33,7 @@ SUBCOMMANDS = {
     "train": "shellagent.cli.cmd_train",
     "tasks": "shellagent.cli.cmd_tasks",
     "explain": "shellagent.cli.cmd_explain",
+    "recipes": "shellagent.cli.cmd_recipes",
 }
 
 

@@ -1,0 +1,278 @@
+"""``shellagent recipes``: list, show and test the recipes; make one from a session."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from typing import Any
+
+from shellagent.errors import InputError, TaskFailed
+
+FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _sub(sub: Any, name: str, func: Any, text: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=text,
+        description=inspect.cleandoc(func.__doc__ or text),
+        formatter_class=FORMATTER,
+    )
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "recipes",
+        help="verified command templates with typed slots (list, show, test, add)",
+        description="Recipes: commands with typed slots the model fills, verified in the\n"
+        "throwaway sandbox. Shipped ones and your own (<config dir>/recipes/*.toml).\n\n"
+        "example: shellagent recipes list --area logs",
+        formatter_class=FORMATTER,
+    )
+    sub = parser.add_subparsers(dest="recipes_command", metavar="ACTION", required=True)
+    lister = _sub(sub, "list", cmd_list, "the recipes, one a line")
+    lister.add_argument("--area", metavar="A", help="only this area (files, logs, text, ...)")
+    lister.add_argument("--json", action="store_true", help="one JSON object per recipe")
+    shower = _sub(sub, "show", cmd_show, "one recipe: slots, phrasings, templates, tests")
+    shower.add_argument("name", metavar="NAME")
+    tester = _sub(sub, "test", cmd_test, "run the recipes' tests in the throwaway sandbox")
+    tester.add_argument("names", nargs="*", metavar="NAME", help="these recipes (default: all)")
+    tester.add_argument("--area", metavar="A", help="only this area")
+    tester.add_argument("--jobs", type=_count, default=2, metavar="J", help="sandboxes at once")
+    tester.add_argument(
+        "--instances", type=int, default=2, metavar="N",
+        help="also N drawn instances of each task family a recipe maps (2; 0: none)",
+    )  # fmt: skip
+    tester.add_argument("--json", action="store_true", help="one JSON object per recipe")
+    adder = _sub(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
+    adder.add_argument("--from", dest="session", required=True, metavar="SESSION")
+    adder.add_argument("--name", metavar="NAME", help="the recipe's name (default: from the task)")
+
+
+def _catalog() -> Any:
+    from shellagent.recipes import load
+
+    catalog = load()
+    for problem in catalog.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return catalog
+
+
+def _chosen(catalog: Any, area: str | None, names: list[str] | None = None) -> list[Any]:
+    from shellagent.recipes.loader import iter_recipes
+
+    if names:
+        return [catalog.get(n) for n in names]
+    if area is not None and area not in catalog.areas():
+        raise InputError(
+            f"no recipes in area {area!r}", hint="areas: " + ", ".join(catalog.areas())
+        )
+    return list(iter_recipes(catalog, area))
+
+
+def _as_json(recipe: Any) -> dict[str, Any]:
+    return {
+        "name": recipe.name,
+        "area": recipe.area,
+        "kind": recipe.kind,
+        "family": recipe.family,
+        "family_args": dict(recipe.family_args),
+        "summary": recipe.summary,
+        "slots": {
+            s.name: {"type": s.type, "default": s.default, "help": s.help, "regex": s.regex}
+            | ({"choices": list(s.choices)} if s.choices else {})
+            for s in recipe.slots.values()
+        },
+        "phrasings": list(recipe.phrasings),
+        "templates": list(recipe.templates),
+        "tests": len(recipe.tests),
+        "source": recipe.source,
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """List the recipes: name, area, kind and what each does.
+
+    example: shellagent recipes list --area files
+    """
+    recipes = _chosen(_catalog(), args.area)
+    if args.json:
+        for recipe in recipes:
+            print(json.dumps(_as_json(recipe), ensure_ascii=False))
+        return 0
+    width = max((len(r.name) for r in recipes), default=4)
+    for r in recipes:
+        print(f"{r.name:<{width}}  {r.area:<6} {r.kind:<8} {r.summary}")
+    print(f"{len(recipes)} recipes", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show one recipe: its slots with types and defaults, phrasings, templates, tests, and
+    the command it renders with its defaults.
+
+    example: shellagent recipes show largest_files
+    """
+    from shellagent.recipes import SlotError, render_all
+
+    recipe = _catalog().get(args.name)
+    print(f"{recipe.name}: {recipe.summary}")
+    family = f", family {recipe.family}" if recipe.family else ""
+    print(f"  {recipe.kind}, area {recipe.area}{family}; from {recipe.source}")
+    if recipe.family_args:
+        mapped = ", ".join(f"{k} = {v}" for k, v in recipe.family_args.items())
+        print(f"  also tested on instances of {recipe.family}: {mapped}")
+    print("slots:")
+    for slot in recipe.slots.values():
+        default = "required" if slot.default is None else f"default {slot.default}"
+        choices = f" one of {', '.join(slot.choices)}" if slot.choices else ""
+        helps = f" - {slot.help}" if slot.help else ""
+        print(f"  {slot.name}: {slot.type}{choices}, {default}{helps}")
+    if not recipe.slots:
+        print("  (none)")
+    print("phrasings:")
+    for text in recipe.phrasings:
+        print(f"  {text}")
+    print("templates:")
+    for text in recipe.templates:
+        print(f"  {text}")
+    try:
+        rendered = render_all(recipe, {})
+    except SlotError:
+        rendered = []
+    if rendered:
+        print("with the defaults:")
+        for text in rendered:
+            print(f"  $ {text}")
+    print(f"tests: {len(recipe.tests)}")
+    return 0
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    """Run the recipes' tests in the throwaway sandbox: for each test and each template,
+    the setup must exit 0, the check must fail before the command and pass after it.
+    A recipe that maps its task family's slots (family_args) also runs on drawn instances
+    of the family. Exits 1 when a recipe fails (or a recipe file has a problem).
+
+    example: shellagent recipes test --area logs --jobs 2
+    """
+    from shellagent.taskgen.recipe_tests import RecipeResult, run_recipe_tests
+
+    catalog = _catalog()
+    recipes = _chosen(catalog, args.area, args.names)
+    if not recipes:
+        raise InputError("no recipes to test")
+
+    def heard(result: RecipeResult) -> None:
+        if args.json:
+            row = {
+                "name": result.name,
+                "ok": result.ok,
+                "runs": result.runs,
+                "failures": [f.__dict__ for f in result.failures],
+            }
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+            return
+        if result.ok:
+            print(f"ok    {result.name} ({result.runs} runs)", flush=True)
+        elif not result.failures:
+            print(f"FAIL  {result.name}: it has no tests", flush=True)
+        for failure in result.failures:
+            detail = " | ".join(failure.detail.splitlines()[:3])
+            print(f"FAIL  {failure.task} [{failure.step}] {detail}", flush=True)
+
+    results = run_recipe_tests(recipes, jobs=args.jobs, instances=args.instances, on_result=heard)
+    passed = sum(r.ok for r in results)
+    print(f"{passed} of {len(results)} recipes pass", file=sys.stderr)
+    if passed < len(results):
+        raise TaskFailed(f"{len(results) - passed} of {len(results)} recipes fail")
+    if catalog.problems and not args.names:
+        raise TaskFailed(f"{len(catalog.problems)} recipe file problems (see the warnings)")
+    return 0
+
+
+def session_commands(transcript: Any) -> tuple[list[str], bool]:
+    """The commands of a confirmed session that worked, and whether it changed files;
+    ``InputError`` for a session that cannot become a recipe."""
+    from shellagent.events import ChangeSetRecord, Execution
+
+    verdict = transcript.verdict
+    ident = transcript.session_id
+    if verdict != "confirmed":
+        why = {
+            "failed": "it did not do the job",
+            "unverified": "nobody confirmed that it did the job",
+            "incomplete": "it never ended",
+        }.get(verdict, verdict)
+        raise InputError(
+            f"session {ident} cannot become a recipe: {why}",
+            hint="only a session you confirmed worked can",
+        )
+    for change in transcript.of_type(ChangeSetRecord):
+        if change.outcome in ("discarded", "refused"):
+            raise InputError(
+                f"session {ident} cannot become a recipe: its changes were {change.outcome}",
+                hint="only a session whose changes were kept can",
+            )
+    worked = [
+        e.command
+        for e in transcript.of_type(Execution)
+        if e.exit_code == 0 and not e.timed_out and not e.refused
+    ]
+    if not worked:
+        raise InputError(f"session {ident} ran no command that worked; nothing to make a recipe of")
+    changed = any(
+        c.created + c.modified + c.deleted + c.renamed > 0
+        for c in transcript.of_type(ChangeSetRecord)
+    )
+    return worked, changed
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """Make a recipe of yours from a session you confirmed worked: the task text becomes its
+    first phrasing, its commands (joined with &&) the template, and the paths, numbers,
+    extensions and quoted strings of the task found in the commands become slots. Written,
+    redacted, to <config dir>/recipes/mine.toml.
+
+    example: shellagent recipes add --from 20261122T0215
+    """
+    from shellagent.recipes import load, recipe_from_session, render_all, user_dir
+    from shellagent.recipes.fromsession import save_recipe
+    from shellagent.transcript.reader import find_session, read_transcript
+    from shellagent.transcript.redact import Redactor
+
+    transcript = read_transcript(find_session(args.session))
+    commands, changed = session_commands(transcript)
+    catalog = load()
+    if args.name and args.name in catalog.recipes:
+        raise InputError(f"a recipe named {args.name!r} exists", hint="choose another --name")
+    recipe = recipe_from_session(
+        transcript.task,
+        commands,
+        redact=Redactor.from_environment().redact,
+        kind="action" if changed else "question",
+        taken=set(catalog.recipes),
+        name=args.name,
+    )
+    path = save_recipe(recipe, user_dir() / "mine.toml")
+    slots = ", ".join(f"{s.name} ({s.type}, default {s.default})" for s in recipe.slots.values())
+    print(f"added recipe {recipe.name} to {path}")
+    print(f"  phrasing: {recipe.phrasings[0]}")
+    print(f"  slots: {slots or 'none'}")
+    for text in render_all(recipe, {}):
+        print(f"  $ {text}")
+    return 0

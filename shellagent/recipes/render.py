@@ -1,0 +1,93 @@
+"""Rendering: a recipe, a template and slot values become one command line.
+
+Each value is first validated by its slot's type, then quoted for where its placeholder
+stands (``template.py``):
+
+- outside quotes, one shell word: ``shlex.quote`` (plain when nothing needs quoting); a
+  path keeps ``~/`` unquoted so it expands (``"$HOME"/`` when the placeholder is not at
+  the start of a word, where ``~`` would not expand), and a path starting with ``-`` gets
+  ``./`` so it is never read as an option;
+- inside single quotes: the value with each ``'`` written ``'\\''``;
+- the sed filters first escape the value for a sed regex (``sed_re``: ``\\ / . * [ ] ^ $``)
+  or replacement (``sed_repl``: ``\\ / &``).
+
+A value can therefore never add a word, a command or an expansion to the command.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+
+from shellagent.recipes.model import Recipe
+from shellagent.recipes.slots import PATH_TYPES, SlotError
+from shellagent.recipes.template import Placeholder, parse
+
+__all__ = ["phrase", "render", "render_all", "sed_re", "sed_repl", "shell_word"]
+
+
+def sed_re(value: str) -> str:
+    """``value`` as a literal sed basic regular expression between ``/``."""
+    return "".join("\\" + c if c in "\\/.*[]^$" else c for c in value)
+
+
+def sed_repl(value: str) -> str:
+    """``value`` as a literal sed replacement between ``/``."""
+    return "".join("\\" + c if c in "\\/&" else c for c in value)
+
+
+_FILTERS = {"sed_re": sed_re, "sed_repl": sed_repl}
+
+
+def shell_word(value: str, *, path: bool = False, word_start: bool = True) -> str:
+    """``value`` as one shell word outside quotes (see the module docstring)."""
+    if path:
+        if value == "~" or value.startswith("~/"):
+            home = "~" if word_start else '"$HOME"'
+            rest = value[2:]
+            return home + ("/" + shlex.quote(rest) if rest else ("/" if value == "~/" else ""))
+        if value.startswith("-"):
+            value = "./" + value
+    return shlex.quote(value)
+
+
+def _one(part: Placeholder, value: str, slot_type: str) -> str:
+    if part.filter is not None:
+        value = _FILTERS[part.filter](value)
+    if part.context == "single":
+        return value.replace("'", "'\\''")
+    if part.context != "bare":  # the loader refuses these templates; never render one
+        raise SlotError(f"{{{part.name}}} stands inside double quotes")
+    return shell_word(
+        value,
+        path=slot_type in PATH_TYPES and part.filter is None,
+        word_start=part.word_start,
+    )
+
+
+def render(recipe: Recipe, args: Mapping[str, object], template: int = 0) -> str:
+    """The command of ``recipe``'s template number ``template`` with ``args`` (validated;
+    missing slots take their defaults). ``SlotError`` for a value a type refuses."""
+    values = recipe.args(args)
+    parts = parse(recipe.templates[template], frozenset(recipe.slots))
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            out.append(_one(part, values[part.name], recipe.slots[part.name].type))
+    return "".join(out)
+
+
+def render_all(recipe: Recipe, args: Mapping[str, object]) -> list[str]:
+    """The command of every template, in order."""
+    return [render(recipe, args, i) for i in range(len(recipe.templates))]
+
+
+def phrase(recipe: Recipe, args: Mapping[str, object], phrasing: int = 0) -> str:
+    """A phrasing with the slot values written in (as a user would type them)."""
+    values = recipe.args(args)
+    text = recipe.phrasings[phrasing]
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", value)
+    return text
