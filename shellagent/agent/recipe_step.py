@@ -20,14 +20,15 @@ starts here (``attempt``), and only falls through to the free loop when no recip
    ``origin: free`` in the transcript and on screen. If that fails too, ``honest`` says so
    plainly and names the next step (a larger model, or the command to edit).
 
-A larger model may still write its own commands: ``RecipeBook.for_backend`` gives no book
-to a backend that is not the small embedded kind, unless asked.
+A larger model may still write its own commands: ``book_for`` gives no book to a model
+that is not the small embedded kind.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,19 +55,23 @@ __all__ = [
     "Tried",
     "WriterTrial",
     "attempt",
+    "book_for",
     "fit",
     "honest",
 ]
 
-# Thresholds on the ranker's score, a one-vs-rest margin (measured on the held-out
-# phrasings and the dev tasks: bench/recipes_bench.py intents, docs/results.md). From
-# CONFIDENT the top recipe is right ~98 times in 100; below FITS most tasks are ones no
-# recipe does, and the free loop takes them.
-CONFIDENT = -0.1
-FITS = -0.4
+# Thresholds on the ranker's score, a one-vs-rest margin, measured with
+# ``bench/recipes_bench.py intents`` (docs/results.md): from CONFIDENT the top recipe is
+# the right one for 96 % of the held-out phrasings; below FITS lie 4 % of them and 43 %
+# of the dev tasks (mostly jobs no recipe does), which the free loop takes. In between,
+# the best three are filled and tried before one is shown.
+CONFIDENT = 0.0
+FITS = -0.6
 OFFERED = 3
 # A recipe is offered beside the best one only when its score is this close to FITS or above.
 BAND = 0.3
+# What the model's own choice adds to a tried rendering's score (it read the task).
+MODEL_CHOICE = 0.5
 USE_MAX_TOKENS = 120
 ANSWER_MAX = 1500
 # The next step named when nothing worked: a model that writes its own commands well.
@@ -110,6 +115,32 @@ class RecipeBook:
         recipes = dict(catalog.recipes)
         ranker = Ranker.build(list(recipes.values()), cache_dir)
         return cls(recipes, ranker, writer_trial=writer_trial)
+
+
+# Models that choose recipes; any other (a larger catalog model, an ``openai:`` endpoint)
+# writes its own commands, as before.
+SMALL_MODELS = ("smollm2-135m",)
+_DEFAULT: RecipeBook | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def book_for(model_name: str) -> RecipeBook | None:
+    """The process-wide recipe book (the shipped and the user's recipes, the ranker cached
+    in the cache directory, writers tried on overlay copies) for a small model; None for a
+    larger one, or when the recipes cannot be loaded (then the model writes commands)."""
+    global _DEFAULT
+    if not model_name.startswith(SMALL_MODELS):
+        return None
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            from shellagent import paths
+            from shellagent.agent.trial import OverlayTrial
+
+            try:
+                _DEFAULT = RecipeBook.load(cache_dir=paths.cache_dir(), writer_trial=OverlayTrial())
+            except (ShellagentError, OSError, ValueError):
+                return None
+        return _DEFAULT
 
 
 @dataclass(frozen=True)
@@ -281,19 +312,31 @@ def _fill(
 def _try_each(
     state: SessionState, book: RecipeBook, offers: Sequence[Offer], ranked: Sequence[Candidate]
 ) -> _Filled | None:
-    """Fill each offer on its own, try each rendering, keep the best fitting one."""
+    """One reply chooses and fills a recipe, as when confident; the other offers are filled
+    with each slot's first value (what the task names first, else the default). Every
+    rendering is tried where it cannot change the real files, and the one whose result
+    fits best is kept (the model's choice wins a tie)."""
     from shellagent.policy import ShellState
 
+    try:
+        generation: Generation | None
+        generation, chosen = _generate(state, offers)
+    except InputError:
+        generation, chosen = None, None
+    fills: list[tuple[UseAction, float]] = []
+    for offer, candidate in zip(offers, ranked, strict=False):
+        if chosen is not None and chosen.use == offer.name:
+            fills.append((chosen, candidate.score + MODEL_CHOICE))
+        else:
+            first = _first_values(offer)
+            if first is not None:
+                fills.append((first, candidate.score))
     best: _Filled | None = None
     best_score = float("-inf")
     tried: list[Tried] = []
-    for offer, candidate in zip(offers, ranked, strict=False):
+    for action, prior in fills:
         if state.cancel.is_set():
             raise SessionEnd("cancelled", "cancelled before the task was done")
-        try:
-            generation, action = _generate(state, [offer])
-        except InputError:
-            continue
         rendered = _render(book, action)
         if rendered is None:
             continue
@@ -302,16 +345,27 @@ def _try_each(
         if decision.decision == "deny":
             continue
         result = _trial(state, book, command, read_only=decision.read_only)
-        score = fit(state.task, recipe.kind, result) + candidate.score
+        score = fit(state.task, recipe.kind, result) + prior
         tried.append(
             Tried(recipe.name, action.arguments, command, result, score, decision.read_only)
         )
         if score > best_score:
             best_score = score
-            best = _Filled(action, recipe, command, generation)
+            best = _Filled(action, recipe, command, generation if action is chosen else None)
     if best is not None:
         best.tried = tried
     return best
+
+
+def _first_values(offer: Offer) -> UseAction | None:
+    """``offer`` filled with each slot's first value; None if a slot has none."""
+    args = []
+    for slot in offer.slots:
+        values = slot.values()
+        if not values:
+            return None
+        args.append((slot.name, values[0]))
+    return UseAction(use=offer.name, args=tuple(args))
 
 
 def _cwd(state: SessionState) -> Path | None:
@@ -341,8 +395,8 @@ _TASK_WORD = re.compile(r"[A-Za-z0-9_][\w.-]{2,}")
 
 
 def fit(task: str, kind: str, result: CommandResult | None) -> float:
-    """How well a tried result fits the task: exit 0, no error output, output (for a
-    question) that is there and mentions what the task names. 0 for an untried writer."""
+    """How well a tried result fits the task: exit 0, no error output, and for a question
+    output that is there and mentions what the task names. 0 for an untried writer."""
     if result is None:
         return 0.0
     if result.timed_out or result.refused:
@@ -356,6 +410,8 @@ def fit(task: str, kind: str, result: CommandResult | None) -> float:
         named = {w.lower() for w in _TASK_WORD.findall(task)} - _COMMON
         if named and any(w in output.lower() for w in named):
             score += 0.5
+    elif result.exit_code == 0:
+        score += 1.5  # a change made on the copy without complaint: as good as an answer
     return score
 
 

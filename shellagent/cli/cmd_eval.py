@@ -216,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
 
     Session("ephemeral").close()  # a sandbox that cannot start fails here, once, with the fix
     agent = _make_agent(args)
+    if getattr(agent, "recipes", False):
+        agent.recipe_book()  # trains the ranker if the recipe set changed, before any task
     out = args.out or default_out_dir(agent.name if args.agent == "model" else args.agent)
     out.mkdir(parents=True, exist_ok=True)
     config = RunConfig(transcripts_dir=out / "transcripts")

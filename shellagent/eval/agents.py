@@ -132,9 +132,10 @@ class ModelAgent:
             self._library = ExampleLibrary.load([SHIPPED_LIBRARY])
         return self._library
 
-    def _recipes(self) -> RecipeBook | None:
+    def recipe_book(self) -> RecipeBook | None:
         """The shipped recipes only (like the examples: a measurement must not depend on
-        the user's own), loaded once for all jobs."""
+        the user's own), loaded once for all jobs. Call it before the run: a first load
+        trains the ranker, which should not count as a task's time."""
         if not self.recipes:
             return None
         with self._book_lock:
@@ -164,7 +165,7 @@ class ModelAgent:
             source="eval",
             model_name=self.name,
             examples=self._examples(),
-            recipes=self._recipes(),
+            recipes=self.recipe_book(),
         )
         outcome = agent.run(task.task, shell=shell, sink=sink, cancel=cancel, task_id=task.id)
         return AgentRun(

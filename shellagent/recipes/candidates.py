@@ -113,7 +113,7 @@ _CAPS = re.compile(r"\b[A-Z][A-Z0-9_]{1,30}\b")
 _CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
 _AFTER = re.compile(
     r"\b(?:named|called|user|branch|field|key|column|group|tag|process)\s+"
-    r"['\"]?([\w.@+-]{1,60})",
+    r"(?!named\b|called\b)['\"]?([\w.@+-]{1,60})",
     re.I,
 )
 _STOP = {"the", "a", "an", "my", "in", "of", "to", "and", "is", "are", "for", "on", "with"}

@@ -18,6 +18,7 @@ from shellagent.agent import AgentConfig, AutoApprover, RefuseApprover, run_task
 from shellagent.agent.recipe_step import RecipeBook
 from shellagent.agent.trial import OverlayTrial
 from shellagent.events import ChatMessage, Execution, ModelTurn
+from shellagent.model.backend import ReplyFormat
 from shellagent.policy import PolicyEngine
 from shellagent.recipes import load
 from shellagent.recipes.rank import Ranker
@@ -104,6 +105,12 @@ def sandbox(workspace: Path) -> Iterator[Session]:
         yield session
 
 
+def format_of(backend: ScriptedBackend, call: int = 0) -> ReplyFormat:
+    fmt = backend.options[call]["reply_format"]
+    assert isinstance(fmt, ReplyFormat)
+    return fmt
+
+
 def use(name: str, **args: str) -> str:
     return json.dumps({"use": name, "args": args}, separators=(", ", ": "))
 
@@ -163,8 +170,8 @@ def test_a_fitting_recipe_answers_the_question_with_its_output(
     assert turn.action["cmd"] == "ls -S big | head -n 1"
     assert [e.command for e in sink.of_type(Execution)] == ["ls -S big | head -n 1"]
     # the model was asked under the per-task grammar, which names the candidates
-    fmt = backend.options[0]["reply_format"]
-    assert fmt is not None and fmt.name == "use"
+    fmt = format_of(backend)
+    assert fmt.name == "use"
     assert '"\\"largest_files\\""' in fmt.gbnf
     assert '"\\"big\\""' in fmt.gbnf  # the folder the task names is a candidate value
 
@@ -204,7 +211,7 @@ def test_when_no_recipe_fits_the_model_writes_the_command_marked_free(
     assert first.action == {"cmd": "uptime", "why": "see the uptime", "origin": "free"}
     notes = [m.content for m in sink.of_type(ChatMessage) if m.role == "system"]
     assert any("no recipe fits" in n for n in notes)
-    assert backend.options[0]["reply_format"].name == "action"
+    assert format_of(backend).name == "action"
 
 
 def test_when_the_free_commands_fail_too_the_summary_names_the_next_step(
@@ -235,23 +242,20 @@ def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_th
     }
     fake = FakeShell(answers, cwd=str(workspace))
     unsure = replace(book, confident=99.0, fits=-99.0)
-    each = fill(
-        largest_files=use("largest_files", dir="notes.txt", count="5"),
-        count_lines=use("count_lines", file="notes.txt"),
-        delete_tmp_files=use("delete_tmp_files", dir="."),
-    )
+    # The model picks the wrong recipe; the others are filled from the task and tried too.
+    wrong = use("largest_files", dir="notes.txt", count="5")
     outcome, sink, backend = run(
-        "how many lines does notes.txt have", [each] * 3, fake, unsure, workspace
+        "how many lines does notes.txt have", [wrong], fake, unsure, workspace
     )
     assert set(answers) <= set(fake.confined)  # both readers tried, confined
     assert outcome.reason == "finished"
     assert outcome.summary == "3"
     assert [e.command for e in sink.of_type(Execution)] == ["wc -l < notes.txt"]
-    # each candidate was filled under a grammar naming only itself
-    names = [o["reply_format"].gbnf.count("::= r0-") for o in backend.options]
-    assert names == [1, 1, 1]
+    assert len(backend.calls) == 1  # one reply: the others were filled without the model
+    root = format_of(backend).gbnf.splitlines()[0]
+    assert root.count("|") == 2  # the model could choose among all three
     record = sink.of_type(ModelTurn)[0].action
-    assert record is not None
+    assert record is not None and record["use"] == "count_lines"
     codes = {t["recipe"]: t["exit_code"] for t in json.loads(record["tried"])}
     # without a writer trial, the writer is not run at all
     assert codes == {"count_lines": 0, "largest_files": 2, "delete_tmp_files": None}
@@ -261,14 +265,9 @@ def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
     book: RecipeBook, sandbox: Session, workspace: Path
 ) -> None:
     unsure = replace(book, confident=99.0, fits=-99.0, writer_trial=OverlayTrial())
-    each = fill(
-        delete_tmp_files=use("delete_tmp_files", dir="."),
-        count_lines=use("count_lines", file="a.tmp"),
-        largest_files=use("largest_files", dir=".", count="5"),
-    )
     outcome, sink, _ = run(
         "delete the tmp files here",
-        [each, each, each, '{"done": "left them"}'],
+        [use("delete_tmp_files", dir="."), '{"done": "left them"}'],
         sandbox,
         unsure,
         workspace,
@@ -276,7 +275,7 @@ def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
     )
     assert (workspace / "a.tmp").read_text() == "scratch\n"
     record = sink.of_type(ModelTurn)[0].action
-    assert record is not None
+    assert record is not None and record["use"] == "delete_tmp_files"
     tried = {t["command"]: t for t in json.loads(record["tried"])}
     writer = "find . -maxdepth 1 -name '*.tmp' -delete"
     assert tried[writer]["exit_code"] == 0  # it ran, on the copy
