@@ -5,7 +5,8 @@ starts here (``attempt``), and only falls through to the free loop when no recip
 
 1. The ranker (``shellagent.recipes.rank``) scores every recipe for the task.
 2. **Confident** (the best score at least ``RecipeBook.confident``): the model chooses
-   among the best ``offered`` recipes and fills their slots in one reply, under a grammar
+   among the best recipes (the first, and those within ``CLOSE`` of it: measured, the
+   ranker picks better than a 135M model) and fills its slots in one reply, under a grammar
    that admits only those names and, per slot, the values the task names
    (``recipe_grammar``). The recipe renders the command.
 3. **Uncertain** (at least ``RecipeBook.fits``): the model fills each of the best
@@ -70,8 +71,10 @@ FITS = -0.6
 OFFERED = 3
 # A recipe is offered beside the best one only when its score is this close to FITS or above.
 BAND = 0.3
+# When confident, another recipe is offered beside the best only when this close to it.
+CLOSE = 0.15
 # What the model's own choice adds to a tried rendering's score (it read the task).
-MODEL_CHOICE = 0.5
+MODEL_CHOICE = 0.25
 USE_MAX_TOKENS = 120
 ANSWER_MAX = 1500
 # The next step named when nothing worked: a model that writes its own commands well.
@@ -173,13 +176,21 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
         _to_free(state, "no recipe fits the task")
         return
     values = _task_values(state)
-    shortlist = [usable[0], *(c for c in usable[1 : book.offered] if c.score >= book.fits - BAND)]
-    offers = [_offer(book.recipes[c.name], values) for c in shortlist]
     state.turn += 1
     turn = state.turn
     if usable[0].score >= book.confident or not book.try_uncertain:
+        # The ranker is right here far more often than a 135M model's pick among
+        # recipes: only those about as good as the best are offered.
+        close = [c for c in usable[1 : book.offered] if c.score >= usable[0].score - CLOSE]
+        shortlist = [usable[0], *close]
+        offers = [_offer(book.recipes[c.name], values) for c in shortlist]
         filled = _fill(state, book, offers, shortlist)
     else:
+        shortlist = [
+            usable[0],
+            *(c for c in usable[1 : book.offered] if c.score >= book.fits - BAND),
+        ]
+        offers = [_offer(book.recipes[c.name], values) for c in shortlist]
         filled = _try_each(state, book, offers, shortlist)
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task")
@@ -386,10 +397,14 @@ def _trial(
     return None
 
 
+# What a tool prints on stderr when it fails ("find: 'x': No such file or directory",
+# "usage: …", "fatal: not a git repository"); output is stdout and stderr together, and a
+# log line that says ERROR is an answer, not a failure.
 _ERRORS = re.compile(
-    r"no such file|cannot |can't |permission denied|not found|invalid|error:|usage:|"
-    r"unrecognized|missing operand|syntax error",
-    re.I,
+    r"^(?:[\w./-]+: (?:.*: )?(?:no such file|cannot|can't|permission denied|not found|"
+    r"invalid|unrecognized|missing operand|syntax error|is a directory|not a directory)|"
+    r"usage: |fatal: |error: )",
+    re.I | re.M,
 )
 _TASK_WORD = re.compile(r"[A-Za-z0-9_][\w.-]{2,}")
 
