@@ -178,7 +178,8 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     values = _task_values(state)
     state.turn += 1
     turn = state.turn
-    if usable[0].score >= book.confident or not book.try_uncertain:
+    # A dry run runs no command, so nothing is tried either.
+    if usable[0].score >= book.confident or not book.try_uncertain or state.config.dry_run:
         # The ranker is right here far more often than a 135M model's pick among
         # recipes: only those about as good as the best are offered.
         close = [c for c in usable[1 : book.offered] if c.score >= usable[0].score - CLOSE]
