@@ -17,6 +17,7 @@ the model wrote itself.
     python bench/recipes_bench.py intents
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set everyday
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --out DIR
+    python bench/recipes_bench.py eval --model first-values   # no model: the machinery alone
 """
 
 from __future__ import annotations
@@ -118,6 +119,27 @@ def _origins(transcript: Path) -> tuple[str, float]:
     return origin, model_s
 
 
+class FirstValues:
+    """A stand-in for the model that needs no model: a ``use`` reply takes the first offered
+    recipe with each slot's first value (what the prompt shows as its example), and a free
+    turn gives up at once. It measures the recipe machinery alone: ranking, the values read
+    from the task, trying before showing."""
+
+    name = "first-values"
+    context_size = 8192
+
+    def generate(self, messages: Any, *, reply_format: Any = None, **_: Any) -> Any:
+        from shellagent.model.backend import Generation
+
+        text = '{"done": "no recipe"}'
+        if reply_format is not None and reply_format.name == "use":
+            text = messages[0]["content"].rsplit("\n", 1)[-1]  # the example reply
+        return Generation(text=text, prompt_tokens=0, evaluated_prompt_tokens=0, generated_tokens=0)
+
+    def count_tokens(self, messages: Any) -> int:
+        return sum(len(m["content"]) // 4 for m in messages)
+
+
 def evaluate(args: argparse.Namespace) -> int:
     from shellagent.eval import ModelAgent, RunConfig, load_tasks, run_eval, summarize
     from shellagent.eval.report import render_summary
@@ -127,7 +149,7 @@ def evaluate(args: argparse.Namespace) -> int:
     tasks = load_tasks(path).tasks[args.offset :]
     if args.limit:
         tasks = tasks[: args.limit]
-    backend = load_backend(args.model)
+    backend = FirstValues() if args.model == "first-values" else load_backend(args.model)
     agent = ModelAgent(
         backend,
         max_turns=args.max_turns,
@@ -178,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("eval")
     e.add_argument("--set", choices=("everyday", "dev"), default="everyday")
     e.add_argument("--recipes", choices=("on", "off"), default="on")
-    e.add_argument("--model", default=None)
+    e.add_argument(
+        "--model", default=None, help="a model, or first-values: the recipe path without one"
+    )
     e.add_argument("--limit", type=int, default=0)
     e.add_argument("--offset", type=int, default=0)
     e.add_argument("--max-turns", type=int, default=15)

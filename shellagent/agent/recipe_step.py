@@ -390,7 +390,10 @@ def _trial(
     """``command`` run where it cannot change the real files, or None when it cannot be."""
     try:
         if read_only:
-            return state.shell.run(command, timeout=state.config.command_timeout, confined=True)
+            # In a subshell: a trial's `cd` or variables must not change the session's shell.
+            return state.shell.run(
+                f"(\n{command}\n)", timeout=state.config.command_timeout, confined=True
+            )
         if book.writer_trial is not None:
             return book.writer_trial(command, state.shell.cwd, state.config.command_timeout)
     except ShellagentError:

@@ -358,6 +358,8 @@ def _joined(task: str, name: str) -> list[str]:
     if match is None:
         return []
     folder = match.group(1).rstrip("/.,") or "/"
+    if _FILENAME.fullmatch(folder.rsplit("/", 1)[-1]):
+        return []  # "config.php inside site.tar.gz": a file in a file, not a path
     return [f"{folder}/{name}" if folder != "/" else f"/{name}"]
 
 

@@ -75,6 +75,21 @@ phrasings = [
 templates = ["find {dir} -maxdepth 1 -name '*.tmp' -delete"]
 [recipe.slots]
 dir = { type = "dir", default = "." }
+
+[[recipe]]
+name = "count_entries"
+summary = "how many entries a folder has"
+kind = "question"
+phrasings = [
+  "how many entries does {dir} have",
+  "count what is in {dir}",
+  "number of things in {dir}",
+  "how full is {dir}, in entries",
+  "tally the entries of {dir}",
+]
+templates = ["cd {dir} && ls | wc -l"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
 """
 
 
@@ -237,17 +252,18 @@ def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_th
     book: RecipeBook, workspace: Path
 ) -> None:
     answers = {
-        "ls -S notes.txt | head -n 5": ("ls: notes.txt: Not a directory\n", 2),
+        "(\ncd . && ls | wc -l\n)": ("ls: cannot open directory '.': Permission denied\n", 2),
+        "(\nwc -l < notes.txt\n)": ("3\n", 0),
         "wc -l < notes.txt": ("3\n", 0),
     }
     fake = FakeShell(answers, cwd=str(workspace))
     unsure = replace(book, confident=99.0, fits=-99.0)
     # The model picks the wrong recipe; the others are filled from the task and tried too.
-    wrong = use("largest_files", dir="notes.txt", count="5")
+    wrong = use("count_entries", dir=".")
     outcome, sink, backend = run(
         "how many lines does notes.txt have", [wrong], fake, unsure, workspace
     )
-    assert set(answers) <= set(fake.confined)  # both readers tried, confined
+    assert set(answers) <= set(fake.confined)  # both readers tried, confined, in a subshell
     assert outcome.reason == "finished"
     assert outcome.summary == "3"
     assert [e.command for e in sink.of_type(Execution)] == ["wc -l < notes.txt"]
@@ -258,7 +274,7 @@ def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_th
     assert record is not None and record["use"] == "count_lines"
     codes = {t["recipe"]: t["exit_code"] for t in json.loads(record["tried"])}
     # without a writer trial, the writer is not run at all
-    assert codes == {"count_lines": 0, "largest_files": 2, "delete_tmp_files": None}
+    assert codes["count_lines"] == 0 and codes["count_entries"] == 2
 
 
 def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
@@ -280,6 +296,26 @@ def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
     writer = "find . -maxdepth 1 -name '*.tmp' -delete"
     assert tried[writer]["exit_code"] == 0  # it ran, on the copy
     assert outcome.commands == ()  # nothing ran for real
+
+
+def test_a_trial_that_changes_directory_leaves_the_session_where_it_was(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    unsure = replace(book, confident=99.0, fits=-99.0, offered=4)  # every recipe is tried
+    outcome, sink, _ = run(
+        "which files in big are the largest",
+        [use("largest_files", dir="big", count="5")],
+        sandbox,
+        unsure,
+        workspace,
+    )
+    record = sink.of_type(ModelTurn)[0].action
+    assert record is not None
+    tried = {t["recipe"]: t for t in json.loads(record["tried"])}
+    assert tried["count_entries"]["command"] == "cd big && ls | wc -l"  # it was tried
+    assert outcome.reason == "finished", outcome
+    assert outcome.summary.splitlines()[0] == "huge.bin"  # `ls -S big` still ran from here
+    assert sandbox.cwd == str(workspace)
 
 
 def test_a_read_only_trial_that_writes_is_refused_by_the_kernel(
