@@ -34,7 +34,7 @@ from typing import Any, Protocol
 __all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
-MODEL_VERSION = "1"
+MODEL_VERSION = "2"
 BM25_WEIGHT = 0.1
 SHARPNESS = 5.0
 
@@ -77,9 +77,11 @@ class Candidate:
 # of an intent. Cycled through: the n-th filling of a phrasing takes the n-th value.
 TYPICAL: dict[str, tuple[str, ...]] = {
     "dir": ("/var/log/app", "~/Documents", "the reports folder", "/srv/data"),
-    "file": ("/var/log/syslog", "notes.txt", "~/data/report.csv", "config.yaml"),
-    "path": ("/etc/nginx", "~/projects/site", "/opt/app/run.sh"),
-    "output": ("/tmp/result.txt", "~/out.txt", "summary.log"),
+    # Without extensions: a filled-in "report.csv" would teach every recipe with a file
+    # slot that "csv" is part of its intent. A phrasing that means CSV says so itself.
+    "file": ("/var/log/syslog", "notes", "~/data/report", "config"),
+    "path": ("/etc/nginx", "~/projects/site", "/opt/app/run"),
+    "output": ("/tmp/result", "~/out", "summary"),
     "archive": ("backup.tar.gz", "/tmp/logs.zip", "site.tgz"),
     "glob": ("*.log", "report-*.csv", "*.tmp"),
     "ext": ("log", "pdf", "py", "csv"),
