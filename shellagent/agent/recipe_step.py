@@ -196,6 +196,9 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task")
         return
+    saved_to = _save_target(state.task, filled.recipe, values)
+    if saved_to is not None:
+        filled.command = redirect(filled.command, *saved_to)
     _record(state, filled, turn)
     ran = len(state.commands)
     state.origin = f"recipe {filled.recipe.name}"
@@ -206,8 +209,35 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if len(state.commands) > ran:
         result = state.commands[-1]
         if result.exit_code == 0 and not result.timed_out and not result.refused:
+            if saved_to is not None:
+                raise SessionEnd("finished", f"Saved to {saved_to[0]}: {result.command}")
             raise SessionEnd("finished", _answer(filled.recipe, result))
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+
+
+_SAVE = re.compile(
+    r"\b(save|saves|saved|saving|write|writes|written|store|stores|stored|output|redirect|"
+    r"put|place|record|append|appends|log)\b",
+    re.I,
+)
+
+
+def _save_target(task: str, recipe: Recipe, values: TaskValues) -> tuple[str, bool] | None:
+    """Where a question's answer is to be saved, when the task says to save it in a file
+    and the recipe has no slot for one (``(path, append)``); None otherwise."""
+    if recipe.kind != "question" or any(s.type == "output" for s in recipe.slots.values()):
+        return None
+    if not values.outputs or not _SAVE.search(task):
+        return None
+    target = next((o for o in values.outputs if "/" in o), values.outputs[0])
+    return target, bool(re.search(r"\bappend", task, re.I))
+
+
+def redirect(command: str, path: str, append: bool = False) -> str:
+    """``command`` with all its output saved in ``path`` (one shell word, quoted)."""
+    from shellagent.recipes import shell_word
+
+    return f"{{ {command}\n}} {'>>' if append else '>'} {shell_word(path, path=True)}"
 
 
 def _to_free(state: SessionState, why: str) -> None:

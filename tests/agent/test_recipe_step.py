@@ -318,6 +318,30 @@ def test_a_trial_that_changes_directory_leaves_the_session_where_it_was(
     assert sandbox.cwd == str(workspace)
 
 
+def test_an_answer_the_task_wants_in_a_file_is_saved_there(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    sure = replace(book, confident=-99.0, fits=-99.0)
+    outcome, sink, _ = run(
+        "count the lines of notes.txt and save the number to result.txt",
+        [use("count_lines", file="notes.txt")],
+        sandbox,
+        sure,
+        workspace,
+    )
+    assert outcome.reason == "finished", outcome
+    assert (workspace / "result.txt").read_text() == "3\n"
+    assert [e.command for e in sink.of_type(Execution)] == ["{ wc -l < notes.txt\n} > result.txt"]
+    assert outcome.summary.startswith("Saved to result.txt")
+
+
+def test_a_redirect_quotes_the_path() -> None:
+    from shellagent.agent.recipe_step import redirect
+
+    assert redirect("ls", "a b; rm -rf ~") == "{ ls\n} > 'a b; rm -rf ~'"
+    assert redirect("ls", "~/out.txt", append=True) == "{ ls\n} >> ~/out.txt"
+
+
 def test_a_read_only_trial_that_writes_is_refused_by_the_kernel(
     book: RecipeBook, sandbox: Session, workspace: Path
 ) -> None:
