@@ -89,7 +89,7 @@ class ModelAgent:
         jobs: int = 1,
         examples: int = 2,
         policy: str = "default",
-        recipes: bool = True,
+        recipes: bool = False,
     ) -> None:
         # One job needs no lock, and its transcripts then name the real backend class.
         self.backend = backend
@@ -103,7 +103,9 @@ class ModelAgent:
         self.name = model_name or backend.name
         self.examples = examples
         self.policy = policy  # a preset: default, or throwaway layered on the default
-        self.recipes = recipes  # try the shipped recipes before the model writes commands
+        # Try the shipped recipes before the model writes commands (`eval --recipes on`,
+        # the command line's default; off here so a scripted model's replies mean commands).
+        self.recipes = recipes
         self._library: ExampleLibrary | None = None
         self._book: RecipeBook | None = None
         self._book_lock = threading.Lock()
