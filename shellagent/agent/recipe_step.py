@@ -125,25 +125,50 @@ class RecipeBook:
 SMALL_MODELS = ("smollm2-135m",)
 _DEFAULT: RecipeBook | None = None
 _DEFAULT_LOCK = threading.Lock()
+_TRAINING: threading.Thread | None = None
 
 
 def book_for(model_name: str) -> RecipeBook | None:
     """The process-wide recipe book (the shipped and the user's recipes, the ranker cached
     in the cache directory, writers tried on overlay copies) for a small model; None for a
-    larger one, or when the recipes cannot be loaded (then the model writes commands)."""
-    global _DEFAULT
+    larger one, or when the recipes cannot be loaded (then the model writes commands).
+
+    A ranker already trained on this recipe set loads in a second or two. One that must be
+    trained first (a new install, a recipe added) takes tens of seconds on a small
+    machine: it is trained in the background, and tasks asked meanwhile go without."""
+    global _DEFAULT, _TRAINING
     if not model_name.startswith(SMALL_MODELS):
         return None
     with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            from shellagent import paths
-            from shellagent.agent.trial import OverlayTrial
+        if _DEFAULT is not None or _TRAINING is not None:
+            return _DEFAULT
+        from shellagent import paths
+        from shellagent.agent.trial import OverlayTrial
+        from shellagent.recipes import load
+        from shellagent.recipes.rank import Ranker
 
+        try:
+            recipes = dict(load().recipes)
+        except (ShellagentError, OSError, ValueError):
+            return None
+        cache = paths.cache_dir()
+        ranker = Ranker.cached(list(recipes.values()), cache)
+        if ranker is not None:
+            _DEFAULT = RecipeBook(recipes, ranker, writer_trial=OverlayTrial())
+            return _DEFAULT
+
+        def train() -> None:
+            global _DEFAULT
             try:
-                _DEFAULT = RecipeBook.load(cache_dir=paths.cache_dir(), writer_trial=OverlayTrial())
+                trained = Ranker.build(list(recipes.values()), cache)
             except (ShellagentError, OSError, ValueError):
-                return None
-        return _DEFAULT
+                return
+            with _DEFAULT_LOCK:
+                _DEFAULT = RecipeBook(recipes, trained, writer_trial=OverlayTrial())
+
+        _TRAINING = threading.Thread(target=train, name="recipe-ranker", daemon=True)
+        _TRAINING.start()
+        return None
 
 
 @dataclass(frozen=True)

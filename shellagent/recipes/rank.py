@@ -223,14 +223,10 @@ class Ranker:
         same recipe set, else trained (and stored there)."""
         if cache_dir is None:
             return cls.train(recipes)
-        path = cache_dir / f"recipe-ranker-{recipe_set_hash(recipes)}.pickle"
-        try:
-            with path.open("rb") as f:
-                ranker = pickle.load(f)  # noqa: S301 - our own cache, in the user's dir
-            if isinstance(ranker, Ranker) and ranker.names == [r.name for r in recipes]:
-                return ranker
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass
+        cached = cls.cached(recipes, cache_dir)
+        if cached is not None:
+            return cached
+        path = cls.cache_path(recipes, cache_dir)
         ranker = cls.train(recipes)
         try:
             cache_dir.mkdir(parents=True, exist_ok=True)
@@ -244,6 +240,22 @@ class Ranker:
         except OSError:
             pass  # a cache that cannot be written only costs the next start a training
         return ranker
+
+    @staticmethod
+    def cache_path(recipes: Sequence[RankedRecipe], cache_dir: Path) -> Path:
+        return cache_dir / f"recipe-ranker-{recipe_set_hash(recipes)}.pickle"
+
+    @classmethod
+    def cached(cls, recipes: Sequence[RankedRecipe], cache_dir: Path) -> Ranker | None:
+        """The ranker trained on exactly ``recipes``, if ``cache_dir`` has it."""
+        try:
+            with cls.cache_path(recipes, cache_dir).open("rb") as f:
+                ranker = pickle.load(f)  # noqa: S301 - our own cache, in the user's dir
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            return None
+        if isinstance(ranker, Ranker) and ranker.names == [r.name for r in recipes]:
+            return ranker
+        return None
 
     def rank(self, task: str, limit: int = 5) -> list[Candidate]:
         """The ``limit`` best recipes for ``task``, best first."""

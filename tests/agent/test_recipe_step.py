@@ -349,3 +349,23 @@ def test_a_read_only_trial_that_writes_is_refused_by_the_kernel(
     result = sandbox.run("rm -f a.tmp", timeout=10, confined=True)
     assert result.exit_code != 0
     assert (workspace / "a.tmp").exists()
+
+
+def test_a_larger_model_gets_no_recipe_book() -> None:
+    from shellagent.agent.recipe_step import book_for
+
+    assert book_for("qwen2.5-coder-1.5b") is None
+    assert book_for("openai:http://localhost:8080#m") is None
+
+
+@pytest.mark.slow
+def test_the_small_model_gets_the_book_once_the_ranker_is_trained_in_the_background() -> None:
+    from shellagent.agent import recipe_step
+
+    if recipe_step.book_for("smollm2-135m") is None:  # nothing cached: training started
+        training = recipe_step._TRAINING
+        assert training is not None
+        training.join(timeout=600)
+    book = recipe_step.book_for("smollm2-135m")
+    assert book is not None and book.writer_trial is not None
+    assert book.ranker.rank("which files in ~/Downloads are the largest", 1)[0].name
