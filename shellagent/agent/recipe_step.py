@@ -221,7 +221,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task")
         return
-    saved_to = _save_target(state.task, filled.recipe, values)
+    saved_to = _save_target(state.task, filled.recipe, values, filled.use.arguments)
     if saved_to is not None:
         filled.command = redirect(filled.command, *saved_to)
     _record(state, filled, turn)
@@ -240,29 +240,45 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
 
 
+# "save the list to /tmp/x", "write the count into out.txt", "append them to report.log"
 _SAVE = re.compile(
-    r"\b(save|saves|saved|saving|write|writes|written|store|stores|stored|output|redirect|"
-    r"put|place|record|append|appends|log)\b",
+    r"\b(?:save|saves|saved|saving|write|writes|written|store|stores|stored|redirect|"
+    r"append|appends|export|dump)\b[^.?!]*?\b(?:to|in|into|as)\b",
     re.I,
 )
 
 
-def _save_target(task: str, recipe: Recipe, values: TaskValues) -> tuple[str, bool] | None:
+def _save_target(
+    task: str, recipe: Recipe, values: TaskValues, args: Mapping[str, str]
+) -> tuple[str, bool] | None:
     """Where a question's answer is to be saved, when the task says to save it in a file
-    and the recipe has no slot for one (``(path, append)``); None otherwise."""
+    and the recipe has no slot for one (``(path, append)``); None otherwise. The file is
+    one the task names after the verb and that is none of the recipe's own arguments."""
     if recipe.kind != "question" or any(s.type == "output" for s in recipe.slots.values()):
         return None
-    if not values.outputs or not _SAVE.search(task):
+    said = _SAVE.search(task)
+    if said is None:
         return None
-    target = next((o for o in values.outputs if "/" in o), values.outputs[0])
-    return target, bool(re.search(r"\bappend", task, re.I))
+    after = task[said.start() :]
+    used = set(args.values())
+    for target in values.outputs:
+        if target in after and target.rsplit("/", 1)[-1] not in {
+            u.rsplit("/", 1)[-1] for u in used
+        }:
+            return target, bool(re.search(r"\bappend", said.group(0), re.I))
+    return None
 
 
 def redirect(command: str, path: str, append: bool = False) -> str:
-    """``command`` with all its output saved in ``path`` (one shell word, quoted)."""
+    """``command`` with all its output saved in ``path`` (one shell word, quoted). A new
+    file only (``set -C``): an existing file is never overwritten by an answer; appending
+    adds to it."""
     from shellagent.recipes import shell_word
 
-    return f"{{ {command}\n}} {'>>' if append else '>'} {shell_word(path, path=True)}"
+    target = shell_word(path, path=True)
+    if append:
+        return f"{{ {command}\n}} >> {target}"
+    return f"(set -C; {{ {command}\n}} > {target})"
 
 
 def _to_free(state: SessionState, why: str) -> None:

@@ -331,14 +331,40 @@ def test_an_answer_the_task_wants_in_a_file_is_saved_there(
     )
     assert outcome.reason == "finished", outcome
     assert (workspace / "result.txt").read_text() == "3\n"
-    assert [e.command for e in sink.of_type(Execution)] == ["{ wc -l < notes.txt\n} > result.txt"]
+    saved = "(set -C; { wc -l < notes.txt\n} > result.txt)"
+    assert [e.command for e in sink.of_type(Execution)] == [saved]
     assert outcome.summary.startswith("Saved to result.txt")
+
+
+def test_a_file_the_task_reads_is_never_where_the_answer_goes(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    sure = replace(book, confident=-99.0, fits=-99.0)
+    before = (workspace / "notes.txt").read_text()
+    outcome, sink, _ = run(
+        "my log notes.txt was written to all week: count the lines in it",
+        [use("count_lines", file="notes.txt")],
+        sandbox,
+        sure,
+        workspace,
+    )
+    assert [e.command for e in sink.of_type(Execution)] == ["wc -l < notes.txt"]
+    assert outcome.summary == "3"
+    assert (workspace / "notes.txt").read_text() == before
+
+
+def test_an_answer_never_overwrites_an_existing_file(sandbox: Session, workspace: Path) -> None:
+    from shellagent.agent.recipe_step import redirect
+
+    result = sandbox.run(redirect("echo new", "notes.txt"), timeout=10)
+    assert result.exit_code != 0
+    assert (workspace / "notes.txt").read_text() == "one\ntwo\nthree\n"
 
 
 def test_a_redirect_quotes_the_path() -> None:
     from shellagent.agent.recipe_step import redirect
 
-    assert redirect("ls", "a b; rm -rf ~") == "{ ls\n} > 'a b; rm -rf ~'"
+    assert redirect("ls", "a b; rm -rf ~") == "(set -C; { ls\n} > 'a b; rm -rf ~')"
     assert redirect("ls", "~/out.txt", append=True) == "{ ls\n} >> ~/out.txt"
 
 
