@@ -27,6 +27,7 @@ that is not the small embedded kind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -221,6 +222,26 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task")
         return
+    failed = _run_filled(state, filled, values, run, turn)
+    # A second chance without the model when the command ran and failed (not when it was
+    # denied or refused): the other candidates filled with the task's first values and
+    # tried; one that runs cleanly is shown. Only then the free loop.
+    if failed and book.try_uncertain and not state.config.dry_run and not state.cancel.is_set():
+        rest = [c for c in usable[: book.offered] if c.name != filled.recipe.name]
+        offers = [_offer(book.recipes[c.name], values) for c in rest]
+        again = _try_each(state, book, offers, rest, ask_model=False) if rest else None
+        if again is not None and max(t.score for t in again.tried) > 0:
+            state.turn += 1
+            _run_filled(state, again, values, run, state.turn)
+            filled = again
+    _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+
+
+def _run_filled(
+    state: SessionState, filled: _Filled, values: TaskValues, run: RunCommand, turn: int
+) -> bool:
+    """Record and run a filled recipe (policy, approval, execution: the loop's own path);
+    ends the session if it did the task, else says whether it ran (and failed)."""
     saved_to = _save_target(state.task, filled.recipe, values, filled.use.arguments)
     if saved_to is not None:
         filled.command = redirect(filled.command, *saved_to)
@@ -237,7 +258,8 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             if saved_to is not None:
                 raise SessionEnd("finished", f"Saved to {saved_to[0]}: {result.command}")
             raise SessionEnd("finished", _answer(filled.recipe, result))
-    _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+        return True
+    return False
 
 
 # "save the list to /tmp/x", "write the count into out.txt", "append them to report.log"
@@ -393,7 +415,12 @@ def _fill(
 
 
 def _try_each(
-    state: SessionState, book: RecipeBook, offers: Sequence[Offer], ranked: Sequence[Candidate]
+    state: SessionState,
+    book: RecipeBook,
+    offers: Sequence[Offer],
+    ranked: Sequence[Candidate],
+    *,
+    ask_model: bool = True,
 ) -> _Filled | None:
     """One reply chooses and fills a recipe, as when confident; the other offers are filled
     with each slot's first value (what the task names first, else the default). Every
@@ -401,11 +428,11 @@ def _try_each(
     fits best is kept (the model's choice wins a tie)."""
     from shellagent.policy import ShellState
 
-    try:
-        generation: Generation | None
-        generation, chosen = _generate(state, offers)
-    except InputError:
-        generation, chosen = None, None
+    generation: Generation | None = None
+    chosen: UseAction | None = None
+    if ask_model:
+        with contextlib.suppress(InputError):
+            generation, chosen = _generate(state, offers)
     fills: list[tuple[UseAction, float]] = []
     for offer, candidate in zip(offers, ranked, strict=False):
         if chosen is not None and chosen.use == offer.name:

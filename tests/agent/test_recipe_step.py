@@ -277,6 +277,29 @@ def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_th
     assert codes["count_lines"] == 0 and codes["count_entries"] == 2
 
 
+def test_when_the_chosen_recipe_fails_the_next_ones_are_tried_without_the_model(
+    book: RecipeBook, workspace: Path
+) -> None:
+    answers = {
+        "cd . && ls | wc -l": ("ls: cannot open directory '.': Permission denied\n", 2),
+        "(\nwc -l < notes.txt\n)": ("3\n", 0),
+        "wc -l < notes.txt": ("3\n", 0),
+    }
+    fake = FakeShell(answers, default=("", 1), cwd=str(workspace))
+    sure = replace(book, confident=-99.0, fits=-99.0, offered=4)
+    outcome, sink, backend = run(
+        "how many lines does notes.txt have", [use("count_entries", dir=".")], fake, sure, workspace
+    )
+    assert outcome.reason == "finished" and outcome.summary == "3"
+    assert [e.command for e in sink.of_type(Execution)] == [
+        "cd . && ls | wc -l",
+        "wc -l < notes.txt",
+    ]
+    assert len(backend.calls) == 1  # the second chance asked the model nothing
+    uses = [t.action["use"] for t in sink.of_type(ModelTurn) if t.action]
+    assert uses == ["count_entries", "count_lines"]
+
+
 def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
     book: RecipeBook, sandbox: Session, workspace: Path
 ) -> None:
