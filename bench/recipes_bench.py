@@ -157,10 +157,15 @@ def evaluate(args: argparse.Namespace) -> int:
         policy=args.policy,
         recipes=args.recipes == "on",
     )
-    agent.recipe_book()  # a ranker trained now is not a task's time
+    book = agent.recipe_book()  # a ranker trained now is not a task's time
+    if book is not None and args.trials == "off":
+        import dataclasses
+
+        agent._book = dataclasses.replace(book, try_uncertain=False)  # no trying before showing
     out = Path(args.out or f"/tmp/recipes-bench-{args.set}-{int(time.time())}")
     out.mkdir(parents=True, exist_ok=True)
-    print(f"{args.set}: {len(tasks)} tasks, recipes {args.recipes}, load {os.getloadavg()}")
+    print(f"{args.set}: {len(tasks)} tasks, recipes {args.recipes}, trials {args.trials}, ", end="")
+    print(f"load {os.getloadavg()}")
     run = run_eval(tasks, agent, RunConfig(transcripts_dir=out / "transcripts"), jobs=1)
     summary = summarize(run, agent=f"model {backend.name}, recipes {args.recipes}")
     print(render_summary(summary))
@@ -202,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--recipes", choices=("on", "off"), default="on")
     e.add_argument(
         "--model", default=None, help="a model, or first-values: the recipe path without one"
+    )
+    e.add_argument(
+        "--trials", choices=("on", "off"), default="on", help="off: never try before showing"
     )
     e.add_argument("--limit", type=int, default=0)
     e.add_argument("--offset", type=int, default=0)
