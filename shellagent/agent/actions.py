@@ -7,6 +7,11 @@ One flat JSON object per reply, with short keys a 135M model can copy from an ex
     {"every": "week", "on": "sun", "at": "03:00", "name": "backup documents"}
                                                 make the commands this session ran into a
                                                 recurring job (see ``shellagent.jobs``)
+    {"use": "largest_files", "args": {"dir": "~/Downloads", "count": "5"}}
+                                                run a verified recipe with these slot values
+                                                (``shellagent.recipes``); its grammar is built
+                                                per task (``recipe_grammar``), so it is not
+                                                part of ``ACTION_GBNF``
 
 ``ACTION_GBNF`` constrains a llama.cpp model so every reply parses: strings are bounded
 (a tiny model cannot ramble forever) and hold nothing a terminal would hide or reinterpret
@@ -47,7 +52,11 @@ __all__ = [
     "DONE_MAX",
     "FinishAction",
     "RunAction",
+    "PROSE_CLASS",
     "ScheduleAction",
+    "USE_JSON_SCHEMA",
+    "UseAction",
+    "VISIBLE_CLASS",
     "WHY_MAX",
     "parse_action",
 ]
@@ -110,7 +119,30 @@ class ScheduleAction:
         return _dumps(self.to_dict())
 
 
-Action = RunAction | FinishAction | ScheduleAction
+@dataclass(frozen=True)
+class UseAction:
+    """Run the recipe ``use`` with ``args`` (slot name -> value, as text): the recipe renders
+    the command, which then goes through the policy and approval like a ``cmd``."""
+
+    kind: ClassVar[str] = "use"
+    use: str
+    args: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def arguments(self) -> dict[str, str]:
+        return dict(self.args)
+
+    def to_dict(self) -> dict[str, str]:
+        """As a transcript records it: the arguments as one JSON text."""
+        return {"use": self.use, "args": json.dumps(self.arguments, ensure_ascii=False)}
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"use": self.use, "args": self.arguments}, ensure_ascii=False, separators=(", ", ": ")
+        )
+
+
+Action = RunAction | FinishAction | ScheduleAction | UseAction
 
 
 def _dumps(obj: dict[str, str]) -> str:
@@ -147,6 +179,9 @@ def _allowed(excluded: Iterable[tuple[int, int]]) -> str:
 _SPACES = [(c, c) for c in NON_ASCII_SPACES]
 _VISIBLE = _allowed([*HIDDEN_RANGES, *_SPACES, (0x20, 0x20)])  # the first character
 _PROSE = _allowed(HIDDEN_RANGES)
+# The same classes for grammars built elsewhere (``recipe_grammar``'s free text).
+VISIBLE_CLASS = _VISIBLE
+PROSE_CLASS = _PROSE
 _COMMAND = _allowed([*HIDDEN_RANGES, *_SPACES])
 
 # The exact shape ``to_json`` writes, no optional whitespace: a tiny model copies an example
@@ -213,6 +248,25 @@ ACTION_JSON_SCHEMA: dict[str, Any] = {
     ],
 }
 
+USE_NAME_MAX = 60
+USE_ARGS_MAX = 16
+USE_VALUE_MAX = 200
+# The shape of a ``use`` reply in general; the per-task schema (``recipe_grammar``) also
+# enumerates the recipes and values.
+USE_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "use": {"type": "string", "minLength": 1, "maxLength": USE_NAME_MAX},
+        "args": {
+            "type": "object",
+            "additionalProperties": {"type": ["string", "integer"]},
+            "maxProperties": USE_ARGS_MAX,
+        },
+    },
+    "required": ["use", "args"],
+    "additionalProperties": False,
+}
+
 # What the loop hands a backend: the model layer knows reply formats, not actions.
 ACTION_FORMAT = ReplyFormat("action", ACTION_GBNF, ACTION_JSON_SCHEMA)
 
@@ -240,6 +294,8 @@ def parse_action(text: str) -> Action:
 
 def _from_object(obj: dict[str, Any], text: str) -> Action:
     keys = set(obj)
+    if "use" in keys:
+        return _use(obj, text)
     for key, value in obj.items():
         if not isinstance(value, str):
             raise InputError(
@@ -270,6 +326,39 @@ def _from_object(obj: dict[str, Any], text: str) -> Action:
         return ScheduleAction(every=every, on=day, at=at, name=name or "job")
     found = ", ".join(sorted(_key_name(k) for k in keys)) or "no keys"
     raise InputError(f"unknown action ({found}): {_preview(text)}", hint=_EXPECTED)
+
+
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,59}", re.ASCII)
+_SLOT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}", re.ASCII)
+_USE_HINT = 'e.g. {"use": "largest_files", "args": {"dir": "~/Downloads", "count": "5"}}'
+
+
+def _use(obj: dict[str, Any], text: str) -> UseAction:
+    """A ``use`` reply: a recipe name and its arguments, each a string or an integer."""
+    name, args = obj.get("use"), obj.get("args", {})
+    if set(obj) - {"use", "args"} or not isinstance(name, str) or not isinstance(args, dict):
+        raise InputError(f"use action has a bad field: {_preview(text)}", hint=_USE_HINT)
+    if not _NAME.fullmatch(name):
+        raise InputError(f"not a recipe name: {_preview(name)}", hint=_USE_HINT)
+    if len(args) > USE_ARGS_MAX:
+        raise InputError(f"use action has {len(args)} arguments", hint=_USE_HINT)
+    values: list[tuple[str, str]] = []
+    for key, value in args.items():
+        if not _SLOT_NAME.fullmatch(key):
+            raise InputError(f"not a slot name: {_key_name(key)}", hint=_USE_HINT)
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise InputError(
+                f"argument {key} must be a string or a number, got {type(value).__name__}",
+                hint=_USE_HINT,
+            )
+        shown = check_text(
+            str(value).strip(),
+            what=f"argument {key}",
+            limit=USE_VALUE_MAX,
+            hint="write one line of visible text",
+        )
+        values.append((key, shown))
+    return UseAction(use=name, args=tuple(values))
 
 
 _HHMM = re.compile(r"[0-9]{1,2}:[0-9]{2}", re.ASCII)

@@ -18,7 +18,8 @@ through here; ``run_task`` stays the loop itself, for callers that bring every p
 Without an ``approver``, every command the policy asks about is refused (nobody is there
 to answer); without a ``job_installer``, a schedule action installs nothing; without
 ``examples`` (an ``ExampleLibrary``, e.g. ``examples.default_library()``), no worked
-examples are retrieved for the prompt.
+examples are retrieved for the prompt; without ``recipes`` (a ``RecipeBook``), the model
+writes every command itself.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from shellagent.agent.examples import ExampleLibrary
     from shellagent.agent.followup import Earlier
     from shellagent.agent.proposal import JobInstaller
+    from shellagent.agent.recipe_step import RecipeBook
     from shellagent.events import EventSource, TranscriptEvent
     from shellagent.model.backend import Backend
     from shellagent.policy import PolicyEngine
@@ -62,6 +64,7 @@ class Agent:
         source: EventSource = "ask",
         model_name: str | None = None,
         examples: ExampleLibrary | None = None,
+        recipes: RecipeBook | None = None,
     ) -> None:
         self.model = model
         self.cwd = Path(cwd).expanduser().absolute() if cwd is not None else Path.cwd()
@@ -72,6 +75,7 @@ class Agent:
         self.source: EventSource = source
         self.model_name = model_name
         self.examples = examples
+        self.recipes = recipes
         self._profile = profile
         self._policy = policy
         self._backend: Backend | None = None
@@ -170,6 +174,7 @@ class Agent:
                 job_installer=self.job_installer,
                 examples=self.examples,
                 earlier=earlier,
+                recipes=self.recipes,
             )
         finally:
             if own_shell is not None:

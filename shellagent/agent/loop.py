@@ -30,6 +30,7 @@ from shellagent.agent.actions import (
     FinishAction,
     RunAction,
     ScheduleAction,
+    UseAction,
     parse_action,
 )
 from shellagent.agent.approval import ApprovalRequest, Approver
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from shellagent.agent.examples import Example, ExampleLibrary
     from shellagent.agent.followup import Earlier
     from shellagent.agent.proposal import JobInstaller
+    from shellagent.agent.recipe_step import RecipeBook
     from shellagent.model.backend import Backend, Generation
     from shellagent.policy import PolicyEngine
     from shellagent.sandbox import CommandResult, Shell
@@ -129,6 +131,7 @@ def run_task(
     job_installer: JobInstaller | None = None,
     examples: ExampleLibrary | None = None,
     earlier: Earlier | None = None,
+    recipes: RecipeBook | None = None,
 ) -> Outcome:
     """Run ``task`` to its end and return how it ended (see the module docstring).
 
@@ -141,6 +144,8 @@ def run_task(
     retrieved from (``config.examples`` of them, rewritten to the task's paths); without
     one the prompt shows the reply format on the task's own paths. ``earlier`` makes the
     task a follow-up: the digest of the sessions it continues opens the task message.
+    ``recipes`` makes the session try verified recipes first (``recipe_step``); the model
+    writes commands itself only when none fits.
     """
     session_id = sink.session_id
     if not session_id:
@@ -197,7 +202,7 @@ def run_task(
     watcher = _CancelWatcher(state)
     watcher.start()
     try:
-        stop = _loop(state)
+        stop = _recipes_first(state, recipes) if recipes is not None else _loop(state)
     finally:
         watcher.stop()
     cwd = shell.cwd or None
@@ -250,6 +255,17 @@ def _loop(state: SessionState) -> SessionEnd:
         return stop
 
 
+def _recipes_first(state: SessionState, recipes: RecipeBook) -> SessionEnd:
+    """A recipe answers the task if one fits; else the free loop, honest when it fails."""
+    from shellagent.agent import recipe_step
+
+    try:
+        recipe_step.attempt(state, recipes, _run_action)
+    except SessionEnd as stop:
+        return stop
+    return recipe_step.honest(_loop(state), state)
+
+
 def _one_turn(state: SessionState, window: ContextWindow) -> None:
     generation = _generate(state, window)
     turn = state.turn
@@ -279,6 +295,9 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
         raise SessionEnd("finished", action.done)
     if isinstance(action, ScheduleAction):
         propose_job(state, action, turn)
+        return
+    if isinstance(action, UseAction):  # only a server ignoring the grammar writes one here
+        observe(state, observation.invalid_reply("no recipes are offered here; write a cmd"))
         return
     _run_action(state, action, turn)
 
@@ -319,6 +338,8 @@ def _generate(state: SessionState, window: ContextWindow) -> Generation:
 def _record_reply(
     state: SessionState, generation: Generation, action: dict[str, str] | None
 ) -> None:
+    if action is not None and state.origin:
+        action = {**action, "origin": state.origin}  # "free": written without a recipe
     state.emit(
         ModelTurn(
             turn=state.turn,

@@ -79,6 +79,9 @@ class SessionState:
     # command -> (times run, output of the last run): a third identical run is not made
     outputs: dict[str, tuple[int, str]] = field(default_factory=dict)
     nudged: bool = False  # the first-turn ``done`` nudge was given
+    # Where the commands come from: "recipe NAME" while a recipe's command runs, "free"
+    # once no recipe did the task and the model writes them itself (``recipe_step``).
+    origin: str = ""
     session_id: str = ""
     turn: int = 0
     invalid_in_a_row: int = 0

@@ -111,6 +111,13 @@ def add_parser(subparsers: Any) -> None:
         "none, the prompt shows only the reply format)",
     )
     parser.add_argument(
+        "--recipes",
+        choices=("on", "off"),
+        default="on",
+        help="on (default): the model first chooses a shipped recipe and fills its slots, "
+        "and writes commands itself only when none fits; off: it writes every command",
+    )
+    parser.add_argument(
         "--threads",
         type=_positive,
         metavar="N",
@@ -167,6 +174,7 @@ class AgentSpec:
     policy: str = "default"
     jobs: int = 1
     logprobs: bool = False
+    recipes: bool = False
 
 
 def build_agent(spec: AgentSpec) -> Any:
@@ -191,6 +199,7 @@ def build_agent(spec: AgentSpec) -> Any:
         examples=spec.examples,
         policy=spec.policy,
         capture_logprobs=spec.logprobs,
+        recipes=spec.recipes,
     )
 
 
@@ -235,6 +244,7 @@ def agent_spec(args: argparse.Namespace) -> AgentSpec:
         policy=args.policy,
         jobs=1 if args.ray is not None else args.jobs,
         logprobs=args.logprobs,
+        recipes=args.recipes == "on",
     )
 
 
@@ -314,6 +324,8 @@ def run(args: argparse.Namespace) -> int:
 
         Session("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
         agent = build_agent(spec)
+        if getattr(agent, "recipes", False):
+            agent.recipe_book()  # trains the ranker if the recipe set changed, before any task
         name = agent.name
     else:
         name = (spec.model or "embedded") if spec.kind == "model" else spec.kind

@@ -266,6 +266,7 @@ class TaskWorker:
                 "nobody can answer: ask is not attached to a terminal (rerun with -y to approve)"
             )
         from shellagent.agent.examples import default_library
+        from shellagent.agent.recipe_step import book_for
 
         agent = Agent(
             backend,
@@ -275,6 +276,7 @@ class TaskWorker:
             job_installer=self.job_installer,
             source="propose" if req.propose else "ask",
             examples=default_library(),
+            recipes=book_for(backend.name),  # the small model chooses recipes first
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()
@@ -587,7 +589,10 @@ class TaskWorker:
             if "every" in action:
                 self._no_scheduler_note()
             if "cmd" in action:
-                self._why[event.turn] = action.get("why", "")
+                why = action.get("why", "")
+                if action.get("origin") == "free":  # no recipe fit: the model wrote it
+                    why = f"(written by the model, no recipe) {why}".strip()
+                self._why[event.turn] = why
             else:
                 self._why.setdefault(event.turn, "")
             if event.valid is False:

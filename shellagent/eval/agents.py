@@ -18,6 +18,7 @@ from shellagent.events import End, EndReason, SessionStart
 
 if TYPE_CHECKING:
     from shellagent.agent.examples import ExampleLibrary
+    from shellagent.agent.recipe_step import RecipeBook
     from shellagent.model.backend import Backend
     from shellagent.model.pool import ModelPool
     from shellagent.policy import PolicyEngine
@@ -89,6 +90,7 @@ class ModelAgent:
         examples: int = 2,
         policy: str = "default",
         capture_logprobs: bool = False,
+        recipes: bool = False,
     ) -> None:
         # One job needs no lock, and its transcripts then name the real backend class.
         self.backend = backend
@@ -103,7 +105,12 @@ class ModelAgent:
         self.name = model_name or backend.name
         self.examples = examples
         self.policy = policy  # a preset: default, or throwaway layered on the default
+        # Try the shipped recipes before the model writes commands (`eval --recipes on`,
+        # the command line's default; off here so a scripted model's replies mean commands).
+        self.recipes = recipes
         self._library: ExampleLibrary | None = None
+        self._book: RecipeBook | None = None
+        self._book_lock = threading.Lock()
         self._local = threading.local()
 
     def _policy(self) -> PolicyEngine:
@@ -129,6 +136,21 @@ class ModelAgent:
             self._library = ExampleLibrary.load([SHIPPED_LIBRARY])
         return self._library
 
+    def recipe_book(self) -> RecipeBook | None:
+        """The shipped recipes only (like the examples: a measurement must not depend on
+        the user's own), loaded once for all jobs. Call it before the run: a first load
+        trains the ranker, which should not count as a task's time."""
+        if not self.recipes:
+            return None
+        with self._book_lock:
+            if self._book is None:
+                from shellagent import paths
+                from shellagent.agent.recipe_step import RecipeBook
+                from shellagent.recipes import DATA_DIR
+
+                self._book = RecipeBook.load(cache_dir=paths.cache_dir(), dirs=[DATA_DIR])
+            return self._book
+
     def run(
         self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
@@ -148,6 +170,7 @@ class ModelAgent:
             source="eval",
             model_name=self.name,
             examples=self._examples(),
+            recipes=self.recipe_book(),
         )
         outcome = agent.run(task.task, shell=shell, sink=sink, cancel=cancel, task_id=task.id)
         return AgentRun(

@@ -45,7 +45,7 @@ def test_run_task_takes_the_documented_keywords() -> None:
     assert list(params) == [
         "task", "backend", "shell", "policy", "approver", "sink", "config", "cancel",
         "on_event", "on_output", "on_token", "source", "model_name", "task_id", "job_installer",
-        "examples", "earlier",
+        "examples", "earlier", "recipes",
     ]  # fmt: skip
     assert all(p.kind is p.KEYWORD_ONLY for name, p in params.items() if name != "task")
 

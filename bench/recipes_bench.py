@@ -1,0 +1,226 @@
+"""Recipes first: how well the ranking knows intents, and what the recipe path solves.
+
+``intents`` (no model): trains the ranker on the shipped recipes and reports top-1 and
+top-5 intent accuracy on the held-out phrasings (tests/data/recipe-intents-heldout.jsonl,
+written from the recipes' names and summaries only, in other words) and on the everyday
+set's tasks as labelled for measuring (bench/data/everyday-recipe-labels.jsonl: the recipe
+a person would pick; never used to write recipes), and how coverage and accuracy move with
+the score thresholds (recipe_step.CONFIDENT and FITS), with the share of the 300 dev tasks
+above each.
+
+``eval`` (the embedded model; run under ``flock /tmp/shellagent-model.lock``): runs task
+sets through the eval harness with the model agent, recipes on (or ``--recipes off`` for
+the baseline in the same conditions), and reports the solve rate with its Wilson 95 %
+interval, seconds per task, and the share of tasks answered by a recipe vs by commands
+the model wrote itself.
+
+    python bench/recipes_bench.py intents
+    flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set everyday
+    flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --out DIR
+    python bench/recipes_bench.py eval --model first-values   # no model: the machinery alone
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+HELDOUT = ROOT / "tests" / "data" / "recipe-intents-heldout.jsonl"
+LABELS = ROOT / "bench" / "data" / "everyday-recipe-labels.jsonl"
+EVERYDAY = ROOT / "shellagent" / "taskgen" / "data" / "everyday-answers.jsonl"
+DEV = ROOT.parents[1] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
+if not DEV.exists():
+    DEV = Path("/work/shared/tasks/shell-tasks-dev.jsonl")
+THRESHOLDS = (-0.8, -0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def intents(args: argparse.Namespace) -> int:
+    from shellagent.recipes import DATA_DIR, load
+    from shellagent.recipes.rank import Ranker
+
+    catalog = load([DATA_DIR])
+    recipes = list(catalog.recipes.values())
+    began = time.perf_counter()
+    ranker = Ranker.train(recipes)
+    print(f"recipes: {len(recipes)}; trained in {time.perf_counter() - began:.1f} s")
+
+    def accuracy(rows: list[tuple[str, str]], label: str) -> list[tuple[float, bool, bool]]:
+        points = []
+        top1 = top5 = 0
+        misses = []
+        for task, want in rows:
+            ranked = ranker.rank(task, 5)
+            names = [c.name for c in ranked]
+            top1 += names[0] == want
+            top5 += want in names
+            points.append((ranked[0].score, names[0] == want, want in names[:3]))
+            if names[0] != want:
+                misses.append(f"  {want} <- {names[0]}: {task}")
+        n = len(rows)
+        print(f"{label}: {n} tasks; top-1 {top1}/{n} ({100 * top1 / n:.1f} %), ", end="")
+        print(f"top-5 {top5}/{n} ({100 * top5 / n:.1f} %)")
+        if args.misses:
+            print("\n".join(misses))
+        return points
+
+    names = set(catalog.recipes)
+    held = [(r["task"], r["recipe"]) for r in _lines(HELDOUT) if r["recipe"] in names]
+    dropped = sum(1 for r in _lines(HELDOUT) if r["recipe"] not in names)
+    if dropped:
+        print(f"(held-out: {dropped} phrasings name recipes not in this set, left out)")
+    points = accuracy(held, "held-out phrasings")
+    tasks = {t["id"]: t["task"] for t in _lines(EVERYDAY)}
+    labelled = [(tasks[r["id"]], r["recipe"]) for r in _lines(LABELS) if r["recipe"] in names]
+    print(f"everyday set: {len(labelled)} of {len(tasks)} tasks have a fitting recipe")
+    every = accuracy(labelled, "everyday tasks")
+    dev = [ranker.rank(t["task"], 1)[0].score for t in _lines(DEV)] if DEV.exists() else []
+    print(
+        "\nthreshold  held-out: share above, top-1 right, top-3 right | everyday above | dev above"
+    )
+    for th in THRESHOLDS:
+
+        def share(pts: list[tuple[float, bool, bool]], th: float = th) -> str:
+            above = [p for p in pts if p[0] >= th]
+            if not above:
+                return "  -"
+            right = sum(p[1] for p in above) / len(above)
+            three = sum(p[2] for p in above) / len(above)
+            return f"{len(above) / len(pts):5.2f} {right:5.2f} {three:5.2f}"
+
+        dev_above = sum(s >= th for s in dev) / len(dev) if dev else 0.0
+        print(f"{th:9.2f}  {share(points)} | {share(every)} | {dev_above:5.2f}")
+    return 0
+
+
+def _origins(transcript: Path) -> tuple[str, float]:
+    """How a task was answered ("recipe", "free" or "none") and its model seconds."""
+    origin, model_s = "none", 0.0
+    for line in transcript.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("type") != "model_turn":
+            continue
+        model_s += float(event.get("duration_s") or 0.0)
+        action = event.get("action") or {}
+        if action.get("origin") == "recipe" and origin == "none":
+            origin = "recipe"
+        elif action.get("origin") == "free":
+            origin = "free" if origin == "none" else f"{origin}+free"
+    return origin, model_s
+
+
+class FirstValues:
+    """A stand-in for the model that needs no model: a ``use`` reply takes the first offered
+    recipe with each slot's first value (what the prompt shows as its example), and a free
+    turn gives up at once. It measures the recipe machinery alone: ranking, the values read
+    from the task, trying before showing."""
+
+    name = "first-values"
+    context_size = 8192
+
+    def generate(self, messages: Any, *, reply_format: Any = None, **_: Any) -> Any:
+        from shellagent.model.backend import Generation
+
+        text = '{"done": "no recipe"}'
+        if reply_format is not None and reply_format.name == "use":
+            text = messages[0]["content"].rsplit("\n", 1)[-1]  # the example reply
+        return Generation(text=text, prompt_tokens=0, evaluated_prompt_tokens=0, generated_tokens=0)
+
+    def count_tokens(self, messages: Any) -> int:
+        return sum(len(m["content"]) // 4 for m in messages)
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    from shellagent.eval import ModelAgent, RunConfig, load_tasks, run_eval, summarize
+    from shellagent.eval.report import render_summary
+    from shellagent.model import load_backend
+
+    path = EVERYDAY if args.set == "everyday" else DEV
+    tasks = load_tasks(path).tasks[args.offset :]
+    if args.limit:
+        tasks = tasks[: args.limit]
+    backend = FirstValues() if args.model == "first-values" else load_backend(args.model)
+    agent = ModelAgent(
+        backend,
+        max_turns=args.max_turns,
+        examples=args.examples,
+        policy=args.policy,
+        recipes=args.recipes == "on",
+    )
+    book = agent.recipe_book()  # a ranker trained now is not a task's time
+    if book is not None and args.trials == "off":
+        import dataclasses
+
+        agent._book = dataclasses.replace(book, try_uncertain=False)  # no trying before showing
+    out = Path(args.out or f"/tmp/recipes-bench-{args.set}-{int(time.time())}")
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"{args.set}: {len(tasks)} tasks, recipes {args.recipes}, trials {args.trials}, ", end="")
+    print(f"load {os.getloadavg()}")
+    run = run_eval(tasks, agent, RunConfig(transcripts_dir=out / "transcripts"), jobs=1)
+    summary = summarize(run, agent=f"model {backend.name}, recipes {args.recipes}")
+    print(render_summary(summary))
+    ways: collections.Counter[str] = collections.Counter()
+    solved_by: collections.Counter[str] = collections.Counter()
+    records = []
+    for result in run.results:
+        transcript = out / "transcripts" / f"{result.session}.jsonl"
+        origin, model_s = _origins(transcript) if transcript.exists() else ("none", 0.0)
+        if result.valid:
+            ways[origin] += 1
+            solved_by[origin] += result.status == "solved"
+        records.append({**result.to_json(), "origin": origin, "model_s": model_s})
+    with (out / "records.jsonl").open("w") as f:
+        for record in records:
+            f.write(json.dumps(record) + "\n")
+    valid = sum(ways.values())
+    print(
+        "answered by: "
+        + ", ".join(f"{k} {v}/{valid} (solved {solved_by[k]})" for k, v in ways.most_common())
+    )
+    secs = [r["wall_s"] for r in records if r["status"] in ("solved", "failed")]
+    agent_s = [r["agent_s"] for r in records if r["status"] in ("solved", "failed")]
+    if secs:
+        wall, in_agent = sum(secs) / len(secs), sum(agent_s) / len(agent_s)
+        print(f"seconds per task: {wall:.2f} wall, {in_agent:.2f} agent")
+    print(f"load average at the end: {os.getloadavg()}; records in {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("intents")
+    p.add_argument("--misses", action="store_true", help="list every top-1 miss")
+    p.set_defaults(func=intents)
+    e = sub.add_parser("eval")
+    e.add_argument("--set", choices=("everyday", "dev"), default="everyday")
+    e.add_argument("--recipes", choices=("on", "off"), default="on")
+    e.add_argument(
+        "--model", default=None, help="a model, or first-values: the recipe path without one"
+    )
+    e.add_argument(
+        "--trials", choices=("on", "off"), default="on", help="off: never try before showing"
+    )
+    e.add_argument("--limit", type=int, default=0)
+    e.add_argument("--offset", type=int, default=0)
+    e.add_argument("--max-turns", type=int, default=15)
+    e.add_argument("--examples", type=int, default=2)
+    e.add_argument("--policy", choices=("default", "throwaway"), default="default")
+    e.add_argument("--out", default=None)
+    e.set_defaults(func=evaluate)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,606 @@
+"""The recipe step: before the model writes any command, try the verified recipes.
+
+A 135M model cannot plan a command; it can pick and copy. So a session with a recipe book
+starts here (``attempt``), and only falls through to the free loop when no recipe fits:
+
+1. The ranker (``shellagent.recipes.rank``) scores every recipe for the task.
+2. **Confident** (the best score at least ``RecipeBook.confident``): the model chooses
+   among the best recipes (the first, and those within ``CLOSE`` of it: measured, the
+   ranker picks better than a 135M model) and fills its slots in one reply, under a grammar
+   that admits only those names and, per slot, the values the task names
+   (``recipe_grammar``). The recipe renders the command.
+3. **Uncertain** (at least ``RecipeBook.fits``): the model fills each of the best
+   ``offered`` recipes in turn; each rendering is *tried before it is shown*, a read-only
+   one confined in the session's shell (the kernel refuses its writes), a writer on its own
+   overlay copy of the working directory (``WriterTrial``; without one, writers are not
+   tried); the one whose result fits best (``fit``) is chosen.
+4. The chosen command then goes through the policy and approval exactly as a ``cmd``
+   would (the loop's own path). If it runs and exits 0, the session ends: a question's
+   answer is its output, an action says what ran.
+5. Otherwise the free loop runs as before: the model writes commands itself, each marked
+   ``origin: free`` in the transcript and on screen. If that fails too, ``honest`` says so
+   plainly and names the next step (a larger model, or the command to edit).
+
+A larger model may still write its own commands: ``book_for`` gives no book to a model
+that is not the small embedded kind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from shellagent.agent import observation
+from shellagent.agent.actions import RunAction, UseAction, parse_action
+from shellagent.agent.recipe_grammar import Offer, offer_slot, use_format
+from shellagent.agent.session import SessionEnd, SessionState
+from shellagent.errors import InputError, ShellagentError
+from shellagent.events import ChatMessage, ModelTurn
+
+if TYPE_CHECKING:
+    from shellagent.model.backend import Generation
+    from shellagent.recipes import Recipe
+    from shellagent.recipes.candidates import TaskValues
+    from shellagent.recipes.rank import Candidate, Ranker
+    from shellagent.sandbox import CommandResult
+
+__all__ = [
+    "CONFIDENT",
+    "FITS",
+    "RecipeBook",
+    "Tried",
+    "WriterTrial",
+    "attempt",
+    "book_for",
+    "fit",
+    "honest",
+]
+
+# Thresholds on the ranker's score, a one-vs-rest margin, measured with
+# ``bench/recipes_bench.py intents`` (docs/results.md): from CONFIDENT the top recipe is
+# the right one for 96 % of the held-out phrasings; below FITS lie 4 % of them and 43 %
+# of the dev tasks (mostly jobs no recipe does), which the free loop takes. In between,
+# the best three are filled and tried before one is shown.
+CONFIDENT = 0.0
+FITS = -0.6
+OFFERED = 3
+# A recipe is offered beside the best one only when its score is this close to FITS or above.
+BAND = 0.3
+# When confident, another recipe is offered beside the best only when this close to it.
+CLOSE = 0.15
+# What the model's own choice adds to a tried rendering's score (it read the task).
+MODEL_CHOICE = 0.25
+USE_MAX_TOKENS = 120
+ANSWER_MAX = 1500
+# The next step named when nothing worked: a model that writes its own commands well.
+LARGER_MODEL = "qwen2.5-coder-1.5b"
+
+RunCommand = Callable[[SessionState, RunAction, int], None]
+
+
+class WriterTrial(Protocol):
+    """Runs a command that changes files on a throwaway copy; never on the real files."""
+
+    def __call__(self, command: str, cwd: str, timeout: float) -> CommandResult | None: ...
+
+
+@dataclass(frozen=True)
+class RecipeBook:
+    """The recipes a session may use, their ranker, and the thresholds that decide."""
+
+    recipes: Mapping[str, Recipe]
+    ranker: Ranker
+    confident: float = CONFIDENT
+    fits: float = FITS
+    offered: int = OFFERED
+    try_uncertain: bool = True
+    writer_trial: WriterTrial | None = None
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        cache_dir: Path | None = None,
+        writer_trial: WriterTrial | None = None,
+        dirs: Sequence[Path] | None = None,
+    ) -> RecipeBook:
+        """The recipes of ``dirs`` (default: the shipped and the user's), ranked by a model
+        cached in ``cache_dir``."""
+        from shellagent.recipes import load
+        from shellagent.recipes.rank import Ranker
+
+        catalog = load(dirs)
+        recipes = dict(catalog.recipes)
+        ranker = Ranker.build(list(recipes.values()), cache_dir)
+        return cls(recipes, ranker, writer_trial=writer_trial)
+
+
+# Models that choose recipes; any other (a larger catalog model, an ``openai:`` endpoint)
+# writes its own commands, as before.
+SMALL_MODELS = ("smollm2-135m",)
+_DEFAULT: RecipeBook | None = None
+_DEFAULT_LOCK = threading.Lock()
+_TRAINING: threading.Thread | None = None
+
+
+def book_for(model_name: str) -> RecipeBook | None:
+    """The process-wide recipe book (the shipped and the user's recipes, the ranker cached
+    in the cache directory, writers tried on overlay copies) for a small model; None for a
+    larger one, or when the recipes cannot be loaded (then the model writes commands).
+
+    A ranker already trained on this recipe set loads in a second or two. One that must be
+    trained first (a new install, a recipe added) takes tens of seconds on a small
+    machine: it is trained in the background, and tasks asked meanwhile go without."""
+    global _DEFAULT, _TRAINING
+    if not model_name.startswith(SMALL_MODELS):
+        return None
+    with _DEFAULT_LOCK:
+        if _DEFAULT is not None or _TRAINING is not None:
+            return _DEFAULT
+        from shellagent import paths
+        from shellagent.agent.trial import OverlayTrial
+        from shellagent.recipes import load
+        from shellagent.recipes.rank import Ranker
+
+        try:
+            recipes = dict(load().recipes)
+        except (ShellagentError, OSError, ValueError):
+            return None
+        cache = paths.cache_dir()
+        ranker = Ranker.cached(list(recipes.values()), cache)
+        if ranker is not None:
+            _DEFAULT = RecipeBook(recipes, ranker, writer_trial=OverlayTrial())
+            return _DEFAULT
+
+        def train() -> None:
+            global _DEFAULT
+            try:
+                trained = Ranker.build(list(recipes.values()), cache)
+            except (ShellagentError, OSError, ValueError):
+                return
+            with _DEFAULT_LOCK:
+                _DEFAULT = RecipeBook(recipes, trained, writer_trial=OverlayTrial())
+
+        _TRAINING = threading.Thread(target=train, name="recipe-ranker", daemon=True)
+        _TRAINING.start()
+        return None
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One rendering tried before showing, and how well its result fits the task."""
+
+    recipe: str
+    args: Mapping[str, str]
+    command: str
+    result: CommandResult | None
+    score: float
+    read_only: bool
+
+
+@dataclass
+class _Filled:
+    use: UseAction
+    recipe: Recipe
+    command: str
+    generation: Generation | None = None
+    tried: list[Tried] = field(default_factory=list)
+
+
+def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
+    """Answer the task with a recipe if one fits; raises ``SessionEnd`` when it did.
+    Returns when the free loop should take over (``state.origin`` is then ``"free"``)."""
+    ranked = book.ranker.rank(state.task, limit=max(book.offered, 5))
+    usable = [c for c in ranked if c.name in book.recipes]
+    if not usable or usable[0].score < book.fits:
+        _to_free(state, "no recipe fits the task")
+        return
+    values = _task_values(state)
+    state.turn += 1
+    turn = state.turn
+    # A dry run runs no command, so nothing is tried either.
+    if usable[0].score >= book.confident or not book.try_uncertain or state.config.dry_run:
+        # The ranker is right here far more often than a 135M model's pick among
+        # recipes: only those about as good as the best are offered.
+        close = [c for c in usable[1 : book.offered] if c.score >= usable[0].score - CLOSE]
+        shortlist = [usable[0], *close]
+        offers = [_offer(book.recipes[c.name], values) for c in shortlist]
+        filled = _fill(state, book, offers, shortlist)
+    else:
+        shortlist = [
+            usable[0],
+            *(c for c in usable[1 : book.offered] if c.score >= book.fits - BAND),
+        ]
+        offers = [_offer(book.recipes[c.name], values) for c in shortlist]
+        filled = _try_each(state, book, offers, shortlist)
+    if filled is None:
+        _to_free(state, "the recipes that might fit could not be filled from the task")
+        return
+    failed = _run_filled(state, filled, values, run, turn)
+    # A second chance without the model when the command ran and failed (not when it was
+    # denied or refused): the other candidates filled with the task's first values and
+    # tried; one that runs cleanly is shown. Only then the free loop.
+    if failed and book.try_uncertain and not state.config.dry_run and not state.cancel.is_set():
+        rest = [c for c in usable[: book.offered] if c.name != filled.recipe.name]
+        offers = [_offer(book.recipes[c.name], values) for c in rest]
+        again = _try_each(state, book, offers, rest, ask_model=False) if rest else None
+        if again is not None and max(t.score for t in again.tried) > 0:
+            state.turn += 1
+            _run_filled(state, again, values, run, state.turn)
+            filled = again
+    _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+
+
+def _run_filled(
+    state: SessionState, filled: _Filled, values: TaskValues, run: RunCommand, turn: int
+) -> bool:
+    """Record and run a filled recipe (policy, approval, execution: the loop's own path);
+    ends the session if it did the task, else says whether it ran (and failed)."""
+    saved_to = _save_target(state.task, filled.recipe, values, filled.use.arguments)
+    if saved_to is not None:
+        filled.command = redirect(filled.command, *saved_to)
+    _record(state, filled, turn)
+    ran = len(state.commands)
+    state.origin = f"recipe {filled.recipe.name}"
+    try:
+        run(state, RunAction(cmd=filled.command, why=_why(filled)), turn)
+    finally:
+        state.origin = ""
+    if len(state.commands) > ran:
+        result = state.commands[-1]
+        if result.exit_code == 0 and not result.timed_out and not result.refused:
+            if saved_to is not None:
+                raise SessionEnd("finished", f"Saved to {saved_to[0]}: {result.command}")
+            raise SessionEnd("finished", _answer(filled.recipe, result))
+        return True
+    return False
+
+
+# "save the list to /tmp/x", "write the count into out.txt", "append them to report.log"
+_SAVE = re.compile(
+    r"\b(?:save|saves|saved|saving|write|writes|written|store|stores|stored|redirect|"
+    r"append|appends|export|dump)\b[^.?!]*?\b(?:to|in|into|as)\b",
+    re.I,
+)
+
+
+def _save_target(
+    task: str, recipe: Recipe, values: TaskValues, args: Mapping[str, str]
+) -> tuple[str, bool] | None:
+    """Where a question's answer is to be saved, when the task says to save it in a file
+    and the recipe has no slot for one (``(path, append)``); None otherwise. The file is
+    one the task names after the verb and that is none of the recipe's own arguments."""
+    if recipe.kind != "question" or any(s.type == "output" for s in recipe.slots.values()):
+        return None
+    said = _SAVE.search(task)
+    if said is None:
+        return None
+    after = task[said.start() :]
+    used = set(args.values())
+    for target in values.outputs:
+        if target in after and target.rsplit("/", 1)[-1] not in {
+            u.rsplit("/", 1)[-1] for u in used
+        }:
+            return target, bool(re.search(r"\bappend", said.group(0), re.I))
+    return None
+
+
+def redirect(command: str, path: str, append: bool = False) -> str:
+    """``command`` with all its output saved in ``path`` (one shell word, quoted). A new
+    file only (``set -C``): an existing file is never overwritten by an answer; appending
+    adds to it."""
+    from shellagent.recipes import shell_word
+
+    target = shell_word(path, path=True)
+    if append:
+        return f"{{ {command}\n}} >> {target}"
+    return f"(set -C; {{ {command}\n}} > {target})"
+
+
+def _to_free(state: SessionState, why: str) -> None:
+    """From here the model writes its own commands: say so in the transcript."""
+    state.origin = "free"
+    state.emit(
+        ChatMessage(
+            role="system",
+            content=f"(recipes: {why}; the model writes the commands itself from here)",
+            turn=state.turn,
+        )
+    )
+
+
+def _task_values(state: SessionState) -> TaskValues:
+    """What the task names, with names resolved against a read-only listing of the
+    working directory and the folders the task names."""
+    from shellagent.recipes.candidates import listing_command, read_task
+
+    listing: list[str] = []
+    try:
+        result = state.shell.run(listing_command(state.task), timeout=10, confined=True)
+        if result.exit_code == 0 and not result.timed_out:
+            listing = [line for line in result.output.splitlines() if line]
+    except ShellagentError:
+        pass  # no listing: names the task gives without a folder stay as they are
+    return read_task(state.task, listing)
+
+
+def _offer(recipe: Recipe, values: TaskValues) -> Offer:
+    from shellagent.recipes.candidates import candidates_for
+
+    slots = tuple(
+        offer_slot(
+            name,
+            slot.type,
+            candidates_for(slot.type, values, slot.choices),
+            slot.default,
+            slot.choices,
+            slot.help,
+        )
+        for name, slot in recipe.slots.items()
+    )
+    return Offer(recipe.name, recipe.summary, slots)
+
+
+def prompt(task: str, offers: Sequence[Offer]) -> list[dict[str, str]]:
+    """The messages that ask the model for a ``use`` reply: the offered recipes with their
+    slots and the values the task names, and the reply's format on the first of them."""
+    lines = [
+        "You choose a ready-made command for the user's task and fill in its values.",
+        'Reply with one JSON object: {"use": recipe name, "args": {slot: value}}.',
+        "Recipes:",
+    ]
+    for offer in offers:
+        slots = []
+        for slot in offer.slots:
+            text = f"{slot.name} ({slot.help or slot.type})"
+            values = slot.values()
+            if values:
+                text += " one of: " + ", ".join(values[:6])
+            slots.append(text)
+        lines.append(f"- {offer.name}: {offer.summary}. " + ("; ".join(slots) or "no values"))
+    lines.append("Example reply:")
+    lines.append(json.dumps(offers[0].example(), ensure_ascii=False))
+    return [
+        {"role": "system", "content": "\n".join(lines)},
+        {"role": "user", "content": f"Task: {task}"},
+    ]
+
+
+def _generate(state: SessionState, offers: Sequence[Offer]) -> tuple[Generation, UseAction]:
+    messages = prompt(state.task, offers)
+    try:
+        generation = state.backend.generate(
+            messages, reply_format=use_format(offers), max_tokens=USE_MAX_TOKENS
+        )
+    except ShellagentError as exc:
+        raise SessionEnd("error", "the model failed", exc.show(), cause=exc) from None
+    except (RuntimeError, OSError, ValueError) as exc:
+        raise SessionEnd("error", "the model failed", f"{type(exc).__name__}: {exc}") from None
+    action = parse_action(generation.text)
+    if not isinstance(action, UseAction):
+        raise InputError("the reply is not a use action")
+    return generation, action
+
+
+def _render(book: RecipeBook, action: UseAction) -> tuple[Recipe, str] | None:
+    from shellagent.recipes import render
+
+    recipe = book.recipes.get(action.use)
+    if recipe is None:
+        return None
+    try:
+        return recipe, render(recipe, action.arguments)
+    except InputError:  # a value its type refuses: not this recipe
+        return None
+
+
+def _fill(
+    state: SessionState, book: RecipeBook, offers: Sequence[Offer], ranked: Sequence[Candidate]
+) -> _Filled | None:
+    """One reply: the model chooses among ``offers`` and fills the chosen one."""
+    try:
+        generation, action = _generate(state, offers)
+    except InputError:
+        return None
+    rendered = _render(book, action)
+    if rendered is None:
+        return None
+    return _Filled(action, rendered[0], rendered[1], generation)
+
+
+def _try_each(
+    state: SessionState,
+    book: RecipeBook,
+    offers: Sequence[Offer],
+    ranked: Sequence[Candidate],
+    *,
+    ask_model: bool = True,
+) -> _Filled | None:
+    """One reply chooses and fills a recipe, as when confident; the other offers are filled
+    with each slot's first value (what the task names first, else the default). Every
+    rendering is tried where it cannot change the real files, and the one whose result
+    fits best is kept (the model's choice wins a tie)."""
+    from shellagent.policy import ShellState
+
+    generation: Generation | None = None
+    chosen: UseAction | None = None
+    if ask_model:
+        with contextlib.suppress(InputError):
+            generation, chosen = _generate(state, offers)
+    fills: list[tuple[UseAction, float]] = []
+    for offer, candidate in zip(offers, ranked, strict=False):
+        if chosen is not None and chosen.use == offer.name:
+            fills.append((chosen, candidate.score + MODEL_CHOICE))
+        else:
+            first = _first_values(offer)
+            if first is not None:
+                fills.append((first, candidate.score))
+    best: _Filled | None = None
+    best_score = float("-inf")
+    tried: list[Tried] = []
+    for action, prior in fills:
+        if state.cancel.is_set():
+            raise SessionEnd("cancelled", "cancelled before the task was done")
+        rendered = _render(book, action)
+        if rendered is None:
+            continue
+        recipe, command = rendered
+        decision = state.policy.check(command, ShellState(cwd=_cwd(state)))
+        if decision.decision == "deny":
+            continue
+        result = _trial(state, book, command, read_only=decision.read_only)
+        score = fit(state.task, recipe.kind, result) + prior
+        tried.append(
+            Tried(recipe.name, action.arguments, command, result, score, decision.read_only)
+        )
+        if score > best_score:
+            best_score = score
+            best = _Filled(action, recipe, command, generation if action is chosen else None)
+    if best is not None:
+        best.tried = tried
+    return best
+
+
+def _first_values(offer: Offer) -> UseAction | None:
+    """``offer`` filled with each slot's first value; None if a slot has none."""
+    args = []
+    for slot in offer.slots:
+        values = slot.values()
+        if not values:
+            return None
+        args.append((slot.name, values[0]))
+    return UseAction(use=offer.name, args=tuple(args))
+
+
+def _cwd(state: SessionState) -> Path | None:
+    return Path(state.shell.cwd) if state.shell.cwd else None
+
+
+def _trial(
+    state: SessionState, book: RecipeBook, command: str, *, read_only: bool
+) -> CommandResult | None:
+    """``command`` run where it cannot change the real files, or None when it cannot be."""
+    try:
+        if read_only:
+            # In a subshell: a trial's `cd` or variables must not change the session's shell.
+            return state.shell.run(
+                f"(\n{command}\n)", timeout=state.config.command_timeout, confined=True
+            )
+        if book.writer_trial is not None:
+            return book.writer_trial(command, state.shell.cwd, state.config.command_timeout)
+    except ShellagentError:
+        return None
+    return None
+
+
+# What a tool prints on stderr when it fails ("find: 'x': No such file or directory",
+# "usage: …", "fatal: not a git repository"); output is stdout and stderr together, and a
+# log line that says ERROR is an answer, not a failure.
+_ERRORS = re.compile(
+    r"^(?:[\w./-]+: (?:.*: )?(?:no such file|cannot|can't|permission denied|not found|"
+    r"invalid|unrecognized|missing operand|syntax error|is a directory|not a directory)|"
+    r"usage: |fatal: |error: )",
+    re.I | re.M,
+)
+_TASK_WORD = re.compile(r"[A-Za-z0-9_][\w.-]{2,}")
+
+
+def fit(task: str, kind: str, result: CommandResult | None) -> float:
+    """How well a tried result fits the task: exit 0, no error output, and for a question
+    output that is there and mentions what the task names. 0 for an untried writer."""
+    if result is None:
+        return 0.0
+    if result.timed_out or result.refused:
+        return -3.0
+    score = 2.0 if result.exit_code == 0 else -2.0
+    output = result.output
+    if _ERRORS.search(output):
+        score -= 1.0
+    if kind == "question":
+        score += 1.0 if output.strip() else -1.0
+        named = {w.lower() for w in _TASK_WORD.findall(task)} - _COMMON
+        if named and any(w in output.lower() for w in named):
+            score += 0.5
+    elif result.exit_code == 0:
+        score += 1.5  # a change made on the copy without complaint: as good as an answer
+    return score
+
+
+_COMMON = {"the", "and", "for", "are", "how", "many", "what", "which", "with", "files", "file"}
+
+
+def _why(filled: _Filled) -> str:
+    return f"recipe {filled.recipe.name}: {filled.recipe.summary}"[:160]
+
+
+def _record(state: SessionState, filled: _Filled, turn: int) -> None:
+    """The ``use`` reply in the transcript: the recipe, its arguments, the rendered command."""
+    generation = filled.generation
+    raw = generation.text if generation is not None else filled.use.to_json()
+    action = {
+        **filled.use.to_dict(),
+        "cmd": filled.command,
+        "why": _why(filled),
+        "origin": "recipe",
+    }
+    if filled.tried:
+        action["tried"] = json.dumps(
+            [
+                {
+                    "recipe": t.recipe,
+                    "command": t.command,
+                    "score": round(t.score, 3),
+                    "exit_code": t.result.exit_code if t.result else None,
+                }
+                for t in filled.tried
+            ]
+        )
+    state.emit(
+        ModelTurn(
+            turn=turn,
+            raw=raw,
+            action=action,
+            valid=True,
+            stop=generation.stop if generation else "end",
+            prompt_tokens=generation.prompt_tokens if generation else 0,
+            evaluated_prompt_tokens=generation.evaluated_prompt_tokens if generation else 0,
+            generated_tokens=generation.generated_tokens if generation else 0,
+            duration_s=round(generation.duration_s, 4) if generation else 0.0,
+        )
+    )
+    state.emit(ChatMessage(role="assistant", content=raw, turn=turn))
+
+
+def _answer(recipe: Recipe, result: CommandResult) -> str:
+    """The session's summary: a question's answer is its output; an action says what ran."""
+    output = result.output.strip()
+    if recipe.kind == "question":
+        return observation.cut(output, ANSWER_MAX) if output else "(no output: nothing matched)"
+    done = f"Done with the recipe {recipe.name}: {result.command}"
+    return f"{done}\n{observation.cut(output, ANSWER_MAX)}" if output else done
+
+
+def honest(stop: SessionEnd, state: SessionState) -> SessionEnd:
+    """A free session that did not finish, said plainly with the next step to take."""
+    if state.origin != "free" or stop.reason in ("finished", "cancelled", "user_quit"):
+        return stop
+    last = next((r.command for r in reversed(state.commands)), "")
+    step = f"`shellagent model pull {LARGER_MODEL}` and ask again with `--model {LARGER_MODEL}`"
+    text = (
+        "No recipe fits this task and the commands the model wrote did not do it. "
+        f"Next: {step}"
+        + (f", or edit and run the last command yourself: {last}" if last else "")
+        + "."
+    )
+    return SessionEnd(stop.reason, text, stop.error or stop.summary)
+
+
+def describe(candidates: Sequence[Candidate]) -> str:
+    """The ranking in one line, for logs and the bench."""
+    return ", ".join(f"{c.name} {c.score:.2f}" for c in candidates)

@@ -1,0 +1,451 @@
+"""Values a task names, by slot type: what a recipe's slots may be filled with.
+
+A 135M model fills a slot well when it only has to pick: the grammar built from these
+candidates (``shellagent.agent.recipe_grammar``) admits, for most slot types, only the
+values the task itself names, and the model's choice is which of them goes where. The
+task's words are read for quoted strings, paths, numbers (digits and number words),
+extensions ("PDFs" → ``pdf``), sizes ("1MB" → ``1M``), durations ("last week" → 7 days),
+times, dates, octal modes and capitalised or upper-case words (the usual search patterns).
+A name the task gives without its folder ("access.log", "my Downloads folder", "the
+webshop project") is looked up in a listing of the working directory (and of the folders
+the task names), so the slot gets a path that exists.
+
+Candidates are ordered best first: what the task says explicitly before what the listing
+suggests, in the order the task says it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+__all__ = ["TaskValues", "candidates_for", "listing_command", "read_task"]
+
+NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "fifty": 50,
+    "hundred": 100,
+    "dozen": 12,
+    "a couple": 2,
+    "a few": 3,
+}
+# Words that name a kind of file: "PDFs", "Python files", "photos".
+EXT_WORDS = {
+    "pdf": "pdf",
+    "python": "py",
+    "jpeg": "jpg",
+    "jpg": "jpg",
+    "jpgs": "jpg",
+    "photo": "jpg",
+    "photos": "jpg",
+    "png": "png",
+    "pngs": "png",
+    "csv": "csv",
+    "csvs": "csv",
+    "json": "json",
+    "yaml": "yaml",
+    "yml": "yml",
+    "markdown": "md",
+    "text": "txt",
+    "txt": "txt",
+    "log": "log",
+    "logs": "log",
+    "shell": "sh",
+    "bash": "sh",
+    "html": "html",
+    "xml": "xml",
+    "sql": "sql",
+    "conf": "conf",
+    "config": "conf",
+    "gz": "gz",
+    "gzip": "gz",
+    "gzipped": "gz",
+    "zip": "zip",
+    "tar": "tar",
+    "mp3": "mp3",
+    "bak": "bak",
+    "tmp": "tmp",
+    "javascript": "js",
+    "js": "js",
+    "typescript": "ts",
+    "ini": "ini",
+    "deb": "deb",
+    "pdfs": "pdf",
+}
+UNITS = {"k": "k", "kb": "k", "kib": "k", "m": "M", "mb": "M", "mib": "M", "g": "G", "gb": "G"}
+UNITS.update({"gib": "G", "kilobytes": "k", "megabytes": "M", "gigabytes": "G"})
+SIGNALS = ("TERM", "KILL", "HUP", "INT", "USR1", "USR2", "STOP", "CONT")
+
+_QUOTED = re.compile(r"(?<![\w])'([^'\n]{1,120})'(?![\w])|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
+_PATH = re.compile(r"(?<![\w.])(?:~/|~(?![\w])|\.{1,2}/|/)[\w.@%+~*?/-]*")
+_RELPATH = re.compile(r"(?<![\w/~.-])[\w.-]+/[\w.@+*/-]*[\w*]")
+_FILENAME = re.compile(r"(?<![\w/~.-])[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w])")
+_DOT_EXT = re.compile(r"(?<![\w/])\.([A-Za-z][A-Za-z0-9]{0,9})\b")
+_NUMBER = re.compile(r"(?<![\w.:/-])(\d{1,7})(?![\w:/]|\.\d|-\d)")
+_SIZE = re.compile(
+    r"\b(\d{1,6})\s?(kib|kb|k|mib|mb|m|gib|gb|g|kilobytes|megabytes|gigabytes)\b", re.I
+)
+_DURATION = re.compile(
+    r"\b(\d{1,4}|an?|one|two|three|four|five|six|seven|ten|twelve|thirty|last|past)\s*"
+    r"(minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b",
+    re.I,
+)
+_TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MODE = re.compile(r"(?<![\w.])([0-7]{3,4})(?![\w.])")
+_CAPS = re.compile(r"\b[A-Z][A-Z0-9_]{1,30}\b")
+_CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
+_AFTER = re.compile(
+    r"\b(?:named|called|user|branch|field|key|column|group|tag|process)\s+"
+    r"(?!named\b|called\b)['\"]?([\w.@+-]{1,60})",
+    re.I,
+)
+_STOP = {"the", "a", "an", "my", "in", "of", "to", "and", "is", "are", "for", "on", "with"}
+
+
+@dataclass(frozen=True)
+class TaskValues:
+    """Everything a task names, sorted by kind, best first."""
+
+    paths: tuple[str, ...] = ()
+    dirs: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    quoted: tuple[str, ...] = ()
+    numbers: tuple[int, ...] = ()
+    exts: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()
+    sizes: tuple[str, ...] = ()
+    days: tuple[int, ...] = ()
+    minutes: tuple[int, ...] = ()
+    times: tuple[str, ...] = ()
+    dates: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()  # upper-case and capitalised words, names after "named"
+    names: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+    listing: tuple[str, ...] = field(default=(), repr=False)
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for item in items:
+        if item and item not in seen:
+            seen[item] = None
+    return tuple(seen)
+
+
+def _looks_like_path(text: str) -> bool:
+    return bool(text) and (
+        text.startswith(("/", "~", "./", "../")) or "/" in text or bool(_FILENAME.fullmatch(text))
+    )
+
+
+def listing_command(task: str, limit: int = 3000) -> str:
+    """A read-only command that lists the working directory (three levels) and the folders
+    the task names, one path a line; its output is ``read_task``'s ``listing``."""
+    import shlex
+
+    roots = ["."]
+    for path in _explicit_paths(task):
+        if path.startswith("/") and "*" not in path and "?" not in path:
+            roots.append(
+                path
+                if not _FILENAME.search(path.rsplit("/", 1)[-1])
+                else path.rsplit("/", 1)[0] or "/"
+            )
+    roots = list(_unique(r for r in roots if r not in ("/", "")))[:6]
+    quoted = " ".join(shlex.quote(r) for r in roots)
+    return (
+        f"find {quoted} -maxdepth 3 \\( -name '.*' ! -name . -prune \\) -o "
+        f"\\( -type d -printf '%p/\\n' \\) -o -printf '%p\\n' 2>/dev/null | head -n {limit}"
+    )
+
+
+def _explicit_paths(task: str) -> list[str]:
+    found: list[tuple[int, str]] = []
+    for m in _QUOTED.finditer(task):
+        inner = next(g for g in m.groups() if g is not None).strip()
+        if _looks_like_path(inner) and " " not in inner:
+            found.append((m.start(), inner))
+    stripped = _QUOTED.sub(lambda m: " " * len(m.group(0)), task)
+    for m in _PATH.finditer(stripped):
+        text = m.group(0).rstrip(".,:;!?)")
+        if len(text) > 1 or text == "~":
+            found.append((m.start(), text))
+    for m in _RELPATH.finditer(stripped):
+        found.append((m.start(), m.group(0).rstrip(".,:;")))
+    for m in _FILENAME.finditer(stripped):
+        text = m.group(0)
+        if not re.fullmatch(r"\d+(\.\d+)+", text):  # a version such as 2.3.1
+            found.append((m.start(), text))
+    found.sort()
+    return [p for _, p in found]
+
+
+def _resolve(names: Sequence[str], listing: Sequence[str], task_words: set[str]) -> list[str]:
+    """Listing entries whose base name is one of ``names`` (exact), best first: the entry
+    whose folders the task also names, then the shallowest."""
+    hits: list[tuple[int, int, str]] = []
+    wanted = {n.lower() for n in names}
+    for entry in listing:
+        clean = entry.rstrip("/")
+        base = clean.rsplit("/", 1)[-1].lower()
+        if base in wanted:
+            parts = [p.lower() for p in clean.split("/")[:-1]]
+            named = sum(1 for p in parts if p in task_words)
+            hits.append((-named, clean.count("/"), entry))
+    hits.sort()
+    return [h[2] for h in hits]
+
+
+def _tidy(entry: str) -> str:
+    """A listing entry as a slot value: ``./x`` as ``x``, a folder without its slash."""
+    text = entry[2:] if entry.startswith("./") else entry
+    return text.rstrip("/") or "."
+
+
+def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskValues:
+    """The values ``task`` names; ``listing`` (``listing_command``'s lines) resolves names
+    given without their folder; ``home`` lets a listed path under it read as ``~/…``."""
+    words = [w.lower() for w in re.findall(r"[\w.-]+", task)]
+    word_set = {w.strip(".") for w in words}
+    explicit = _unique(_explicit_paths(task))
+    listed_dirs = [e for e in listing if e.endswith("/")]
+    listed_files = [e for e in listing if not e.endswith("/")]
+
+    dirs: list[str] = []
+    files: list[str] = []
+    outputs: list[str] = []
+    listed = set(_tidy(e) for e in listing)
+    for path in explicit:
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        is_file = bool(_FILENAME.fullmatch(last)) and not path.endswith("/")
+        if "/" not in path and not path.startswith("~") and is_file:
+            found = _resolve([path], listed_files, word_set)
+            if found:
+                files += [_tidy(f) for f in found]
+                continue
+            joined = _joined(task, path)
+            files += [*joined, path]
+            outputs += [*joined, path]
+            continue
+        if "/" in path and not path.startswith(("/", "~", ".")) and path not in listed:
+            # "Documents/contacts.csv": look for it below the working directory
+            found = [e for e in listing if _tidy(e).endswith("/" + path.rstrip("/"))]
+            if found:
+                (dirs if found[0].endswith("/") else files).append(_tidy(found[0]))
+                continue
+        if is_file:
+            files.append(path)
+            parent = path.rsplit("/", 1)[0]
+            if parent and parent != path:
+                dirs.append(parent)
+            if path.startswith("/tmp/") or not any(_tidy(e) == path for e in listing):
+                outputs.append(path)
+        else:
+            dirs.append(path.rstrip("/") if path not in ("/", "~/") else path)
+    # Names given without a path: "my Downloads folder", "the webshop project".
+    plain = [w for w in re.findall(r"[A-Za-z][\w.-]{2,}", task) if w.lower() not in _STOP]
+    plain_lower = [w.lower().strip(".") for w in plain]
+    dirs += [_tidy(d) for d in _resolve(plain_lower, listed_dirs, word_set)]
+    files += [_tidy(f) for f in _resolve(plain_lower, listed_files, word_set)]
+    # A file named by its stem: "my contacts file" → contacts.csv
+    stems: dict[str, list[str]] = {}
+    for entry in listed_files:
+        base = _tidy(entry).rsplit("/", 1)[-1]
+        stem = base.split(".", 1)[0].lower()
+        if stem in plain_lower and len(stem) > 3:
+            stems.setdefault(stem, []).append(entry)
+    for stem in sorted(stems, key=plain_lower.index):
+        files += [
+            _tidy(e)
+            for e in _resolve(
+                [e.rstrip("/").rsplit("/", 1)[-1] for e in stems[stem]], stems[stem], word_set
+            )
+        ]
+    if home:
+        dirs = [_home(d, home) for d in dirs]
+        files = [_home(f, home) for f in files]
+
+    quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(task)]
+    numbers: list[int] = []
+    for m in _NUMBER.finditer(_QUOTED.sub(" ", task)):
+        numbers.append(int(m.group(1)))
+    for word, value in NUMBER_WORDS.items():
+        if re.search(rf"\b{word}\b", task, re.I):
+            numbers.append(value)
+    exts = [m.group(1).lower() for m in _DOT_EXT.finditer(task)]
+    prose = [w.lower() for w in re.findall(r"[\w-]+", _PATH.sub(" ", task))]
+    exts += [EXT_WORDS[w] for w in prose if w in EXT_WORDS]
+    for f in files:
+        ext = PurePosixPath(f).suffix.lstrip(".")
+        if ext and f in explicit:
+            exts.append(ext.lower())
+    globs = [q for q in quoted if any(c in q for c in "*?") and "/" not in q]
+    for q in quoted:
+        if "/" in q or " " in q or any(c in q for c in "*?"):
+            continue
+        before = task[: task.find(q)].lower()[-30:]
+        if re.search(r"(end(s|ing)? (in|with)|suffix|extension)\W*$", before):
+            globs.append(f"*{q}")
+        elif re.search(r"(start(s|ing)? with|prefix(ed)?|begin(s|ning)? with)\W*$", before):
+            globs.append(f"{q}*")
+    globs += [f"*.{e}" for e in exts]
+    sizes = [m.group(1) + UNITS[m.group(2).lower()] for m in _SIZE.finditer(task)]
+    days, minutes = _durations(task)
+    times = [f"{int(h):02d}:{m}" for h, m in _TIME.findall(task)]
+    if re.search(r"\bmidnight\b", task, re.I):
+        times.append("00:00")
+    dates = ["-".join(d) for d in _DATE.findall(task)]
+    modes = []
+    if re.search(r"\b(mode|permissions?|chmod|octal)\b", task, re.I):
+        modes = _MODE.findall(task)
+    caps = [
+        w for w in _CAPS.findall(task) if w not in {"I", "A", "OK"} and w.lower() not in EXT_WORDS
+    ]
+    named = [m.group(1) for m in _AFTER.finditer(task)]
+    capital = _CAPITAL.findall(task)
+    signals = [s for s in SIGNALS if re.search(rf"\b(SIG)?{s}\b", task)]
+    return TaskValues(
+        paths=_unique([*explicit, *dirs, *files]),
+        dirs=_unique(dirs),
+        files=_unique(files),
+        outputs=_unique(outputs),
+        quoted=_unique(q for q in quoted if not _looks_like_path(q)),
+        numbers=tuple(dict.fromkeys(numbers)),
+        exts=_unique(exts),
+        globs=_unique(globs),
+        sizes=_unique(sizes),
+        days=tuple(dict.fromkeys(days)),
+        minutes=tuple(dict.fromkeys(minutes)),
+        times=_unique(times),
+        dates=_unique(dates),
+        modes=_unique(modes),
+        words=_unique([*caps, *capital]),
+        names=_unique(named),
+        signals=_unique(signals),
+        listing=tuple(listing),
+    )
+
+
+_IN_DIR = re.compile(
+    r"^['\"]?\s+(?:in|under|inside|into|to)\s+(?:the\s+)?(?:(?:directory|folder)\s+)?"
+    r"['\"]?((?:/|~/?)[\w.@+/-]*)"
+)
+
+
+def _joined(task: str, name: str) -> list[str]:
+    """``name`` put in the folder the task names right after it ("x.txt in /tmp")."""
+    at = task.find(name)
+    match = _IN_DIR.match(task[at + len(name) :]) if at >= 0 else None
+    if match is None:
+        return []
+    folder = match.group(1).rstrip("/.,") or "/"
+    if _FILENAME.fullmatch(folder.rsplit("/", 1)[-1]):
+        return []  # "config.php inside site.tar.gz": a file in a file, not a path
+    return [f"{folder}/{name}" if folder != "/" else f"/{name}"]
+
+
+def _home(path: str, home: str) -> str:
+    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+_UNIT_DAYS = {"minute": 1 / 1440, "min": 1 / 1440, "hour": 1 / 24, "hr": 1 / 24}
+_UNIT_DAYS.update({"day": 1, "week": 7, "month": 30, "year": 365})
+
+
+def _durations(task: str) -> tuple[list[int], list[int]]:
+    days: list[int] = []
+    minutes: list[int] = []
+    low = task.lower()
+    for m in _DURATION.finditer(low):
+        amount_text, unit = m.group(1), m.group(2).rstrip("s")
+        unit = {"min": "minute", "hr": "hour"}.get(unit, unit)
+        amount = int(amount_text) if amount_text.isdigit() else NUMBER_WORDS.get(amount_text, 1)
+        in_days = amount * _UNIT_DAYS[unit]
+        days.append(max(1, round(in_days)))
+        minutes.append(max(1, round(in_days * 1440)))
+    for phrase, n in (("yesterday", 1), ("today", 1), ("fortnight", 14), ("last 24 hours", 1)):
+        if phrase in low:
+            days.append(n)
+            minutes.append(n * 1440)
+    return days, minutes
+
+
+def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = ()) -> list[str]:
+    """The values a slot of ``slot_type`` may take from the task, best first (empty: the
+    task names none; the grammar then allows the default, or a free value of the type)."""
+    if slot_type == "dir":
+        return list(values.dirs)
+    if slot_type in ("file", "archive"):
+        return list(values.files) + [p for p in values.paths if p not in values.files]
+    if slot_type == "path":
+        return list(values.paths)
+    if slot_type == "output":
+        return list(values.outputs) + [p for p in values.files if p not in values.outputs]
+    if slot_type == "glob":
+        return list(values.globs)
+    if slot_type == "ext":
+        return list(values.exts)
+    if slot_type in ("pattern", "text"):
+        return list(_unique([*values.quoted, *values.words, *values.names]))
+    if slot_type in ("name", "word", "key"):
+        return [
+            w
+            for w in _unique([*values.names, *values.quoted, *values.words])
+            if re.fullmatch(r"[A-Za-z0-9._@+][A-Za-z0-9._@+-]*", w)
+        ]
+    if slot_type in ("user", "group"):
+        return [
+            w
+            for w in _unique([*values.names, *values.quoted])
+            if re.fullmatch(r"[a-z_][a-z0-9_-]*", w)
+        ]
+    if slot_type == "branch":
+        return [
+            w
+            for w in _unique([*values.names, *values.quoted])
+            if re.fullmatch(r"[A-Za-z0-9._/][A-Za-z0-9._/-]*", w)
+        ]
+    if slot_type in ("count", "column"):
+        return [str(n) for n in values.numbers if 1 <= n <= 100000]
+    if slot_type in ("number", "pid"):
+        return [str(n) for n in values.numbers]
+    if slot_type == "port":
+        return [str(n) for n in values.numbers if 1 <= n <= 65535]
+    if slot_type == "days":
+        return [str(n) for n in values.days]
+    if slot_type == "minutes":
+        return [str(n) for n in values.minutes]
+    if slot_type == "size":
+        return list(values.sizes)
+    if slot_type == "mode":
+        return list(values.modes)
+    if slot_type == "time":
+        return list(values.times)
+    if slot_type == "date":
+        return list(values.dates)
+    if slot_type == "signal":
+        return list(values.signals)
+    if slot_type == "choice":
+        return [c for c in choices if c in values.words or c in values.quoted]
+    return []

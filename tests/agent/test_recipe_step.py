@@ -1,0 +1,420 @@
+"""The recipe step of the loop, driven by a scripted model: a recipe that fits answers the
+task, an uncertain ranking is tried before it is shown (read-only confined, writers on an
+overlay copy, never the real files), and when no recipe fits the model writes the commands
+itself, marked free, and says plainly what to do next when that fails too."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellagent.agent import AgentConfig, AutoApprover, RefuseApprover, run_task
+from shellagent.agent.recipe_step import RecipeBook
+from shellagent.agent.trial import OverlayTrial
+from shellagent.events import ChatMessage, Execution, ModelTurn
+from shellagent.model.backend import ReplyFormat
+from shellagent.policy import PolicyEngine
+from shellagent.recipes import load
+from shellagent.recipes.rank import Ranker
+from shellagent.sandbox import Session, get_profile
+from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
+
+from .conftest import cmd
+
+RECIPES = """
+area = "test"
+
+[[recipe]]
+name = "largest_files"
+summary = "the N largest files in a folder, largest first"
+kind = "question"
+phrasings = [
+  "which {count} files in {dir} are the largest",
+  "list the biggest files in {dir}",
+  "what is taking up space in {dir}",
+  "show the {count} heaviest files under {dir}",
+  "find the largest file in {dir}",
+]
+templates = ["ls -S {dir} | head -n {count}"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
+count = { type = "count", default = 5 }
+
+[[recipe]]
+name = "count_lines"
+summary = "how many lines a file has"
+kind = "question"
+phrasings = [
+  "how many lines are in {file}",
+  "count the lines of {file}",
+  "number of lines in {file}",
+  "how long is {file} in lines",
+  "line count of {file}",
+]
+templates = ["wc -l < {file}"]
+[recipe.slots]
+file = { type = "file" }
+
+[[recipe]]
+name = "delete_tmp_files"
+summary = "delete the .tmp files of a folder"
+kind = "action"
+phrasings = [
+  "delete the tmp files in {dir}",
+  "remove all .tmp files from {dir}",
+  "clean up temporary files in {dir}",
+  "get rid of the *.tmp files under {dir}",
+  "erase leftover tmp files in {dir}",
+]
+templates = ["find {dir} -maxdepth 1 -name '*.tmp' -delete"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
+
+[[recipe]]
+name = "count_entries"
+summary = "how many entries a folder has"
+kind = "question"
+phrasings = [
+  "how many entries does {dir} have",
+  "count what is in {dir}",
+  "number of things in {dir}",
+  "how full is {dir}, in entries",
+  "tally the entries of {dir}",
+]
+templates = ["cd {dir} && ls | wc -l"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
+"""
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> RecipeBook:
+    folder = tmp_path_factory.mktemp("recipes")
+    (folder / "test.toml").write_text(RECIPES)
+    catalog = load([folder])
+    assert not catalog.problems, catalog.problems
+    recipes = dict(catalog.recipes)
+    return RecipeBook(recipes, Ranker.train(list(recipes.values())))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "work"
+    (ws / "big").mkdir(parents=True)
+    (ws / "big" / "huge.bin").write_bytes(b"x" * 5000)
+    (ws / "big" / "tiny.txt").write_text("x\n")
+    (ws / "notes.txt").write_text("one\ntwo\nthree\n")
+    (ws / "a.tmp").write_text("scratch\n")
+    return ws
+
+
+@pytest.fixture
+def sandbox(workspace: Path) -> Iterator[Session]:
+    with Session(get_profile("default", cwd=workspace), timeout=10) as session:
+        yield session
+
+
+def format_of(backend: ScriptedBackend, call: int = 0) -> ReplyFormat:
+    fmt = backend.options[call]["reply_format"]
+    assert isinstance(fmt, ReplyFormat)
+    return fmt
+
+
+def use(name: str, **args: str) -> str:
+    return json.dumps({"use": name, "args": args}, separators=(", ", ": "))
+
+
+def fill(**replies: str) -> Any:
+    """A reply for whichever single recipe the prompt offers: ``replies[name]``."""
+
+    def reply(messages: list[dict[str, str]]) -> str:
+        offered = [n for n in replies if f"- {n}:" in messages[0]["content"]]
+        assert len(offered) == 1, messages[0]["content"]
+        return replies[offered[0]]
+
+    return reply
+
+
+def run(
+    task: str,
+    replies: list[Any],
+    shell: Any,
+    book: RecipeBook,
+    workspace: Path,
+    approver: Any = None,
+    **config: Any,
+) -> tuple[Any, MemorySink, ScriptedBackend]:
+    backend = ScriptedBackend(replies)
+    sink = MemorySink()
+    outcome = run_task(
+        task,
+        backend=backend,
+        shell=shell,
+        policy=PolicyEngine.load(workspace=workspace),
+        approver=approver or AutoApprover(),
+        sink=sink,
+        config=AgentConfig(examples=0, **config),
+        recipes=book,
+        cancel=threading.Event(),
+    )
+    return outcome, sink, backend
+
+
+def test_a_fitting_recipe_answers_the_question_with_its_output(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    outcome, sink, backend = run(
+        "which 1 files in big are the largest",
+        [use("largest_files", dir="big", count="1")],
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.reason == "finished"
+    assert outcome.summary == "huge.bin"
+    turn = sink.of_type(ModelTurn)[0]
+    assert turn.action is not None
+    assert turn.action["use"] == "largest_files"
+    assert json.loads(turn.action["args"]) == {"dir": "big", "count": "1"}
+    assert turn.action["cmd"] == "ls -S big | head -n 1"
+    assert [e.command for e in sink.of_type(Execution)] == ["ls -S big | head -n 1"]
+    # the model was asked under the per-task grammar, which names the candidates
+    fmt = format_of(backend)
+    assert fmt.name == "use"
+    assert '"\\"largest_files\\""' in fmt.gbnf
+    assert '"\\"big\\""' in fmt.gbnf  # the folder the task names is a candidate value
+
+
+def test_a_value_its_type_refuses_is_never_rendered_and_the_free_loop_takes_over(
+    book: RecipeBook, workspace: Path
+) -> None:
+    fake = FakeShell(cwd=str(workspace))
+    outcome, sink, _ = run(
+        "which 1 files in big are the largest",
+        [use("largest_files", dir="big", count="0; rm -rf ~"), cmd("ls -S big"), '{"done": "ok"}'],
+        fake,
+        book,
+        workspace,
+    )
+    assert not any("rm -rf" in c for c in fake.ran)
+    turns = sink.of_type(ModelTurn)
+    assert turns[-2].action is not None and turns[-2].action["origin"] == "free"
+    assert outcome.reason == "finished"
+
+
+def test_when_no_recipe_fits_the_model_writes_the_command_marked_free(
+    book: RecipeBook, workspace: Path
+) -> None:
+    fake = FakeShell({"uptime": ("up 3 days\n", 0)}, cwd=str(workspace))
+    strict = replace(book, fits=99.0)  # nothing reaches this score
+    outcome, sink, backend = run(
+        "how long has this machine been up",
+        [cmd("uptime", "see the uptime"), '{"done": "up 3 days"}'],
+        fake,
+        strict,
+        workspace,
+    )
+    assert outcome.reason == "finished"
+    assert fake.ran == ["uptime"]  # no listing, no recipe: straight to the free loop
+    first = sink.of_type(ModelTurn)[0]
+    assert first.action == {"cmd": "uptime", "why": "see the uptime", "origin": "free"}
+    notes = [m.content for m in sink.of_type(ChatMessage) if m.role == "system"]
+    assert any("no recipe fits" in n for n in notes)
+    assert format_of(backend).name == "action"
+
+
+def test_when_the_free_commands_fail_too_the_summary_names_the_next_step(
+    book: RecipeBook, workspace: Path
+) -> None:
+    fake = FakeShell({"frobnicate --all": ("frobnicate: command not found\n", 127)})
+    strict = replace(book, fits=99.0)
+    outcome, _, _ = run(
+        "frobnicate everything",
+        [cmd("frobnicate --all")] * 3,
+        fake,
+        strict,
+        workspace,
+    )
+    assert outcome.reason == "repeated_failure"
+    assert "No recipe fits this task" in outcome.summary
+    assert "shellagent model pull" in outcome.summary
+    assert "frobnicate --all" in outcome.summary  # the command to edit
+    assert "failed 3 times" in outcome.error
+
+
+def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_that_fits(
+    book: RecipeBook, workspace: Path
+) -> None:
+    answers = {
+        "(\ncd . && ls | wc -l\n)": ("ls: cannot open directory '.': Permission denied\n", 2),
+        "(\nwc -l < notes.txt\n)": ("3\n", 0),
+        "wc -l < notes.txt": ("3\n", 0),
+    }
+    fake = FakeShell(answers, cwd=str(workspace))
+    unsure = replace(book, confident=99.0, fits=-99.0)
+    # The model picks the wrong recipe; the others are filled from the task and tried too.
+    wrong = use("count_entries", dir=".")
+    outcome, sink, backend = run(
+        "how many lines does notes.txt have", [wrong], fake, unsure, workspace
+    )
+    assert set(answers) <= set(fake.confined)  # both readers tried, confined, in a subshell
+    assert outcome.reason == "finished"
+    assert outcome.summary == "3"
+    assert [e.command for e in sink.of_type(Execution)] == ["wc -l < notes.txt"]
+    assert len(backend.calls) == 1  # one reply: the others were filled without the model
+    root = format_of(backend).gbnf.splitlines()[0]
+    assert root.count("|") == 2  # the model could choose among all three
+    record = sink.of_type(ModelTurn)[0].action
+    assert record is not None and record["use"] == "count_lines"
+    codes = {t["recipe"]: t["exit_code"] for t in json.loads(record["tried"])}
+    # without a writer trial, the writer is not run at all
+    assert codes["count_lines"] == 0 and codes["count_entries"] == 2
+
+
+def test_when_the_chosen_recipe_fails_the_next_ones_are_tried_without_the_model(
+    book: RecipeBook, workspace: Path
+) -> None:
+    answers = {
+        "cd . && ls | wc -l": ("ls: cannot open directory '.': Permission denied\n", 2),
+        "(\nwc -l < notes.txt\n)": ("3\n", 0),
+        "wc -l < notes.txt": ("3\n", 0),
+    }
+    fake = FakeShell(answers, default=("", 1), cwd=str(workspace))
+    sure = replace(book, confident=-99.0, fits=-99.0, offered=4)
+    outcome, sink, backend = run(
+        "how many lines does notes.txt have", [use("count_entries", dir=".")], fake, sure, workspace
+    )
+    assert outcome.reason == "finished" and outcome.summary == "3"
+    assert [e.command for e in sink.of_type(Execution)] == [
+        "cd . && ls | wc -l",
+        "wc -l < notes.txt",
+    ]
+    assert len(backend.calls) == 1  # the second chance asked the model nothing
+    uses = [t.action["use"] for t in sink.of_type(ModelTurn) if t.action]
+    assert uses == ["count_entries", "count_lines"]
+
+
+def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    unsure = replace(book, confident=99.0, fits=-99.0, writer_trial=OverlayTrial())
+    outcome, sink, _ = run(
+        "delete the tmp files here",
+        [use("delete_tmp_files", dir="."), '{"done": "left them"}'],
+        sandbox,
+        unsure,
+        workspace,
+        approver=RefuseApprover(),  # the real run is refused: only the trial ran
+    )
+    assert (workspace / "a.tmp").read_text() == "scratch\n"
+    record = sink.of_type(ModelTurn)[0].action
+    assert record is not None and record["use"] == "delete_tmp_files"
+    tried = {t["command"]: t for t in json.loads(record["tried"])}
+    writer = "find . -maxdepth 1 -name '*.tmp' -delete"
+    assert tried[writer]["exit_code"] == 0  # it ran, on the copy
+    assert outcome.commands == ()  # nothing ran for real
+
+
+def test_a_trial_that_changes_directory_leaves_the_session_where_it_was(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    unsure = replace(book, confident=99.0, fits=-99.0, offered=4)  # every recipe is tried
+    outcome, sink, _ = run(
+        "which files in big are the largest",
+        [use("largest_files", dir="big", count="5")],
+        sandbox,
+        unsure,
+        workspace,
+    )
+    record = sink.of_type(ModelTurn)[0].action
+    assert record is not None
+    tried = {t["recipe"]: t for t in json.loads(record["tried"])}
+    assert tried["count_entries"]["command"] == "cd big && ls | wc -l"  # it was tried
+    assert outcome.reason == "finished", outcome
+    assert outcome.summary.splitlines()[0] == "huge.bin"  # `ls -S big` still ran from here
+    assert sandbox.cwd == str(workspace)
+
+
+def test_an_answer_the_task_wants_in_a_file_is_saved_there(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    sure = replace(book, confident=-99.0, fits=-99.0)
+    outcome, sink, _ = run(
+        "count the lines of notes.txt and save the number to result.txt",
+        [use("count_lines", file="notes.txt")],
+        sandbox,
+        sure,
+        workspace,
+    )
+    assert outcome.reason == "finished", outcome
+    assert (workspace / "result.txt").read_text() == "3\n"
+    saved = "(set -C; { wc -l < notes.txt\n} > result.txt)"
+    assert [e.command for e in sink.of_type(Execution)] == [saved]
+    assert outcome.summary.startswith("Saved to result.txt")
+
+
+def test_a_file_the_task_reads_is_never_where_the_answer_goes(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    sure = replace(book, confident=-99.0, fits=-99.0)
+    before = (workspace / "notes.txt").read_text()
+    outcome, sink, _ = run(
+        "my log notes.txt was written to all week: count the lines in it",
+        [use("count_lines", file="notes.txt")],
+        sandbox,
+        sure,
+        workspace,
+    )
+    assert [e.command for e in sink.of_type(Execution)] == ["wc -l < notes.txt"]
+    assert outcome.summary == "3"
+    assert (workspace / "notes.txt").read_text() == before
+
+
+def test_an_answer_never_overwrites_an_existing_file(sandbox: Session, workspace: Path) -> None:
+    from shellagent.agent.recipe_step import redirect
+
+    result = sandbox.run(redirect("echo new", "notes.txt"), timeout=10)
+    assert result.exit_code != 0
+    assert (workspace / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_a_redirect_quotes_the_path() -> None:
+    from shellagent.agent.recipe_step import redirect
+
+    assert redirect("ls", "a b; rm -rf ~") == "(set -C; { ls\n} > 'a b; rm -rf ~')"
+    assert redirect("ls", "~/out.txt", append=True) == "{ ls\n} >> ~/out.txt"
+
+
+def test_a_read_only_trial_that_writes_is_refused_by_the_kernel(
+    book: RecipeBook, sandbox: Session, workspace: Path
+) -> None:
+    # A command the policy wrongly thought read-only still cannot write when tried.
+    result = sandbox.run("rm -f a.tmp", timeout=10, confined=True)
+    assert result.exit_code != 0
+    assert (workspace / "a.tmp").exists()
+
+
+def test_a_larger_model_gets_no_recipe_book() -> None:
+    from shellagent.agent.recipe_step import book_for
+
+    assert book_for("qwen2.5-coder-1.5b") is None
+    assert book_for("openai:http://localhost:8080#m") is None
+
+
+@pytest.mark.slow
+def test_the_small_model_gets_the_book_once_the_ranker_is_trained_in_the_background() -> None:
+    from shellagent.agent import recipe_step
+
+    if recipe_step.book_for("smollm2-135m") is None:  # nothing cached: training started
+        training = recipe_step._TRAINING
+        assert training is not None
+        training.join(timeout=600)
+    book = recipe_step.book_for("smollm2-135m")
+    assert book is not None and book.writer_trial is not None
+    assert book.ranker.rank("which files in ~/Downloads are the largest", 1)[0].name

@@ -1,0 +1,84 @@
+"""The values a task names, by slot type, and the listing that resolves bare names."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from shellagent.recipes.candidates import candidates_for, listing_command, read_task
+
+LISTING = [
+    "./",
+    "./Downloads/",
+    "./Downloads/old-installer.exe",
+    "./Documents/",
+    "./Documents/contacts.csv",
+    "./Documents/taxes/",
+    "./logs/",
+    "./logs/access.log",
+    "./projects/",
+    "./projects/webshop/",
+    "./projects/webshop/package.json",
+]
+
+
+def test_explicit_paths_quoted_or_not_come_first_in_task_order() -> None:
+    values = read_task("Move the logs in '/var/log/app' older than a week to /srv/archive/")
+    assert candidates_for("dir", values)[:2] == ["/var/log/app", "/srv/archive"]
+    assert candidates_for("days", values) == ["7"]
+
+
+def test_a_bare_name_is_resolved_against_the_listing() -> None:
+    values = read_task("Which five files in my Downloads folder are the largest?", LISTING)
+    assert candidates_for("dir", values)[0] == "Downloads"
+    assert candidates_for("count", values) == ["5"]
+    values = read_task("Which URL in access.log failed with a 500 most often?", LISTING)
+    assert candidates_for("file", values)[0] == "logs/access.log"
+    values = read_task("How many contacts (Documents/contacts.csv) live in Berlin?", LISTING)
+    assert candidates_for("file", values)[0] == "Documents/contacts.csv"
+    assert candidates_for("pattern", values) == ["Berlin"]
+    values = read_task("What version is the webshop project at?", LISTING)
+    assert candidates_for("dir", values) == ["projects/webshop"]
+
+
+def test_an_output_named_with_its_folder_is_joined() -> None:
+    task = "Combine the logs into a single file named 'last_week.txt' in '/tmp'."
+    assert candidates_for("output", read_task(task))[0] == "/tmp/last_week.txt"
+
+
+def test_kinds_of_values_read_from_words() -> None:
+    values = read_task("Move all PDFs larger than 1MB modified in the last 24 hours")
+    assert candidates_for("ext", values) == ["pdf"]
+    assert candidates_for("glob", values) == ["*.pdf"]
+    assert candidates_for("size", values) == ["1M"]
+    assert candidates_for("minutes", values) == ["1440"]
+    values = read_task("files with names ending in '_copy.txt' and mode 644")
+    assert candidates_for("glob", values)[0] == "*_copy.txt"
+    assert candidates_for("mode", values) == ["644"]
+    assert candidates_for("mode", read_task("copy 644 files")) == []  # not a mode here
+    values = read_task("send SIGHUP to nginx at 03:30 on 2024-05-01 as user named deploy")
+    assert candidates_for("signal", values) == ["HUP"]
+    assert candidates_for("time", values) == ["03:30"]
+    assert candidates_for("date", values) == ["2024-05-01"]
+    assert "deploy" in candidates_for("user", values)
+
+
+def test_an_apostrophe_is_not_a_quote() -> None:
+    values = read_task("What's Kofi Mensah's email address?")
+    assert candidates_for("pattern", values) == ["Kofi Mensah"]
+
+
+def test_the_listing_command_lists_the_tree_and_the_named_folders(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "x.log").write_text("x")
+    (tmp_path / ".hidden").mkdir()
+    other = tmp_path / "srv"
+    (other / "deep").mkdir(parents=True)
+    command = listing_command(f"the logs in '{other}' and the file {other}/deep/y.txt")
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert "./a/b/x.log" in lines and "./a/b/" in lines
+    assert not any(".hidden" in line for line in lines)
+    assert f"{other}/deep/" in lines
