@@ -376,7 +376,10 @@ def _generate(state: SessionState, offers: Sequence[Offer]) -> tuple[Generation,
     messages = prompt(state.task, offers)
     try:
         generation = state.backend.generate(
-            messages, reply_format=use_format(offers), max_tokens=USE_MAX_TOKENS
+            messages,
+            reply_format=use_format(offers),
+            max_tokens=USE_MAX_TOKENS,
+            capture_logprobs=state.config.capture_logprobs,
         )
     except ShellagentError as exc:
         raise SessionEnd("error", "the model failed", exc.show(), cause=exc) from None
@@ -572,6 +575,9 @@ def _record(state: SessionState, filled: _Filled, turn: int) -> None:
             evaluated_prompt_tokens=generation.evaluated_prompt_tokens if generation else 0,
             generated_tokens=generation.generated_tokens if generation else 0,
             duration_s=round(generation.duration_s, 4) if generation else 0.0,
+            # only when the reply is what the model generated (not a first-values fill)
+            token_ids=generation.token_ids if generation else None,
+            logprobs=generation.logprobs if generation else None,
         )
     )
     state.emit(ChatMessage(role="assistant", content=raw, turn=turn))
