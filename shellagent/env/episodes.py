@@ -294,9 +294,11 @@ class Episodes:
             self._drop(episode)
 
     def _drop(self, episode: Episode) -> None:
-        with self._lock:
-            self._live.pop(episode.id, None)
-        episode.shell.close()
+        try:
+            episode.shell.close()  # first: an episode no longer listed has no sandbox
+        finally:
+            with self._lock:
+                self._live.pop(episode.id, None)
 
     def _reap(self) -> None:
         while not self._stop.wait(min(1.0, self.idle_s / 4)):
