@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "chars": 0,
     "redaction": 0,
     "protected": 0,
+    "jsontypes": 0,
     # 1: the parts
     "model": 1,
     "policy": 1,
