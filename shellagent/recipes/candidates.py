@@ -391,12 +391,41 @@ def _durations(task: str) -> tuple[list[int], list[int]]:
     return days, minutes
 
 
+# What a task may call an archive's kind: "a tar.gz archive", "as a .zip". A bare kind
+# is never the archive's name (it would write a file called "tar.gz").
+ARCHIVE_KINDS = ("tar.gz", "tgz", "tar.xz", "txz", "tar.bz2", "tbz2", "tar.zst", "tar", "zip")
+
+
+def _archive_names(values: TaskValues) -> list[str]:
+    """An archive slot's candidates: the files and paths the task names that are not a
+    folder it names nor a bare kind, then, for each folder it names, the folder's name
+    with the kind the task asks for (``~/Documents`` + "tar.gz" -> ``Documents.tar.gz``,
+    written in the working directory)."""
+    named = [
+        p
+        for p in _unique([*values.files, *values.paths])
+        if p not in values.dirs and p.lstrip(".").lower() not in ARCHIVE_KINDS
+    ]
+    mentioned = {*values.exts, *(p.lstrip(".").lower() for p in values.files)}
+    kind = next((k for k in ARCHIVE_KINDS if k in mentioned), "")
+    if not kind and "gz" in mentioned:
+        kind = "tar.gz"
+    derived = []
+    for folder in values.dirs:
+        base = folder.rstrip("/").rsplit("/", 1)[-1].lstrip(".~")
+        if re.fullmatch(r"[\w@+-][\w.@+-]*", base or ""):
+            derived.append(f"{base}.{kind or 'tar.gz'}")
+    return list(_unique([*named, *derived]))
+
+
 def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = ()) -> list[str]:
     """The values a slot of ``slot_type`` may take from the task, best first (empty: the
     task names none; the grammar then allows the default, or a free value of the type)."""
     if slot_type == "dir":
         return list(values.dirs)
-    if slot_type in ("file", "archive"):
+    if slot_type == "archive":
+        return _archive_names(values)
+    if slot_type == "file":
         return list(values.files) + [p for p in values.paths if p not in values.files]
     if slot_type == "path":
         return list(values.paths)

@@ -82,3 +82,17 @@ def test_the_listing_command_lists_the_tree_and_the_named_folders(tmp_path: Path
     assert "./a/b/x.log" in lines and "./a/b/" in lines
     assert not any(".hidden" in line for line in lines)
     assert f"{other}/deep/" in lines
+
+
+def test_an_archive_is_never_named_after_its_kind_alone():
+    # "a tar.gz archive" names the kind, not the file: the archive is named after the folder
+    values = read_task("back up ~/Documents into a tar.gz archive in my home folder")
+    assert candidates_for("archive", values) == ["Documents.tar.gz"]
+    assert candidates_for("archive", read_task("compress ~/notes as a zip")) == ["notes.zip"]
+    # a folder the task names is what gets packed, never the archive to write
+    values = read_task("pack /srv/proj into /srv/out/proj.tar.gz")
+    assert candidates_for("archive", values)[0] == "/srv/out/proj.tar.gz"
+    assert "/srv/proj" not in candidates_for("archive", values)
+    assert candidates_for("archive", read_task("what is inside holiday-photos.zip")) == [
+        "holiday-photos.zip"
+    ]
