@@ -15,6 +15,7 @@ interval, seconds per task, and the share of tasks answered by a recipe vs by co
 the model wrote itself.
 
     python bench/recipes_bench.py intents
+    python bench/recipes_bench.py leakage      # phrasings vs the dev, everyday, held-out sets
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set everyday
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --out DIR
     python bench/recipes_bench.py eval --model first-values   # no model: the machinery alone
@@ -196,12 +197,54 @@ def evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def leakage(args: argparse.Namespace) -> int:
+    """How close the recipes' phrasings come to the sets that measure them (the dev tasks,
+    the everyday set, the held-out phrasings): the Jaccard similarity of normalised words
+    (``shellagent.taskgen.leakage``), each phrasing filled with typical slot values."""
+    from shellagent.recipes import DATA_DIR, load
+    from shellagent.recipes.rank import fill_phrasing
+    from shellagent.taskgen.leakage import compare
+
+    catalog = load([DATA_DIR])
+    phrasings = [
+        (f"{r.name}#{i}", fill_phrasing(p, r.slots))
+        for r in catalog.recipes.values()
+        for i, p in enumerate(r.phrasings)
+    ]
+    sets = {
+        "dev": [(t["id"], t["task"]) for t in _lines(DEV)] if DEV.exists() else [],
+        "everyday": [(t["id"], t["task"]) for t in _lines(EVERYDAY)],
+        "held-out phrasings": [(str(i), t["task"]) for i, t in enumerate(_lines(HELDOUT))],
+    }
+    print(f"{len(phrasings)} phrasings of {len(catalog.recipes)} recipes")
+    worst = 0.0
+    for name, references in sets.items():
+        if not references:
+            print(f"{name}: not found, skipped")
+            continue
+        report = compare(phrasings, references, top=args.top)
+        worst = max(worst, report.max_similarity)
+        print(
+            f"{name} ({len(references)} tasks): max {report.max_similarity:.2f}, "
+            f"p99 {report.quantile(0.99):.2f}, median {report.quantile(0.5):.2f}, "
+            f"exact {report.exact}, >= {args.max:.2f}: {report.above(args.max)}"
+        )
+        for pair in report.nearest:
+            print(f"  {pair.similarity:.2f}  {pair.candidate_id}: {pair.candidate}")
+            print(f"        {pair.reference_id}: {pair.reference}")
+    return 1 if worst >= args.max else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("intents")
     p.add_argument("--misses", action="store_true", help="list every top-1 miss")
     p.set_defaults(func=intents)
+    k = sub.add_parser("leakage", help="phrasings against the sets that measure them")
+    k.add_argument("--top", type=int, default=5, help="nearest pairs shown per set")
+    k.add_argument("--max", type=float, default=0.8, help="exit 1 at this similarity or above")
+    k.set_defaults(func=leakage)
     e = sub.add_parser("eval")
     e.add_argument("--set", choices=("everyday", "dev"), default="everyday")
     e.add_argument("--recipes", choices=("on", "off"), default="on")
