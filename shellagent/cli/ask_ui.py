@@ -415,6 +415,14 @@ class AskUI:
             return self.style("1", verdict) + (f": {summary}" if summary else "")
         if m.verdict == "failed":
             return self.style("1;31", "failed: you said it did not do it") + said
+        if m.verdict == "discarded":  # whatever the model said, nothing of it was kept
+            return self.style("1", "discarded: your files are as they were") + said
+        if m.verdict == "kept":
+            return (
+                self.style("1", "not applied yet: the changes are kept for later")
+                + f" (shellagent apply {shown(m.session)})"
+                + said
+            )
         if m.verdict == "confirmed":
             return self.style("1", "done (confirmed)") + (f": {summary}" if summary else "")
         if m.unsupported:
