@@ -263,6 +263,14 @@ def test_every_daemon_message_round_trips_through_the_protocol(event: WireEvent)
     assert protocol.decode_event(line) == event
 
 
+def test_a_note_from_a_daemon_of_before_reads_as_a_note() -> None:
+    """Daemons before the ``note`` event sent notes as non-fatal errors with code ``note``."""
+    line = protocol.encode("error", code="note", message="continuing session s", fatal=False)
+    assert protocol.decode_event(line) == events.Note(message="continuing session s")
+    failure = protocol.encode("error", code="failed", message="no", fatal=False)
+    assert protocol.decode_event(failure) == events.Failure(code="failed", message="no")
+
+
 def test_a_strict_reader_rejects_an_unknown_kind_and_names_the_known_ones() -> None:
     with pytest.raises(EventError) as caught:
         events.from_dict({"type": "plan_update", "steps": []})

@@ -32,7 +32,7 @@ def _model(cls: type[ClientMessage]) -> type[BaseModel]:
     """The pydantic model of one message: ``v``, its ``type`` and the dataclass's fields,
     each with its type, default and limits."""
     hints = typing.get_type_hints(cls)
-    fields: dict[str, Any] = {
+    fields: dict[str, tuple[object, object]] = {  # name -> (type, default or Field)
         "v": (Literal[VERSION], VERSION),  # decode has checked it already
         "type": (Literal[cls.kind], ...),  # the union's tag
     }
