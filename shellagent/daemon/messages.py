@@ -32,14 +32,17 @@ def _model(cls: type[ClientMessage]) -> type[BaseModel]:
     """The pydantic model of one message: ``v``, its ``type`` and the dataclass's fields,
     each with its type, default and limits."""
     hints = typing.get_type_hints(cls)
-    fields: dict[str, tuple[object, object]] = {  # name -> (type, default or Field)
+    fields: dict[str, tuple[Any, object]] = {  # name -> (its type, its default or Field)
         "v": (Literal[VERSION], VERSION),  # decode has checked it already
         "type": (Literal[cls.kind], ...),  # the union's tag
     }
     for f in dataclasses.fields(cls):
         default = ... if f.default is dataclasses.MISSING else f.default
         fields[f.name] = (hints[f.name], Field(default, **f.metadata.get("limits", {})))
-    model: type[BaseModel] = create_model(cls.__name__, __config__=_CONFIG, **fields)
+    # ``Any``: mypy holds a ``**`` mapping to every keyword create_model has; these are
+    # field names only (no message field starts with ``__``)
+    definitions: Any = fields
+    model: type[BaseModel] = create_model(cls.__name__, __config__=_CONFIG, **definitions)
     return model
 
 
