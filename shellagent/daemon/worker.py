@@ -1,8 +1,8 @@
 """One client's task: the agent loop in its own thread, with its own sandbox and transcript.
 
 ``run_task`` blocks, so it runs in a worker thread. Everything it reports (events, live
-output, approval requests) is turned into protocol lines and handed to ``emit``, which
-the server makes thread-safe. An approval request blocks the worker until the client
+output, approval requests) is turned into wire events and handed to ``emit``, which
+the server encodes and makes thread-safe. An approval request blocks the worker until the client
 answers (``answer``) or the task is cancelled (``cancel``: the client pressed Ctrl-C or
 went away). Cancelling stops the running command, makes the loop end with ``cancelled``
 in the transcript, and the sandbox is torn down when the thread finishes.
