@@ -49,7 +49,7 @@ Client -> daemon messages (the daemon reads them strictly, ``shellagent.daemon.m
     changes           ChangesReply     the answer to a ``changes`` that has an ``id``
     confirm           ConfirmReply     the answer to ``confirm``
     cancel            Cancel           stop the task (Ctrl-C)
-    status            Status           the daemon's status, then the connection closes
+    status            Status           the daemon answers with its ``status``
     stop              Stop             shut the daemon down
 
 ``to_dict`` turns an event or a client message into its JSON object (``type`` first,
@@ -804,7 +804,7 @@ class Cancel(_Client):
 
 @dataclass(frozen=True)
 class Status(_Client):
-    """The daemon's ``status``, then the connection closes."""
+    """Ask the daemon for its ``status`` (``DaemonStatus``)."""
 
     kind: ClassVar[str] = "status"
 
