@@ -1,31 +1,61 @@
-"""The event model: every transcript line and every daemon→client message, one dataclass each.
+"""The event model: every transcript line and every message between ``ask`` and the
+daemon, one dataclass each.
 
 Writers build these frozen dataclasses and readers get them back; nothing else in
 shellagent spells an event as a dict. Standard library only, and cheap to import: ``ask``
 reads the daemon's messages with it on its start-up path, and the transcript writer's
 path never imports pydantic (only ``json_schema`` does).
 
+The three tables below are the registries ``TRANSCRIPT_EVENTS``, ``WIRE_EVENTS`` and
+``CLIENT_MESSAGES``, in their order (``tests/test_architecture.py`` holds them to it).
+
 Transcript events (one JSON object per line, ``docs/transcripts.md``)::
 
-    session_start  SessionStart   what ran: task, model, policy, sandbox profile, versions
-    message        ChatMessage    a message of the model's conversation, exactly as it saw it
-    model_turn     ModelTurn      one generation: raw reply, parsed action, cost
-    policy         PolicyVerdict  the policy's verdict on a proposed command
-    approval       ApprovalRecord what the user (or ``-y``: ``auto``) decided
-    execution      Execution      a command that ran, with the output the model saw
-    check          Check          a task set's success check
-    job            JobInstalled   a recurring job the user approved and shellagent installed
-    end            End            how the session ended (a file without one was interrupted)
+    session_start     SessionStart     what ran: task, model, policy, sandbox profile, versions
+    message           ChatMessage      a message of the model's conversation, as it saw it
+    model_turn        ModelTurn        one generation: raw reply, parsed action, cost
+    policy            PolicyVerdict    the policy's verdict on a proposed command
+    approval          ApprovalRecord   what the user (or ``-y``: ``auto``) decided
+    execution         Execution        a command that ran, with the output the model saw
+    check             Check            a task set's success check
+    job               JobInstalled     a recurring job the user approved and shellagent installed
+    changes           ChangeSetRecord  what the commands changed in the user's files, and its fate
+    end               End              how the session ended (a file without one was interrupted)
 
-Daemon → client messages (``shellagent.protocol`` frames them)::
+Daemon -> client messages (``shellagent.protocol`` frames them)::
 
-    accepted  Accepted      queued  Queued       thinking  Thinking     invalid  InvalidReply
-    proposed  Proposed      approval_request  ApprovalNeeded           approval  Decided
-    output    Output        result  Result       summary   Summary      status   DaemonStatus
-    stopping  Stopping      error   Failure
+    accepted          Accepted         the task has a session, a sandbox and a model
+    queued            Queued           waiting for the model
+    thinking          Thinking         the model is generating a reply
+    invalid           InvalidReply     the reply was not an action; the model is asked again
+    proposed          Proposed         a command and the policy's verdict on it
+    approval_request  ApprovalNeeded   the policy asks: answer with ``approval``
+    approval          Decided          what was decided about it, and by whom
+    output            Output           live output of the running command
+    result            Result           a command finished
+    changes           ChangesReady     the change set (with an ``id``: answer with ``changes``)
+    changes_done      ChangesDone      what became of the change set
+    confirm           ConfirmRequest   "Did that do it?": answer with ``confirm``
+    summary           Summary          the task ended (the last message of a task)
+    status            DaemonStatus     the answer to ``status``
+    stopping          Stopping         the daemon is shutting down
+    error             Failure          something went wrong (``fatal``: the task ended)
+    note              Note             information for the person, not a failure
 
-``to_dict`` turns an event into its JSON object (``type`` first, optional keys left out
-when unset). Reading back comes in two strengths:
+Client -> daemon messages (the daemon reads them strictly, ``shellagent.daemon.messages``)::
+
+    ask               Ask              one task; the first message of a connection
+    approval          ApprovalReply    the answer to an ``approval_request``
+    changes           ChangesReply     the answer to a ``changes`` that has an ``id``
+    confirm           ConfirmReply     the answer to ``confirm``
+    cancel            Cancel           stop the task (Ctrl-C)
+    status            Status           the daemon answers with its ``status``
+    stop              Stop             shut the daemon down
+
+``to_dict`` turns an event or a client message into its JSON object (``type`` first,
+optional keys left out when unset). Client messages are read by the daemon alone, with
+pydantic built from these dataclasses (``shellagent.daemon.messages``: unknown keys,
+wrong types and values out of bounds are refused). Events are read back in two strengths:
 
 * ``from_dict`` / ``wire_from_dict`` are strict: an unknown ``type``, a missing or mistyped
   field is an ``EventError`` naming it. The ``ask`` client reads the daemon with
@@ -45,11 +75,27 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    TypeAlias,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+)
 
 from shellagent.errors import InputError
 
+if TYPE_CHECKING:  # ``ask`` imports this module: nothing more at run time
+    from _typeshed import DataclassInstance
+
+    from shellagent.jsontypes import JsonObject, JsonValue
+
 __all__ = [
+    "CLIENT_MESSAGES",
     "MIGRATIONS",
     "TRANSCRIPT_EVENTS",
     "VERSION",
@@ -58,14 +104,21 @@ __all__ = [
     "ApprovalKind",
     "ApprovalNeeded",
     "ApprovalRecord",
+    "ApprovalReply",
+    "Ask",
+    "Cancel",
     "ChangeSetRecord",
     "ChangesDecision",
     "ChangesDone",
     "ChangesOutcome",
     "ChangesReady",
+    "ChangesReply",
     "ChatMessage",
-    "ConfirmRequest",
     "Check",
+    "ClientMessage",
+    "ConfirmAnswer",
+    "ConfirmReply",
+    "ConfirmRequest",
     "DaemonStatus",
     "Decided",
     "End",
@@ -76,8 +129,11 @@ __all__ = [
     "Failure",
     "InvalidReply",
     "JobInstalled",
+    "ModelStatus",
     "ModelTurn",
+    "Note",
     "Output",
+    "PolicySegment",
     "PolicyVerdict",
     "Proposed",
     "Queued",
@@ -87,6 +143,9 @@ __all__ = [
     "Role",
     "Scope",
     "SessionStart",
+    "SessionStatus",
+    "Status",
+    "Stop",
     "Stopping",
     "Summary",
     "Thinking",
@@ -126,6 +185,8 @@ ChangesOutcome = Literal["applied", "discarded", "kept", "refused", "dry_run", "
 """What became of a session's change set."""
 ReplyStop = Literal["end", "length", "repeat"]
 """Why a reply ended: the model ended it, the token limit, or it was cut for looping."""
+ConfirmAnswer = Literal["yes", "no", "skip"]
+"""What a person can answer to "Did that do it?"."""
 
 _EXIT_CODES: dict[str, int] = {"finished": 0, "cancelled": 130}
 
@@ -212,10 +273,31 @@ class ModelTurn(_Line):
     generated_tokens: int | None = None
     duration_s: float | None = None
     token_ids: tuple[int, ...] | None = None
-    logprobs: tuple[Any, ...] | None = None
+    logprobs: tuple[float, ...] | None = None
     redacted: bool = _optional(False)
     # times the conversation had been cut to fit the model's context, up to this turn
     context_trims: int | None = _optional()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicySegment:
+    """One simple command of a ``policy`` line, as the policy judged it (its ``Segment``).
+    Every shellagent has written all of these keys but the last two."""
+
+    argv: tuple[str, ...]  # after unwrapping wrappers
+    program: str
+    decision: Verdict
+    reasons: tuple[str, ...] = ()
+    executable: str | None = None  # the resolved path when argv[0] held a slash
+    wrappers: tuple[str, ...] = ()
+    assignments: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    context: str = ""
+    traits: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # ids of the rules that decided
+    key: str  # the exact normalised text "always allow" stores
+    read_only: bool = False  # since the policy's program specs
+    effects: tuple[str, ...] = ()  # likewise
 
 
 @dataclass(frozen=True)
@@ -227,7 +309,7 @@ class PolicyVerdict(_Line):
     command: str
     decision: Verdict
     reasons: tuple[str, ...] = ()
-    segments: tuple[dict[str, Any], ...] = ()
+    segments: tuple[PolicySegment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -525,6 +607,30 @@ class Summary(_Wire):
 
 
 @dataclass(frozen=True)
+class ModelStatus:
+    """The daemon's model pool, in a ``status`` answer."""
+
+    spec: str  # the default model, as the pool loads it
+    loaded: bool
+    name: str | None  # the loaded model's name
+    loads: int  # models loaded since the daemon started
+    waiting: int  # generations waiting for the model
+    idle_s: float
+    idle_unload_s: float | None  # None: never unloaded while the daemon runs
+
+
+@dataclass(frozen=True)
+class SessionStatus:
+    """One running task, in a ``status`` answer."""
+
+    session: str  # "" until the task has a session
+    task: str  # its first 80 characters
+    state: str
+    running_s: float
+    client_pid: int
+
+
+@dataclass(frozen=True)
 class DaemonStatus(_Wire):
     """The daemon's answer to ``status``."""
 
@@ -534,8 +640,8 @@ class DaemonStatus(_Wire):
     protocol: int
     uptime_s: float
     socket: str
-    model: dict[str, Any]
-    sessions: tuple[dict[str, Any], ...]
+    model: ModelStatus
+    sessions: tuple[SessionStatus, ...]
     clients: int
     refused: int
     rss_kb: int | None
@@ -561,6 +667,15 @@ class Failure(_Wire):
     exit_code: int | None = _optional()
 
 
+@dataclass(frozen=True)
+class Note(_Wire):
+    """Information for the person, not a failure: what a follow-up carried over, a job no
+    scheduler can run, a task that no longer fits the model's context."""
+
+    kind: ClassVar[str] = "note"
+    message: str
+
+
 WireEvent = (
     Accepted
     | Queued
@@ -578,6 +693,7 @@ WireEvent = (
     | DaemonStatus
     | Stopping
     | Failure
+    | Note
 )
 
 WIRE_EVENTS: dict[str, type[WireEvent]] = {
@@ -599,40 +715,156 @@ WIRE_EVENTS: dict[str, type[WireEvent]] = {
         DaemonStatus,
         Stopping,
         Failure,
+        Note,
     )
 }
 """Daemon -> client message kind -> its dataclass."""
 
+# -- client -> daemon messages -----------------------------------------------------------
+
+_TEXT_MAX = 64 * 1024
+
+
+def _checked(default: Any = dataclasses.MISSING, **limits: Any) -> Any:
+    """A client message field the daemon also holds to ``limits`` (keywords of pydantic's
+    ``Field``: ``min_length``, ``max_length``, ``ge``, ``le``, ``pattern``) as it reads it.
+    A field with a default is left out of the message while it holds it, so a daemon that
+    predates the field still takes every message that does not use it."""
+    metadata = {"limits": limits}
+    if default is dataclasses.MISSING:
+        return field(metadata=metadata)
+    return field(default=default, metadata=metadata | _OMIT)
+
+
+@dataclass(frozen=True)
+class _Client:
+    kind: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class Ask(_Client):
+    """One task, sent first: what to do, where, and who can answer the policy's questions."""
+
+    kind: ClassVar[str] = "ask"
+    task: str = _checked(min_length=1, max_length=_TEXT_MAX)
+    cwd: str = _checked(min_length=1, max_length=4096)
+    model: str | None = _checked(None, max_length=4096)
+    dry_run: bool = _checked(False)
+    yes: bool = _checked(False)  # approve every ``ask`` without asking (``ask -y``)
+    # False when nobody can answer: every ``ask`` is refused (unless ``yes``)
+    interactive: bool = _checked(True)
+    max_turns: int | None = _checked(None, ge=1, le=200)
+    confirm: bool = _checked(True)  # ask "Did that do it?" at the end (``ask --json``: False)
+    # with ``yes``: apply the change set at the end without asking (``ask -y --apply``)
+    apply: bool = _checked(False)
+    # only the first proposed command is wanted (``ask --propose``, a shell key binding)
+    propose: bool = _checked(False)
+    # a follow-up of this session (an id or a unique prefix; ``last``: the newest)
+    continues: str | None = _checked(None, max_length=64, pattern=r"^[0-9A-Za-z-]+$")
+    umask: int | None = _checked(None, ge=0, le=0o777)  # the task's commands create files with it
+
+
+@dataclass(frozen=True)
+class ApprovalReply(_Client):
+    """The answer to an ``approval_request``: ``command`` must be the one asked about."""
+
+    kind: ClassVar[str] = "approval"
+    id: int = _checked(ge=0)
+    decision: ApprovalKind = _checked()
+    command: str = _checked(max_length=_TEXT_MAX)
+    edited: str | None = _checked(None, max_length=_TEXT_MAX)
+    reason: str = _checked("", max_length=4096)
+    scope: Scope | None = _checked(None)
+
+
+@dataclass(frozen=True)
+class ChangesReply(_Client):
+    """The answer to a ``changes`` message that carries an ``id``."""
+
+    kind: ClassVar[str] = "changes"
+    id: int = _checked(ge=0)
+    decision: ChangesDecision = _checked()
+
+
+@dataclass(frozen=True)
+class ConfirmReply(_Client):
+    """The answer to ``confirm``: did that do it?"""
+
+    kind: ClassVar[str] = "confirm"
+    id: int = _checked(ge=0)
+    answer: ConfirmAnswer = _checked()
+
+
+@dataclass(frozen=True)
+class Cancel(_Client):
+    """Stop the task (Ctrl-C); it ends ``cancelled``."""
+
+    kind: ClassVar[str] = "cancel"
+
+
+@dataclass(frozen=True)
+class Status(_Client):
+    """Ask the daemon for its ``status`` (``DaemonStatus``)."""
+
+    kind: ClassVar[str] = "status"
+
+
+@dataclass(frozen=True)
+class Stop(_Client):
+    """Shut the daemon down; its running tasks are cancelled."""
+
+    kind: ClassVar[str] = "stop"
+
+
+ClientMessage = Ask | ApprovalReply | ChangesReply | ConfirmReply | Cancel | Status | Stop
+
+CLIENT_MESSAGES: dict[str, type[ClientMessage]] = {
+    cls.kind: cls for cls in (Ask, ApprovalReply, ChangesReply, ConfirmReply, Cancel, Status, Stop)
+}
+"""Client -> daemon message kind -> its dataclass (the daemon checks them strictly:
+``shellagent.daemon.messages``)."""
+
 # -- to and from JSON objects ------------------------------------------------------------
 
 
-def to_dict(event: TranscriptEvent | WireEvent) -> dict[str, Any]:
-    """The event as a JSON object: ``type`` first, then its fields (tuples as lists);
-    optional fields that hold their default are left out."""
-    data: dict[str, Any] = {"type": event.kind}
-    for f in dataclasses.fields(event):
-        value = getattr(event, f.name)
+def to_dict(event: TranscriptEvent | WireEvent | ClientMessage) -> JsonObject:
+    """The event as a JSON object: ``type`` first, then its fields (tuples as lists, a
+    record such as a ``PolicySegment`` as an object); optional fields that hold their
+    default are left out."""
+    data: JsonObject = {"type": event.kind}
+    data.update(_object(event))
+    return data
+
+
+def _object(record: DataclassInstance) -> JsonObject:
+    data: JsonObject = {}
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
         if f.metadata.get("omit") and value == f.default:
             continue
         data[f.name] = _plain(value)
     return data
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> JsonValue:
+    if value is None or isinstance(value, str | int | float):
+        return value
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+        return {str(k): _plain(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _object(value)
+    raise TypeError(f"{type(value).__name__} has no JSON form")  # pragma: no cover
 
 
-def from_dict(data: Mapping[str, Any]) -> TranscriptEvent:
+def from_dict(data: Mapping[str, object]) -> TranscriptEvent:
     """A transcript event from its JSON object, or ``EventError`` saying what is wrong
     (an unknown ``type`` included). ``v`` is not checked here: see ``upgrade``."""
     return _build(_kind_of(data, TRANSCRIPT_EVENTS, "transcript event"), data)
 
 
-def read_event(data: Mapping[str, Any]) -> TranscriptEvent | None:
+def read_event(data: Mapping[str, object]) -> TranscriptEvent | None:
     """Like ``from_dict``, but an event kind this version does not know gives None (to be
     skipped: a newer shellagent wrote it)."""
     kind = data.get("type")
@@ -641,15 +873,15 @@ def read_event(data: Mapping[str, Any]) -> TranscriptEvent | None:
     return from_dict(data)
 
 
-def wire_from_dict(data: Mapping[str, Any]) -> WireEvent:
+def wire_from_dict(data: Mapping[str, object]) -> WireEvent:
     """A daemon -> client message from its JSON object, or ``EventError``."""
     return _build(_kind_of(data, WIRE_EVENTS, "daemon message"), data)
 
 
-_E = TypeVar("_E", bound="_Line | _Wire")
+_T = TypeVar("_T")
 
 
-def _kind_of(data: Mapping[str, Any], known: Mapping[str, type[_E]], what: str) -> type[_E]:
+def _kind_of(data: Mapping[str, object], known: Mapping[str, type[_T]], what: str) -> type[_T]:
     kind = data.get("type")
     if not isinstance(kind, str):
         raise EventError(f"a {what} needs a string 'type', got {kind!r:.40}")
@@ -662,21 +894,24 @@ def _kind_of(data: Mapping[str, Any], known: Mapping[str, type[_E]], what: str) 
         ) from None
 
 
-def _build(cls: type[_E], data: Mapping[str, Any]) -> _E:
-    values: dict[str, Any] = {}
+def _build(cls: type[_T], data: Mapping[str, object], where: str = "") -> _T:
+    """``cls`` from a JSON object; ``where`` names it in errors (an event: its kind)."""
+    where = where or f"{getattr(cls, 'kind', cls.__name__)} event"
+    values: dict[str, object] = {}
     for name, (hint, required) in _fields(cls).items():
         if name not in data:
             if required:
-                raise EventError(f"{cls.kind} event: missing {name!r}")
+                raise EventError(f"{where}: missing {name!r}")
             continue
-        values[name] = _check(data[name], hint, f"{cls.kind} event: {name!r}")
-    return cls(**values)
+        values[name] = _check(data[name], hint, f"{where}: {name!r}")
+    make: Callable[..., _T] = cls  # each value was checked against its field's type
+    return make(**values)
 
 
-_FIELDS: dict[type[Any], dict[str, tuple[Any, bool]]] = {}
+_FIELDS: dict[type, dict[str, tuple[Any, bool]]] = {}
 
 
-def _fields(cls: type[Any]) -> dict[str, tuple[Any, bool]]:
+def _fields(cls: type) -> dict[str, tuple[Any, bool]]:
     """Field name -> (resolved type, required) of an event class."""
     known = _FIELDS.get(cls)
     if known is not None:
@@ -692,7 +927,7 @@ def _fields(cls: type[Any]) -> dict[str, tuple[Any, bool]]:
     return known
 
 
-def _check(value: Any, hint: Any, where: str) -> Any:
+def _check(value: object, hint: Any, where: str) -> object:
     """``value`` if it is a ``hint`` (lists become tuples where the field is a tuple)."""
     if hint is Any:
         return value
@@ -731,6 +966,9 @@ def _check(value: Any, hint: Any, where: str) -> Any:
         if isinstance(value, dict) and all(isinstance(k, str) for k in value):
             item = get_args(hint)[1]
             return {k: _check(v, item, f"{where}[{k!r}]") for k, v in value.items()}
+    elif isinstance(hint, type) and dataclasses.is_dataclass(hint):  # a record in an event
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            return _build(hint, value, where)
     else:  # pragma: no cover - a field type this checker was not taught
         raise TypeError(f"{where}: cannot check {hint!r}")
     raise EventError(f"{where} must be {_name(hint)}, got {_name(type(value))}")
@@ -746,7 +984,7 @@ def _name(hint: Any) -> str:
         return "one of " + ", ".join(get_args(hint))
     if origin is tuple or hint in (list, tuple):
         return "a list"
-    if origin is dict or hint is dict:
+    if origin is dict or hint is dict or dataclasses.is_dataclass(hint):
         return "an object"
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}.get(
         hint, getattr(hint, "__name__", str(hint))
@@ -755,7 +993,7 @@ def _name(hint: Any) -> str:
 
 # -- format versions ---------------------------------------------------------------------
 
-Line = dict[str, Any]
+Line: TypeAlias = "JsonObject"
 """A transcript line as stored: a JSON object with ``v``, ``type``, ``ts``, ``seq``."""
 
 # Append-only: MIGRATIONS[i] upgrades one line from version i + 1 to version i + 2.
@@ -776,19 +1014,21 @@ def upgrade(line: Line, migrations: Sequence[Callable[[Line], Line]] = MIGRATION
 # -- the documented schema ---------------------------------------------------------------
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> JsonObject:
     """The JSON Schema of one transcript line (any known event type), as shipped in
     ``docs/transcript.schema.json``. The only function here that imports pydantic."""
     from pydantic import TypeAdapter
 
-    base = {
+    base: JsonObject = {
         "v": {"title": "V", "type": "integer"},
         "ts": {"title": "Ts", "type": "number"},
         "seq": {"title": "Seq", "type": "integer"},
     }
-    variants = []
+    variants: list[JsonValue] = []
+    records: JsonObject = {}  # the records inside events (``PolicySegment`` …), by name
     for kind, cls in TRANSCRIPT_EVENTS.items():
         generated = TypeAdapter(cls).json_schema(ref_template="#/$defs/{model}")
+        records.update(generated.get("$defs", {}))
         own = {k: v for k, v in generated["properties"].items() if k not in base}
         variants.append(
             {
@@ -807,7 +1047,7 @@ def json_schema() -> dict[str, Any]:
                 "type": "object",
             }
         )
-    return {
+    schema: JsonObject = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://shellagent.invalid/transcript.schema.json",
         "title": f"shellagent transcript line, format v{VERSION}",
@@ -817,3 +1057,6 @@ def json_schema() -> dict[str, Any]:
         ),
         "oneOf": variants,
     }
+    if records:
+        schema["$defs"] = records
+    return schema

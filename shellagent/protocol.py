@@ -1,56 +1,86 @@
 """The messages between ``ask`` and the daemon: one JSON object per line, versioned.
 
-Standard library only: ``ask`` imports this module on its start-up path. The daemon
-validates what it receives with the pydantic models in ``shellagent.daemon.messages``;
-the client trusts the daemon (same user, checked by ``SO_PEERCRED``) and reads its events
-with ``decode_event``, into the dataclasses of ``shellagent.events`` (listed below with
-their fields; ``encode_event`` writes them).
+Standard library only: ``ask`` imports this module on its start-up path. Both directions
+are dataclasses of ``shellagent.events`` (what each one means is tabled there):
+``encode_message`` writes a client message, ``encode_event`` a daemon event and
+``decode_event`` reads one back. The daemon checks what it receives strictly
+(``shellagent.daemon.messages``); the client trusts the daemon (same user, checked by
+``SO_PEERCRED``) and reads its events strictly too, so a daemon of another version is an
+error that says so, not a traceback.
 
 Every message carries ``v`` (``VERSION``) and ``type``. A line is at most
 ``MAX_LINE_BYTES`` bytes, newline included; JSON is written with ``ensure_ascii`` so a
 line never holds a raw control character, a bidi override or a lone surrogate.
 
-Client -> daemon
-    ask        {task, cwd, model?, dry_run, yes, interactive, max_turns?}   one task
-    approval   {id, decision, command, edited?, reason?, scope?}   answer an approval_request
-    cancel     {}                                             stop the task (Ctrl-C)
-    status     {}                                             daemon status, then close
-    stop       {}                                             shut the daemon down
+The fields of each message type (``name?``: may be left out, its default then), in the
+order of the registries (``tests/test_architecture.py`` holds the tables to them).
 
-Daemon -> client
-    accepted          {session, model}                 the task has a session and sandbox
-    queued            {position}                       waiting for the model
-    thinking          {turn}                           the model is generating
-    invalid           {turn, stop, raw}                the reply was not an action (stop:
-                                                       end, length or repeat); asking again
-    proposed          {turn, command, why, decision, reasons}   a command and its verdict
-    approval_request  {id, turn, command, why, decision, reasons}  answer with approval
-    output            {data}                           live output of the running command
-    approval          {turn, command, decision, ...}   what was decided (by whom)
-    result            {turn, command, exit_code, duration_s, timed_out, truncated, confined,
-                       refused}                        confined: run read-only (the policy's
-                                                       claim); refused: the kernel caught it
-    summary           {reason, summary, turns, session, commands, error, exit_code, transcript}
-    status            {pid, version, uptime_s, model, sessions, rss_kb, ...}
+Client -> daemon (``events.CLIENT_MESSAGES``)::
+
+    ask               {task, cwd, model?, dry_run?, yes?, interactive?, max_turns?, confirm?,
+                      apply?, propose?, continues?, umask?}
+    approval          {id, decision, command, edited?, reason?, scope?}
+    changes           {id, decision}
+    confirm           {id, answer}
+    cancel            {}
+    status            {}
+    stop              {}
+
+Daemon -> client (``events.WIRE_EVENTS``)::
+
+    accepted          {session, model, overlay?}
+    queued            {position}
+    thinking          {turn}
+    invalid           {turn, stop, raw}
+    proposed          {turn, command, why, decision, reasons?}
+    approval_request  {id, turn, command, why, decision, reasons?, carried?}
+    approval          {turn, command, decision, edited?, reason?, scope?}
+    output            {data}
+    result            {turn, command, exit_code, duration_s?, timed_out?, truncated?, confined?,
+                      refused?}
+    changes           {session, summary, lines, total, deleted, diff?, id?, choices?}
+    changes_done      {outcome, message, applied?}
+    confirm           {id, summary, unsupported?}
+    summary           {reason, summary, turns, session, commands, exit_codes, error, exit_code,
+                      transcript, verdict?, cwd?, unsupported?, advice?}
+    status            {pid, version, protocol, uptime_s, socket, model, sessions, clients, refused,
+                      rss_kb, peak_rss_kb}
     stopping          {}
-    error             {code, message, fatal, exit_code?}   fatal: the task ends (exit_code: the
-                                                       exit status ask should return)
+    error             {code, message, fatal?, exit_code?}
+    note              {message}
+
+A task's last message is its ``summary``, or an ``error`` with ``fatal`` (``ends_task``).
+Daemons before ``note`` sent a note as ``{"type": "error", "code": "note"}``;
+``decode_event`` reads that as the ``Note`` it is.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, get_args
+from typing import TYPE_CHECKING, get_args
 
-from shellagent.events import WIRE_EVENTS, ApprovalKind, EventError, Failure, Scope, WireEvent
+from shellagent.events import (
+    CLIENT_MESSAGES,
+    WIRE_EVENTS,
+    ApprovalKind,
+    ClientMessage,
+    EventError,
+    Failure,
+    Scope,
+    Summary,
+    WireEvent,
+)
 from shellagent.events import to_dict as _to_dict
 from shellagent.events import wire_from_dict as _wire_from_dict
+
+if TYPE_CHECKING:
+    from shellagent.jsontypes import JsonObject, JsonValue
 
 VERSION = 1
 MAX_LINE_BYTES = 1024 * 1024
 SOCKET_NAME = "daemon.sock"
 
-CLIENT_TYPES = ("ask", "approval", "cancel", "status", "stop")
+CLIENT_TYPES = tuple(CLIENT_MESSAGES)
 EVENT_TYPES = tuple(WIRE_EVENTS)
 DECISIONS: tuple[ApprovalKind, ...] = get_args(ApprovalKind)
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -62,7 +92,7 @@ OUT_OF_ORDER = "out_of_order"
 UNSUPPORTED_VERSION = "unsupported_version"
 REFUSED = "refused"
 FAILED = "failed"
-NOTE = "note"  # a non-fatal ``error`` event that is information, not a failure
+NOTE = "note"  # how a daemon before the ``note`` event marked a note: an ``error`` with this code
 # The codes of a message the daemon could not take (as opposed to a task that failed).
 REJECTIONS = frozenset({MALFORMED, TOO_LONG, OUT_OF_ORDER, UNSUPPORTED_VERSION})
 
@@ -75,17 +105,17 @@ class ProtocolError(ValueError):
         self.code = code
 
 
-def encode(kind: str, **fields: Any) -> bytes:
+def encode(kind: str, **fields: JsonValue) -> bytes:
     """One message as a line of bytes, newline included."""
-    message = {"v": VERSION, "type": kind, **fields}
+    message: JsonObject = {"v": VERSION, "type": kind, **fields}
     line = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
     if len(line) > MAX_LINE_BYTES:
         raise ProtocolError(TOO_LONG, f"{kind} message is {len(line)} bytes")
     return line
 
 
-def decode(line: bytes) -> dict[str, Any]:
-    """A line back into a message dict: a JSON object with a known ``v`` and a ``type``."""
+def decode(line: bytes) -> JsonObject:
+    """A line back into a JSON object with a known ``v`` and a string ``type``."""
     if len(line) > MAX_LINE_BYTES:
         raise ProtocolError(TOO_LONG, f"line longer than {MAX_LINE_BYTES} bytes")
     try:
@@ -103,19 +133,36 @@ def decode(line: bytes) -> dict[str, Any]:
     return message
 
 
+def _encode(message: WireEvent | ClientMessage) -> bytes:
+    fields = _to_dict(message)
+    del fields["type"]
+    return encode(message.kind, **fields)
+
+
 def encode_event(event: WireEvent) -> bytes:
     """One daemon -> client event as a line of bytes."""
-    fields = _to_dict(event)
-    del fields["type"]
-    return encode(event.kind, **fields)
+    return _encode(event)
+
+
+def encode_message(message: ClientMessage) -> bytes:
+    """One client -> daemon message as a line of bytes."""
+    return _encode(message)
 
 
 def decode_event(line: bytes) -> WireEvent:
     """A daemon -> client line as its event; ``ProtocolError`` when it is not one."""
+    message = decode(line)
+    if message["type"] == "error" and message.get("code") == NOTE:  # a daemon of before
+        message = {"type": "note", "message": message.get("message")}
     try:
-        return _wire_from_dict(decode(line))
+        return _wire_from_dict(message)
     except EventError as exc:
         raise ProtocolError(MALFORMED, exc.text()) from None
+
+
+def ends_task(event: WireEvent) -> bool:
+    """Whether ``event`` is the last one of a task: its summary, or a fatal error."""
+    return isinstance(event, Summary) or (isinstance(event, Failure) and event.fatal)
 
 
 def error(code: str, message: str, *, fatal: bool = False) -> bytes:

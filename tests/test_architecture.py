@@ -8,8 +8,8 @@ functions and under ``TYPE_CHECKING`` alike: a lazy import is still a dependency
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 
 import pytest
@@ -281,3 +281,106 @@ def test_imports_inside_functions_are_read_too() -> None:
     lazy = PACKAGE / "agent" / "front.py"
     found = [i.target for i in imports(lazy)]
     assert "shellagent.model.registry" in found  # imported inside Agent.backend only
+
+
+# -- the wire tables: what the docstrings of events.py and protocol.py list is what the
+# registries hold, in their order ---------------------------------------------------------
+
+
+def table_rows(doc: str, title: str) -> list[str]:
+    """The rows of the literal block under the docstring line that starts with ``title``;
+    a more deeply indented line continues the row above it."""
+    lines = doc.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    rows: list[str] = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            if rows:
+                break
+            continue
+        if not line.startswith("    "):
+            break
+        if line.startswith("     ") and rows:
+            rows[-1] += " " + line.strip()
+        else:
+            rows.append(line.strip())
+    return rows
+
+
+def field_list(cls: type) -> str:
+    """``{name, name?}`` of a message's fields: ``?`` where it has a default."""
+    names = [
+        f.name + ("" if f.default is MISSING and f.default_factory is MISSING else "?")
+        for f in fields(cls)
+    ]
+    return "{" + ", ".join(names) + "}"
+
+
+def class_table_problems(doc: str, title: str, registry: Mapping[str, type]) -> list[str]:
+    """Rows ``kind  ClassName  what it is`` against the registry."""
+    listed = [tuple(row.split()[:2]) for row in table_rows(doc, title)]
+    wanted = [(kind, cls.__name__) for kind, cls in registry.items()]
+    return [] if listed == wanted else [f"{title}: lists {listed}, the registry has {wanted}"]
+
+
+def field_table_problems(doc: str, title: str, registry: Mapping[str, type]) -> list[str]:
+    """Rows ``kind  {field, optional?, ...}`` against the registry's dataclasses."""
+    listed = []
+    for row in table_rows(doc, title):
+        kind, _, rest = row.partition(" ")
+        listed.append((kind, " ".join(rest.split())))
+    wanted = [(kind, field_list(cls)) for kind, cls in registry.items()]
+    problems = [
+        f"{title}: {row} listed, not in the registry" for row in listed if row not in wanted
+    ]
+    problems += [f"{title}: {row} missing" for row in wanted if row not in listed]
+    if not problems and listed != wanted:
+        problems.append(f"{title}: not in the registry's order")
+    return problems
+
+
+def wire_table_problems(events_doc: str, protocol_doc: str) -> list[str]:
+    from shellagent.events import CLIENT_MESSAGES, TRANSCRIPT_EVENTS, WIRE_EVENTS
+
+    return (
+        class_table_problems(events_doc, "Transcript events", TRANSCRIPT_EVENTS)
+        + class_table_problems(events_doc, "Daemon -> client", WIRE_EVENTS)
+        + class_table_problems(events_doc, "Client -> daemon", CLIENT_MESSAGES)
+        + field_table_problems(protocol_doc, "Client -> daemon", CLIENT_MESSAGES)
+        + field_table_problems(protocol_doc, "Daemon -> client", WIRE_EVENTS)
+    )
+
+
+def test_the_wire_tables_in_the_docstrings_match_the_registries() -> None:
+    from shellagent import events, protocol
+
+    assert tuple(events.CLIENT_MESSAGES) == protocol.CLIENT_TYPES
+    assert tuple(events.WIRE_EVENTS) == protocol.EVENT_TYPES
+    assert wire_table_problems(events.__doc__ or "", protocol.__doc__ or "") == []
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new", "problem"),
+    [
+        ("events", "    note              Note", "    notice            Note", "Daemon -> client"),
+        (
+            "events",
+            "    cancel            Cancel",
+            "    cancel            Stop",
+            "Client -> daemon",
+        ),
+        ("protocol", "{id, decision}", "{id, decision, reason?}", "changes"),
+        ("protocol", "    note              {message}\n", "", "'note', '{message}') missing"),
+        ("protocol", "                      apply?,", "                      apply,", "ask"),
+    ],
+)
+def test_the_wire_table_check_sees_a_drifted_table(
+    module: str, old: str, new: str, problem: str
+) -> None:
+    from shellagent import events, protocol
+
+    docs = {"events": events.__doc__ or "", "protocol": protocol.__doc__ or ""}
+    assert old in docs[module]
+    docs[module] = docs[module].replace(old, new, 1)
+    problems = wire_table_problems(docs["events"], docs["protocol"])
+    assert any(problem in p for p in problems), problems

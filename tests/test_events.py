@@ -66,7 +66,25 @@ FULL: list[TranscriptEvent] = [
         command="rm x",
         decision="ask",
         reasons=("deletes files",),
-        segments=({"argv": ["rm", "x"], "read_only": False},),
+        segments=(
+            events.PolicySegment(
+                argv=("rm", "x"),
+                program="rm",
+                decision="ask",
+                reasons=("deletes files",),
+                executable="/bin/rm",
+                wrappers=("sudo",),
+                assignments=("LC_ALL=C",),
+                writes=("x",),
+                context="pipeline",
+                traits=("delete",),
+                rules=("rm-asks",),
+                key="rm x",
+                read_only=True,
+                effects=("deletes",),
+            ),
+            events.PolicySegment(argv=("ls",), program="ls", decision="allow", key="ls"),
+        ),
         ts=4.0,
         seq=3,
     ),
@@ -174,8 +192,20 @@ WIRE: list[WireEvent] = [
         protocol=1,
         uptime_s=1.5,
         socket="/run/d.sock",
-        model={"loaded": False},
-        sessions=({"session": "s"},),
+        model=events.ModelStatus(
+            spec="smollm2",
+            loaded=True,
+            name="smollm2",
+            loads=1,
+            waiting=0,
+            idle_s=2.5,
+            idle_unload_s=None,
+        ),
+        sessions=(
+            events.SessionStatus(
+                session="s", task="tidy", state="thinking", running_s=1.0, client_pid=7
+            ),
+        ),
         clients=1,
         refused=0,
         rss_kb=None,
@@ -183,6 +213,7 @@ WIRE: list[WireEvent] = [
     ),
     events.Stopping(),
     events.Failure(code="failed", message="no", fatal=True, exit_code=3),
+    events.Note(message="continuing session s"),
 ]
 
 
@@ -232,6 +263,14 @@ def test_every_daemon_message_round_trips_through_the_protocol(event: WireEvent)
     assert protocol.decode_event(line) == event
 
 
+def test_a_note_from_a_daemon_of_before_reads_as_a_note() -> None:
+    """Daemons before the ``note`` event sent notes as non-fatal errors with code ``note``."""
+    line = protocol.encode("error", code="note", message="continuing session s", fatal=False)
+    assert protocol.decode_event(line) == events.Note(message="continuing session s")
+    failure = protocol.encode("error", code="failed", message="no", fatal=False)
+    assert protocol.decode_event(failure) == events.Failure(code="failed", message="no")
+
+
 def test_a_strict_reader_rejects_an_unknown_kind_and_names_the_known_ones() -> None:
     with pytest.raises(EventError) as caught:
         events.from_dict({"type": "plan_update", "steps": []})
@@ -260,6 +299,11 @@ def test_the_file_reader_skips_an_unknown_kind_and_checks_a_known_one() -> None:
         ({"reasons": "x"}, "'reasons' must be a list"),
         ({"reasons": [1]}, "'reasons'[0] must be a string"),
         ({"segments": [[]]}, "'segments'[0] must be an object"),
+        ({"segments": [{"argv": ["ls"], "key": "ls"}]}, "'segments'[0]: missing 'program'"),
+        (
+            {"segments": [{"argv": [1], "program": "ls", "decision": "allow", "key": "ls"}]},
+            "'segments'[0]: 'argv'[0] must be a string",
+        ),
     ],
 )
 def test_a_mistyped_field_is_named(change: dict[str, Any], problem: str) -> None:

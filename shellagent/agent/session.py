@@ -20,6 +20,7 @@ from shellagent.events import (
     ApprovalRecord,
     ChatMessage,
     EndReason,
+    PolicySegment,
     PolicyVerdict,
     TranscriptEvent,
 )
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from shellagent.agent.config import AgentConfig
     from shellagent.agent.proposal import JobInstaller
     from shellagent.model.backend import Backend
-    from shellagent.policy import Decision, PolicyEngine
+    from shellagent.policy import Decision, PolicyEngine, Segment
     from shellagent.policy.evaluation import Carried
     from shellagent.sandbox import CommandResult, Shell
 
@@ -114,10 +115,30 @@ def check(state: SessionState, command: str) -> Decision:
             command=command,
             decision=decision.decision,
             reasons=decision.reasons,
-            segments=tuple(s.to_dict() for s in decision.segments),
+            segments=tuple(_recorded(s) for s in decision.segments),
         )
     )
     return decision
+
+
+def _recorded(s: Segment) -> PolicySegment:
+    """A segment of the policy's decision as the transcript's ``policy`` line keeps it."""
+    return PolicySegment(
+        argv=s.argv,
+        program=s.program,
+        decision=s.decision,
+        reasons=s.reasons,
+        executable=s.executable,
+        wrappers=s.wrappers,
+        assignments=s.assignments,
+        writes=s.writes,
+        context=s.context,
+        traits=s.traits,
+        rules=s.rules,
+        key=s.key,
+        read_only=s.read_only,
+        effects=s.effects,
+    )
 
 
 def carried_reader(shell: object) -> Callable[[], Carried | None] | None:

@@ -27,19 +27,28 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from shellagent import paths, protocol
 from shellagent.errors import EnvironmentProblem, ShellagentError
 from shellagent.events import (
     Accepted,
     ApprovalNeeded,
+    Ask,
+    Cancel,
     ChangesReady,
+    ChangesReply,
+    ClientMessage,
+    ConfirmReply,
     ConfirmRequest,
     Failure,
     Summary,
     WireEvent,
 )
+
+if TYPE_CHECKING:
+    from shellagent.cli.ask_ui import AskUI
+    from shellagent.model.pool import ModelPool
 
 START_TIMEOUT_S = 30.0
 
@@ -155,8 +164,8 @@ class Connection:
         self.sock = sock
         self._buf = b""
 
-    def send(self, kind: str, **fields: Any) -> None:
-        self.sock.sendall(protocol.encode(kind, **fields))
+    def send(self, message: ClientMessage) -> None:
+        self.sock.sendall(protocol.encode_message(message))
 
     def read(self) -> WireEvent | None:
         """The next event, or None once the daemon closed the connection.
@@ -191,24 +200,26 @@ class Connection:
             self.sock.close()
 
 
-def request(kind: str, **fields: Any) -> WireEvent:
+def request(message: ClientMessage) -> WireEvent:
     """Send one message to a running daemon and return its first reply."""
     conn = Connection(connect())
     try:
-        conn.send(kind, **fields)
-        for message in conn.messages():
-            return message
+        conn.send(message)
+        for reply in conn.messages():
+            return reply
     finally:
         conn.close()
     raise ConnectionError("the daemon closed the connection without answering")
 
 
-def run_via_daemon(args: argparse.Namespace, ui: Any = None) -> int:
+def run_via_daemon(args: argparse.Namespace, ui: AskUI | None = None) -> int:
     """The default ``ask``: the task runs in the daemon; this process shows and asks."""
     return run_on(lambda: Connection(connect_or_start(quiet=args.json)), args, ui)
 
 
-def run_in_process(args: argparse.Namespace, ui: Any = None, pool: Any = None) -> int:
+def run_in_process(
+    args: argparse.Namespace, ui: AskUI | None = None, pool: ModelPool | None = None
+) -> int:
     """``ask --no-daemon``: the daemon's task machinery, served in this process over a socket
     pair, so the run looks and behaves exactly like one through the daemon. ``pool`` is a
     model pool to reuse (an interactive session's); without one the model is loaded here and
@@ -236,7 +247,9 @@ def run_in_process(args: argparse.Namespace, ui: Any = None, pool: Any = None) -
             pool.close()
 
 
-def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: Any = None) -> int:
+def run_on(
+    connect_to: Callable[[], Connection], args: argparse.Namespace, ui: AskUI | None = None
+) -> int:
     """Send the task over the connection ``connect_to`` opens and follow it to the end."""
     from shellagent.cli.ask_ui import AskUI
 
@@ -248,23 +261,21 @@ def run_on(connect_to: Callable[[], Connection], args: argparse.Namespace, ui: A
         )
     conn = connect_to()
     try:
-        fields: dict[str, Any] = {
-            "task": args.task,
-            "cwd": getattr(args, "cwd", None) or os.getcwd(),
-            "model": args.model,
-            "dry_run": args.dry_run,
-            "yes": args.yes,
-            "apply": bool(getattr(args, "apply", False)),
-            "confirm": not args.json,
-            "interactive": interactive,
-            "max_turns": getattr(args, "max_turns", None),
-        }
-        umask = current_umask()
-        if umask is not None:  # commands create files as this user's would
-            fields["umask"] = umask
-        if getattr(args, "continues", None):  # only when used: a daemon of before can serve
-            fields["continues"] = args.continues  # every other task
-        conn.send("ask", **fields)
+        conn.send(
+            Ask(
+                task=args.task,
+                cwd=getattr(args, "cwd", None) or os.getcwd(),
+                model=args.model,
+                dry_run=args.dry_run,
+                yes=args.yes,
+                apply=bool(getattr(args, "apply", False)),
+                confirm=not args.json,
+                interactive=interactive,
+                max_turns=getattr(args, "max_turns", None),
+                umask=current_umask(),  # commands create files as this user's would
+                continues=getattr(args, "continues", None) or None,
+            )
+        )
         return follow(conn, ui)
     finally:
         conn.close()
@@ -296,7 +307,7 @@ def refused_by_daemon(message: Failure) -> ShellagentError:
     )
 
 
-def follow(conn: Connection, ui: Any) -> int:
+def follow(conn: Connection, ui: AskUI) -> int:
     """Show the task's events until its summary; Ctrl-C cancels the task (twice: leave)."""
     cancelling = False
     accepted = False
@@ -315,12 +326,11 @@ def follow(conn: Connection, ui: Any) -> int:
                     hint="its transcript so far is kept: `shellagent logs list`",
                 )
             if isinstance(message, ApprovalNeeded):
-                answer = ui.approve(message)
-                conn.send("approval", id=message.id, command=message.command, **answer)
+                conn.send(ui.approve(message))
             elif isinstance(message, ChangesReady) and message.id is not None:
-                conn.send("changes", id=message.id, decision=ui.review_changes(message))
+                conn.send(ChangesReply(id=message.id, decision=ui.review_changes(message)))
             elif isinstance(message, ConfirmRequest):
-                conn.send("confirm", id=message.id, answer=ui.confirm(message))
+                conn.send(ConfirmReply(id=message.id, answer=ui.confirm(message)))
             elif isinstance(message, Summary):
                 ui.event(message)
                 return message.exit_code
@@ -339,7 +349,7 @@ def follow(conn: Connection, ui: Any) -> int:
             ui.stop_spinner()
             print("\ncancelling (Ctrl-C again to leave at once)", file=sys.stderr)
             with contextlib.suppress(OSError):
-                conn.send("cancel")
+                conn.send(Cancel())
         except OSError as exc:
             ui.stop_spinner()
             raise ShellagentError(f"lost the daemon connection: {exc}") from None

@@ -25,17 +25,23 @@ from shellagent import protocol
 from shellagent.cli.display import clean_output, reveal, shown
 from shellagent.events import (
     Accepted,
+    ApprovalKind,
     ApprovalNeeded,
+    ApprovalReply,
+    ChangesDecision,
     ChangesDone,
     ChangesReady,
+    ConfirmAnswer,
     ConfirmRequest,
     Decided,
     Failure,
     InvalidReply,
+    Note,
     Output,
     Proposed,
     Queued,
     Result,
+    Scope,
     Summary,
     Thinking,
     WireEvent,
@@ -167,6 +173,20 @@ SCOPE_WORDS = {
     "directory": "in this directory and below",
     "everywhere": "everywhere, from now on",
 }
+
+
+def _reply(
+    m: ApprovalNeeded,
+    decision: ApprovalKind,
+    *,
+    reason: str = "",
+    edited: str | None = None,
+    scope: Scope | None = None,
+) -> ApprovalReply:
+    """The answer to the approval request ``m``: it echoes the command asked about."""
+    return ApprovalReply(
+        id=m.id, decision=decision, command=m.command, edited=edited, reason=reason, scope=scope
+    )
 
 
 class AskUI:
@@ -303,8 +323,8 @@ class AskUI:
             self._on_result(event)
         elif isinstance(event, Summary):
             self._on_summary(event)
-        elif isinstance(event, Failure):
-            label = "note" if event.code == protocol.NOTE else "error"
+        elif isinstance(event, Failure | Note):
+            label = "note" if isinstance(event, Note) else "error"
             self.err.write(f"{label}: {shown(event.message)}\n")
             self.err.flush()
 
@@ -445,7 +465,7 @@ class AskUI:
 
     # -- approval ------------------------------------------------------------------------
 
-    def confirm(self, m: ConfirmRequest) -> str:
+    def confirm(self, m: ConfirmRequest) -> ConfirmAnswer:
         """Did that do it? ``yes``, ``no`` or ``skip`` (the session stays unverified)."""
         self.stop_spinner()
         if not self.can_prompt or self.json_lines:
@@ -458,9 +478,10 @@ class AskUI:
             problems = shown("; ".join(m.unsupported))
             self._print(self.style("1;33", f"but the session does not show it: {problems}"))
         key = self._key("did that do it? [y]es [n]o [s]kip ", "yns")
-        return {"y": "yes", "n": "no"}.get(key, "skip")
+        answers: dict[str, ConfirmAnswer] = {"y": "yes", "n": "no"}
+        return answers.get(key, "skip")
 
-    def review_changes(self, m: ChangesReady) -> str:
+    def review_changes(self, m: ChangesReady) -> ChangesDecision:
         """Ask what to do with the change set in ``m``: apply, discard or keep."""
         self.stop_spinner()
         if self.json_lines:
@@ -469,7 +490,7 @@ class AskUI:
             self._on_changes(m)
             return self._review(m)
 
-    def _review(self, m: ChangesReady) -> str:
+    def _review(self, m: ChangesReady) -> ChangesDecision:
         if not self.can_prompt:
             return "keep"
         while True:
@@ -481,10 +502,11 @@ class AskUI:
                 continue
             if key == "q":  # Ctrl-D: leave the changes for later
                 return "keep"
-            return {"a": "apply", "n": "discard", "k": "keep"}[key]
+            decisions: dict[str, ChangesDecision] = {"a": "apply", "n": "discard", "k": "keep"}
+            return decisions[key]
 
-    def approve(self, m: ApprovalNeeded) -> dict[str, str]:
-        """Ask y/n/e/a/q about the command in ``m``; the answer as approval fields."""
+    def approve(self, m: ApprovalNeeded) -> ApprovalReply:
+        """Ask y/n/e/a/q about the command in ``m``; the answer to send."""
         self.stop_spinner()
         command = m.command
         if self.json_lines:
@@ -492,7 +514,7 @@ class AskUI:
         with self._to_human():
             return self._approve(m, command)
 
-    def _approve(self, m: ApprovalNeeded, command: str) -> dict[str, str]:
+    def _approve(self, m: ApprovalNeeded, command: str) -> ApprovalReply:
         if command != self._proposed:  # never ask about a command not shown just above
             self._on_proposed(m)
         for item in m.carried:  # values the line expands but does not show
@@ -502,44 +524,45 @@ class AskUI:
             )
         if not self.can_prompt:
             self._print("    refused: nobody can answer here (rerun with -y to approve)")
-            return {"decision": "refuse", "reason": "ask is not attached to a terminal"}
+            return _reply(m, "refuse", reason="ask is not attached to a terminal")
         while True:
             key = self._key("    run it? [y]es [n]o [e]dit [a]lways [q]uit [?] explain ", "ynaeq?")
             if key != "?":
                 break
             self._print(shown(self._explain(command), lines=True))
         if key == "y":
-            return {"decision": "approve"}
+            return _reply(m, "approve")
         if key == "n":
             self._refusals += 1
             if self._refusals >= REFUSALS_BEFORE_ASKING:
-                return self._after_refusals(command)
+                return self._after_refusals(m, command)
             why = self._line("    why not? (optional, told to the model) ")
-            return {"decision": "refuse", "reason": why.strip()}
+            return _reply(m, "refuse", reason=why.strip())
         if key == "e":
             edited = self._line("    edit: ", default=command)
             if not edited.strip():
-                return {"decision": "refuse", "reason": "the user cleared the command"}
+                return _reply(m, "refuse", reason="the user cleared the command")
             if edited == command:
-                return {"decision": "approve"}
+                return _reply(m, "approve")
             _, flags = reveal(edited)
             for flag in flags:
                 self._print(self.style("1;31", f"    ! warning: the edit contains {flag}"))
-            return {"decision": "edit", "edited": edited}
+            return _reply(m, "edit", edited=edited)
         if key == "a":
             scope_key = self._key(
                 "    always allow where? [s]ession [d]irectory [e]verywhere ", "sde"
             )
-            scope = {"s": "session", "d": "directory", "e": "everywhere"}[scope_key]
+            scopes: dict[str, Scope] = {"s": "session", "d": "directory", "e": "everywhere"}
+            scope = scopes[scope_key]
             always, _ = reveal(command)
             self._print(
                 f"    always allow {self.style.marked(always)} "
                 f"{SCOPE_WORDS[scope]}" + (f" ({os.getcwd()})" if scope == "directory" else "")
             )
-            return {"decision": "always", "scope": scope}
-        return {"decision": "quit"}
+            return _reply(m, "always", scope=scope)
+        return _reply(m, "quit")
 
-    def _after_refusals(self, command: str) -> dict[str, str]:
+    def _after_refusals(self, m: ApprovalNeeded, command: str) -> ApprovalReply:
         """The user keeps refusing: ask what would help instead of letting the model guess."""
         self._print(
             self.style("33", f"    that is {self._refusals} commands refused in this task.")
@@ -550,12 +573,12 @@ class AskUI:
         if key == "e":
             edited = self._line("    edit: ", default=command)
             if edited.strip() and edited != command:
-                return {"decision": "edit", "edited": edited}
-            return {"decision": "refuse", "reason": "the user cleared the command"}
+                return _reply(m, "edit", edited=edited)
+            return _reply(m, "refuse", reason="the user cleared the command")
         if key == "h":
             hint = self._line("    hint (told to the model): ")
-            return {"decision": "refuse", "reason": hint.strip()}
-        return {"decision": "quit"}
+            return _reply(m, "refuse", reason=hint.strip())
+        return _reply(m, "quit")
 
     def _explain(self, command: str) -> str:
         from pathlib import Path

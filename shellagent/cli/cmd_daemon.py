@@ -114,11 +114,12 @@ def run_stop(args: argparse.Namespace) -> int:
     """
     from shellagent.cli.ask_client import request
     from shellagent.daemon.lock import read_pid
+    from shellagent.events import Stop
     from shellagent.paths import runtime_dir
 
     pid = read_pid(runtime_dir())
     try:
-        request("stop")
+        request(Stop())
     except OSError:
         if pid is None:
             print("the daemon is not running")
@@ -140,10 +141,10 @@ def run_status(args: argparse.Namespace) -> int:
     """
     from shellagent.cli.ask_client import request
     from shellagent.daemon.status import render
-    from shellagent.events import DaemonStatus, to_dict
+    from shellagent.events import DaemonStatus, Status, to_dict
 
     try:
-        status = request("status")
+        status = request(Status())
     except OSError:
         if args.json:
             print(json.dumps({"running": False}))

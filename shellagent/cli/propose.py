@@ -21,7 +21,7 @@ from typing import IO
 
 from shellagent.cli.display import shown
 from shellagent.errors import ShellagentError
-from shellagent.events import Accepted, Failure, Proposed, Summary
+from shellagent.events import Accepted, Ask, Failure, Proposed, Summary
 
 
 def propose(args: argparse.Namespace) -> int:
@@ -41,15 +41,16 @@ def propose(args: argparse.Namespace) -> int:
         raise
     try:
         conn.send(
-            "ask",
-            task=args.task,
-            cwd=os.getcwd(),
-            model=args.model,
-            dry_run=True,
-            yes=False,
-            interactive=False,
-            max_turns=3,
-            propose=True,
+            Ask(
+                task=args.task,
+                cwd=os.getcwd(),
+                model=args.model,
+                dry_run=True,
+                yes=False,
+                interactive=False,
+                max_turns=3,
+                propose=True,
+            )
         )
         accepted = False
         for message in conn.messages():

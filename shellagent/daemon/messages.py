@@ -1,96 +1,63 @@
-"""What the daemon accepts from a client, validated with pydantic (``extra="forbid"``).
+"""What the daemon accepts from a client: the messages of ``shellagent.events``, checked
+strictly with pydantic (``extra="forbid"``, strict types, each field's ``limits``).
 
-``shellagent.protocol.decode`` has already checked that the line is a JSON object with a
-known version; ``parse`` checks the fields of its type. Anything else is a
-``ProtocolError`` the server answers with an error reply.
+The dataclasses stay the one definition of a message (``ask`` builds them without
+pydantic); the pydantic models here are made from them when the daemon starts, so a field
+added there is checked here without a second spelling. ``shellagent.protocol.decode`` has
+already checked that the line is a JSON object with a known version; ``parse`` checks the
+fields of its type. Anything else is a ``ProtocolError`` the server answers with an error
+reply.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import dataclasses
+import typing
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from shellagent.events import ApprovalKind, ChangesDecision, Scope
-from shellagent.protocol import MALFORMED, ProtocolError
+from shellagent.events import CLIENT_MESSAGES, ClientMessage
+from shellagent.protocol import MALFORMED, VERSION, ProtocolError
 
-_TEXT_MAX = 64 * 1024
+if typing.TYPE_CHECKING:
+    from shellagent.jsontypes import JsonObject
 
+__all__ = ["ClientMessage", "parse"]
 
-class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    v: Literal[1] = 1
-
-
-class Ask(_Message):
-    type: Literal["ask"]
-    task: str = Field(min_length=1, max_length=_TEXT_MAX)
-    cwd: str = Field(min_length=1, max_length=4096)
-    model: str | None = Field(default=None, max_length=4096)
-    dry_run: bool = False
-    yes: bool = False
-    """Approve every ``ask`` without asking (``ask -y``)."""
-    interactive: bool = True
-    """False when nobody can answer: every ``ask`` is refused (unless ``yes``)."""
-    max_turns: int | None = Field(default=None, ge=1, le=200)
-    confirm: bool = True
-    """Ask "Did that do it?" when the model is done (``ask --json`` says False)."""
-    apply: bool = False
-    """With ``yes``: apply the change set at the end without asking (``ask -y --apply``)."""
-    propose: bool = False
-    """Only the first proposed command is wanted (``ask --propose``, a shell key binding)."""
-    continues: str | None = Field(default=None, max_length=64, pattern=r"^[0-9A-Za-z-]+$")
-    """A follow-up of this session (an id or a unique prefix; ``last``: the newest)."""
-    umask: int | None = Field(default=None, ge=0, le=0o777)
-    """The client's umask: the task's commands create files with it."""
+_CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class ApprovalReply(_Message):
-    type: Literal["approval"]
-    id: int = Field(ge=0)
-    decision: ApprovalKind
-    command: str = Field(max_length=_TEXT_MAX)
-    """The command the client showed: it must equal the one the daemon asked about."""
-    edited: str | None = Field(default=None, max_length=_TEXT_MAX)
-    reason: str = Field(default="", max_length=4096)
-    scope: Scope | None = None
+def _model(cls: type[ClientMessage]) -> type[BaseModel]:
+    """The pydantic model of one message: ``v``, its ``type`` and the dataclass's fields,
+    each with its type, default and limits."""
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, tuple[Any, object]] = {  # name -> (its type, its default or Field)
+        "v": (Literal[VERSION], VERSION),  # decode has checked it already
+        "type": (Literal[cls.kind], ...),  # the union's tag
+    }
+    for f in dataclasses.fields(cls):
+        default = ... if f.default is dataclasses.MISSING else f.default
+        fields[f.name] = (hints[f.name], Field(default, **f.metadata.get("limits", {})))
+    # ``Any``: mypy holds a ``**`` mapping to every keyword create_model has; these are
+    # field names only (no message field starts with ``__``)
+    definitions: Any = fields
+    model: type[BaseModel] = create_model(cls.__name__, __config__=_CONFIG, **definitions)
+    return model
 
 
-class ChangesReply(_Message):
-    type: Literal["changes"]
-    id: int = Field(ge=0)
-    decision: ChangesDecision
+_MODELS = [_model(cls) for cls in CLIENT_MESSAGES.values()]
+_UNION: Any = typing.Union[tuple(_MODELS)]  # noqa: UP007  # a union made at run time
+_ADAPTER: TypeAdapter[BaseModel] = TypeAdapter(Annotated[_UNION, Field(discriminator="type")])
 
 
-class ConfirmReply(_Message):
-    type: Literal["confirm"]
-    id: int = Field(ge=0)
-    answer: Literal["yes", "no", "skip"]
-
-
-class Cancel(_Message):
-    type: Literal["cancel"]
-
-
-class Status(_Message):
-    type: Literal["status"]
-
-
-class Stop(_Message):
-    type: Literal["stop"]
-
-
-ClientMessage = Ask | ApprovalReply | ChangesReply | ConfirmReply | Cancel | Status | Stop
-_ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(
-    Annotated[ClientMessage, Field(discriminator="type")]
-)
-
-
-def parse(message: dict[str, object]) -> ClientMessage:
+def parse(message: JsonObject) -> ClientMessage:
     """The typed message, or ``ProtocolError`` naming the first problem."""
     try:
-        return _ADAPTER.validate_python(message)
+        checked = _ADAPTER.validate_python(message)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ProtocolError(MALFORMED, f"{where}: {first['msg']}") from None
+    cls = CLIENT_MESSAGES[str(message["type"])]
+    return cls(**{f.name: getattr(checked, f.name) for f in dataclasses.fields(cls)})

@@ -24,19 +24,22 @@ from typing import TYPE_CHECKING, Any
 
 from shellagent import __version__, protocol
 from shellagent.daemon import lock
-from shellagent.daemon.messages import (
+from shellagent.daemon.messages import parse
+from shellagent.daemon.status import memory_kb
+from shellagent.daemon.worker import TaskWorker
+from shellagent.events import (
     ApprovalReply,
     Ask,
     Cancel,
     ChangesReply,
     ConfirmReply,
+    DaemonStatus,
+    Failure,
     Status,
     Stop,
-    parse,
+    Stopping,
+    WireEvent,
 )
-from shellagent.daemon.status import memory_kb
-from shellagent.daemon.worker import TaskWorker
-from shellagent.events import DaemonStatus, Stopping
 from shellagent.model.pool import ModelPool
 
 if TYPE_CHECKING:
@@ -129,14 +132,21 @@ class Daemon:
         worker: TaskWorker | None = None
         finished = asyncio.Event()
 
-        def emit(line: bytes) -> None:  # from the worker thread
-            loop.call_soon_threadsafe(_write, line)
+        def emit(event: WireEvent) -> None:  # from the worker thread, which encodes it
+            try:
+                line = protocol.encode_event(event)
+            except protocol.ProtocolError:
+                event = Failure(
+                    code=protocol.TOO_LONG, message=f"{event.kind} event too large to send"
+                )
+                line = protocol.encode_event(event)
+            loop.call_soon_threadsafe(_write, line, protocol.ends_task(event))
 
-        def _write(line: bytes) -> None:
+        def _write(line: bytes, last: bool) -> None:
             if writer.is_closing():
                 return
             writer.write(line)
-            if line.startswith(b'{"v":1,"type":"summary"') or b'"fatal":true' in line:
+            if last:
                 finished.set()
 
         async def send(line: bytes) -> None:

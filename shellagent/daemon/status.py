@@ -37,23 +37,21 @@ def _mb(kb: int | None) -> str:
 def render(status: DaemonStatus) -> str:
     """The status reply as a few readable lines."""
     model = status.model
-    if model.get("loaded"):
-        state = f"{model.get('name')} (warm, idle {_duration(model.get('idle_s', 0))})"
+    if model.loaded:
+        state = f"{model.name} (warm, idle {_duration(model.idle_s)})"
     else:
-        state = f"{model.get('spec')} (not loaded)"
+        state = f"{model.spec} (not loaded)"
     lines = [
         f"daemon    pid {status.pid}, up {_duration(status.uptime_s)}, shellagent {status.version}",
         f"socket    {status.socket}",
-        f"model     {state}; unloads after {_duration(model.get('idle_unload_s', 0))} idle",
+        f"model     {state}; unloads after {_duration(model.idle_unload_s or 0)} idle",
         f"memory    {_mb(status.rss_kb)} resident (peak {_mb(status.peak_rss_kb)})",
     ]
     sessions = status.sessions
-    lines.append(
-        f"sessions  {len(sessions)} running, {model.get('waiting', 0)} waiting for the model"
-    )
+    lines.append(f"sessions  {len(sessions)} running, {model.waiting} waiting for the model")
     for s in sessions:
         lines.append(
-            f"  {s.get('session')}  {s.get('state'):<20} {_duration(s.get('running_s', 0)):>6}"
-            f"  pid {s.get('client_pid')}  {s.get('task')}"
+            f"  {s.session}  {s.state:<20} {_duration(s.running_s):>6}"
+            f"  pid {s.client_pid}  {s.task}"
         )
     return "\n".join(lines)

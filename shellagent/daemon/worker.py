@@ -1,8 +1,8 @@
 """One client's task: the agent loop in its own thread, with its own sandbox and transcript.
 
 ``run_task`` blocks, so it runs in a worker thread. Everything it reports (events, live
-output, approval requests) is turned into protocol lines and handed to ``emit``, which
-the server makes thread-safe. An approval request blocks the worker until the client
+output, approval requests) is turned into wire events and handed to ``emit``, which
+the server encodes and makes thread-safe. An approval request blocks the worker until the client
 answers (``answer``) or the task is cancelled (``cancel``: the client pressed Ctrl-C or
 went away). Cancelling stops the running command, makes the loop end with ``cancelled``
 in the transcript, and the sandbox is torn down when the thread finishes.
@@ -29,8 +29,12 @@ from shellagent.events import (
     Accepted,
     ApprovalNeeded,
     ApprovalRecord,
+    ApprovalReply,
+    Ask,
     ChangesDone,
     ChangesReady,
+    ChangesReply,
+    ConfirmReply,
     ConfirmRequest,
     Decided,
     End,
@@ -38,11 +42,13 @@ from shellagent.events import (
     Failure,
     InvalidReply,
     ModelTurn,
+    Note,
     Output,
     PolicyVerdict,
     Proposed,
     Queued,
     Result,
+    SessionStatus,
     Summary,
     Thinking,
     TranscriptEvent,
@@ -52,7 +58,6 @@ from shellagent.events import (
 if TYPE_CHECKING:
     from shellagent.agent import Approval, ApprovalRequest, Approver, JobInstaller, Outcome
     from shellagent.agent.followup import Earlier
-    from shellagent.daemon.messages import ApprovalReply, Ask, ChangesReply, ConfirmReply
     from shellagent.daemon.review import Review
     from shellagent.model.pool import ModelPool
     from shellagent.sandbox import Session
@@ -70,7 +75,7 @@ START_UMASK: int | None = None  # the daemon's umask before it made its own 077
 OUTPUT_CAP_BYTES = 256 * 1024  # live output streamed per command; the rest is summarised
 FORCE_CLOSE_AFTER_S = 3.0  # after a cancel, tear the sandbox down if the loop has not ended
 
-Emit = Callable[[bytes], None]
+Emit = Callable[[WireEvent], None]
 
 
 @dataclass
@@ -176,13 +181,11 @@ class TaskWorker:
 
     def answer(self, reply: ApprovalReply | ChangesReply | ConfirmReply) -> str | None:
         """Deliver the client's answer; an error message if it answers nothing pending."""
-        from shellagent.daemon.messages import ApprovalReply
-
         with self._lock:
             pending = self._pending
             if pending is None or pending.id != reply.id:
                 return f"no request {reply.id} is waiting for an answer"
-            if reply.type != pending.kind:
+            if reply.kind != pending.kind:
                 return f"request {reply.id} asks about something else"
             if isinstance(reply, ApprovalReply):
                 if reply.command != pending.command:
@@ -196,22 +199,19 @@ class TaskWorker:
         pending.answered.set()
         return None
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "session": self.session_id,
-            "task": self.request.task[:80],
-            "state": self.state,
-            "running_s": round(time.time() - self.started, 1),
-            "client_pid": self.client_pid,
-        }
+    def describe(self) -> SessionStatus:
+        return SessionStatus(
+            session=self.session_id,
+            task=self.request.task[:80],
+            state=self.state,
+            running_s=round(time.time() - self.started, 1),
+            client_pid=self.client_pid,
+        )
 
     # -- the worker thread -------------------------------------------------------------
 
     def _send(self, event: WireEvent) -> None:
-        try:
-            self.emit(protocol.encode_event(event))
-        except protocol.ProtocolError:
-            self.emit(protocol.error(protocol.TOO_LONG, f"{event.kind} event too large to send"))
+        self.emit(event)
 
     def _main(self) -> None:
         try:
@@ -304,7 +304,7 @@ class TaskWorker:
         seeded = self._seed is not None
         for line in (_continuing(earlier, self._review, seeded), note, interrupted_note()):
             if line:
-                self._send(Failure(code=protocol.NOTE, message=line))
+                self._send(Note(message=line))
         log.info("task %s started for pid %d", self.session_id, self.client_pid)
         self.state = "running"
         try:
@@ -466,7 +466,7 @@ class TaskWorker:
             )
         problem = review.space_problem(changes)
         if problem:  # the upper layers are on the host's disk: stop before it fills up
-            self._send(Failure(code=protocol.NOTE, message=problem))
+            self._send(Note(message=problem))
             self.cancel()
 
     def _finish_review(self, reason: str) -> TranscriptEvent:
@@ -520,8 +520,6 @@ class TaskWorker:
     def _wait_for(self, pending: _Pending) -> Any:
         """The client's answer (a change-set decision or a confirm answer); None if the
         task is cancelled meanwhile."""
-        from shellagent.daemon.messages import ApprovalReply, ChangesReply
-
         while not pending.answered.wait(0.1):
             if self.cancelled.is_set():
                 with self._lock:
@@ -579,8 +577,7 @@ class TaskWorker:
             if event.context_trims and not self._told_trimmed:
                 self._told_trimmed = True  # once: later cuts go further the same way
                 self._send(
-                    Failure(
-                        code=protocol.NOTE,
+                    Note(
                         message="the conversation no longer fits the model's context: it now "
                         "sees the oldest command output shortened (the transcript keeps it all)",
                     )
@@ -650,8 +647,7 @@ class TaskWorker:
         problem = getattr(self.job_installer, "problem", lambda: None)()
         if problem:
             self._send(
-                Failure(
-                    code=protocol.NOTE,
+                Note(
                     message=f"this task asks for a recurring job, which cannot run here: {problem}",
                 )
             )
@@ -669,7 +665,6 @@ class TaskWorker:
 
     def _ask_client(self, request: ApprovalRequest) -> Approval:
         from shellagent.agent import Approval
-        from shellagent.daemon.messages import ApprovalReply
 
         if self.cancelled.is_set():
             return Approval("quit", reason="cancelled")

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from shellagent.events import ModelStatus
 from shellagent.model.backend import Backend, Generation, Message, ReplyFormat, TokenCallback
 from shellagent.model.embedded import resolve_default
 from shellagent.model.registry import kind_for, load_backend
@@ -120,17 +121,17 @@ class ModelPool:
         """The spec of the model in memory, if any."""
         return self._spec if self._backend is not None else None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ModelStatus:
         backend = self._backend
-        return {
-            "spec": self.default_spec,
-            "loaded": backend is not None,
-            "name": backend.name if backend is not None else None,
-            "loads": self.loads,
-            "waiting": self.lock.waiting,
-            "idle_s": round(time.monotonic() - self._last_used, 1),
-            "idle_unload_s": self.idle_unload_s,
-        }
+        return ModelStatus(
+            spec=self.default_spec,
+            loaded=backend is not None,
+            name=backend.name if backend is not None else None,
+            loads=self.loads,
+            waiting=self.lock.waiting,
+            idle_s=round(time.monotonic() - self._last_used, 1),
+            idle_unload_s=self.idle_unload_s,
+        )
 
     # -- use -----------------------------------------------------------------------------
 

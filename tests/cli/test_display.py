@@ -69,15 +69,20 @@ def _hostile_value(hint: Any, name: str) -> Any:
         return 1
     if origin is dict:
         return {}
+    if dataclasses.is_dataclass(hint):  # a record inside an event: hostile all through
+        return hostile_record(hint)
     raise AssertionError(f"no hostile value for {name}: {hint!r}")
+
+
+def hostile_record(cls: Any) -> Any:
+    hints = typing.get_type_hints(cls)
+    return cls(**{f.name: _hostile_value(hints[f.name], f.name) for f in dataclasses.fields(cls)})
 
 
 def hostile(kind_: str, **fixed: Any) -> WireEvent:
     """An event of ``kind_`` with the spoof in every text field a daemon could fill."""
-    cls = WIRE_EVENTS[kind_]
-    hints = typing.get_type_hints(cls)
-    values = {f.name: _hostile_value(hints[f.name], f.name) for f in dataclasses.fields(cls)}
-    return cls(**{**values, **fixed})
+    event: WireEvent = dataclasses.replace(hostile_record(WIRE_EVENTS[kind_]), **fixed)
+    return event
 
 
 @pytest.mark.parametrize("color", [False, True])
@@ -93,7 +98,7 @@ def test_every_event_with_hostile_text_in_every_field_prints_nothing_hidden(colo
     request = hostile("approval_request", command="rm -rf ~/Documents")
     assert isinstance(request, ApprovalNeeded)
     answer = ui.approve(request)
-    assert answer["decision"] == "refuse"
+    assert answer.decision == "refuse"
     text = out.getvalue() + err.getvalue()
     assert raw_hidden(text) == []
     for marker in ("⟨ESC⟩", "⟨\\r⟩", "⟨U+202E⟩", "⟨U+200B⟩", "⟨U+2028⟩", "⟨\\x9b⟩"):

@@ -21,7 +21,17 @@ import pytest
 
 from shellagent.cli.ask_client import Connection, connect, follow, socket_path
 from shellagent.cli.ask_ui import AskUI
-from shellagent.events import ApprovalNeeded, ChangesReady, ConfirmRequest, Summary, WireEvent
+from shellagent.events import (
+    ApprovalNeeded,
+    ApprovalReply,
+    Ask,
+    ChangesDecision,
+    ChangesReady,
+    ConfirmAnswer,
+    ConfirmRequest,
+    Summary,
+    WireEvent,
+)
 
 E = TypeVar("E")
 
@@ -190,15 +200,15 @@ class RecordingUI(AskUI):
         self.events.append(event)
         super().event(event)
 
-    def approve(self, m: ApprovalNeeded) -> dict[str, str]:
+    def approve(self, m: ApprovalNeeded) -> ApprovalReply:
         self.events.append(m)
         return super().approve(m)
 
-    def review_changes(self, m: ChangesReady) -> str:
+    def review_changes(self, m: ChangesReady) -> ChangesDecision:
         self.events.append(m)
         return super().review_changes(m)
 
-    def confirm(self, m: ConfirmRequest) -> str:
+    def confirm(self, m: ConfirmRequest) -> ConfirmAnswer:
         self.events.append(m)
         return super().confirm(m)
 
@@ -234,16 +244,17 @@ def ask_inprocess(
         conn = Connection(connect(socket_path()))
         try:
             conn.send(
-                "ask",
-                task=task,
-                cwd=str(cwd),
-                model=model,
-                dry_run=dry_run,
-                yes=yes,
-                apply=apply,
-                interactive=keys is not None,
-                max_turns=max_turns,
-                continues=continues,
+                Ask(
+                    task=task,
+                    cwd=str(cwd),
+                    model=model,
+                    dry_run=dry_run,
+                    yes=yes,
+                    apply=apply,
+                    interactive=keys is not None,
+                    max_turns=max_turns,
+                    continues=continues,
+                )
             )
             code = follow(conn, ui)
         finally:

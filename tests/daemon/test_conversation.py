@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
+from shellagent import protocol
 from shellagent.cli.ask import build_parser
 from shellagent.cli.ask_client import run_via_daemon
 from shellagent.cli.ask_repl import _next_cwd, interactive
-from shellagent.events import ChangesDone, Failure, Summary
+from shellagent.events import ChangesDone, Note, Summary
 from tests.daemon.conftest import (
     DaemonProc,
     RecordingUI,
@@ -55,7 +56,7 @@ def test_a_follow_up_is_given_the_earlier_task_and_records_the_link(
     assert "$ echo lines-counted-42   (exit 0)" in message and "    lines-counted-42" in message
     assert message.endswith("Task: and double it")
     assert _start(second.summary.session)["continues"] == first.summary.session
-    notes = [e.message for e in second.of(Failure) if "continuing session" in e.message]
+    notes = [e.message for e in second.of(Note) if "continuing session" in e.message]
     assert notes == [
         f"continuing session {first.summary.session}: 1 earlier task in the model's context; "
         "its shell variables and functions carry over"
@@ -79,7 +80,7 @@ def test_a_follow_up_goes_on_with_the_changes_its_session_kept(
     )
     assert second.summary.exit_codes == (0,)
     assert "kept-text" in second.out  # the second task sees the first one's kept change
-    notes = " ".join(e.message for e in second.of(Failure))
+    notes = " ".join(e.message for e in second.of(Note))
     assert "its kept changes are in this copy" in notes
     assert not (workdir / "note.txt").exists()
 
@@ -95,7 +96,7 @@ def test_the_digest_leaves_out_the_oldest_tasks_and_says_so(
         )
         previous = run.summary.session
     last = ask_inprocess("and now?", script(done("ok"), done("ok")), workdir, continues=previous)
-    notes = " ".join(e.message for e in last.of(Failure))
+    notes = " ".join(e.message for e in last.of(Note))
     assert "older ones left out: they no longer fit" in notes
     message = _task_message(last.summary.session)
     assert "task number 11" in message and "task number 0 " not in message
@@ -221,8 +222,8 @@ def test_the_user_is_told_once_the_conversation_no_longer_fits_the_context(
     path.write_text(json.dumps({"replies": replies, "context_size": 1400}))
     run = ask_inprocess("fill the context", f"scripted:{path}", workdir, yes=True)
     assert run.code == 0
-    notes = [e.message for e in run.of(Failure) if "no longer fits" in e.message]
-    assert len(notes) == 1, [e.message for e in run.of(Failure)]
+    notes = [e.message for e in run.of(Note) if "no longer fits" in e.message]
+    assert len(notes) == 1, [e.message for e in run.of(Note)]
 
 
 def test_a_follow_up_starts_from_the_shell_state_its_session_left(
@@ -243,7 +244,7 @@ def test_a_follow_up_starts_from_the_shell_state_its_session_left(
         yes=True,
     )
     assert "hello-there\nLOUD" in second.out
-    notes = " ".join(e.message for e in second.of(Failure))
+    notes = " ".join(e.message for e in second.of(Note))
     assert "its shell variables and functions carry over" in notes
     # a new conversation starts clean
     fresh = ask_inprocess(
@@ -272,7 +273,7 @@ def test_after_an_apply_the_next_task_runs_on_the_applied_files_with_the_shell_s
         yes=True,
     )
     assert "applied-text\nstep two" in second.out
-    notes = " ".join(e.message for e in second.of(Failure))
+    notes = " ".join(e.message for e in second.of(Note))
     assert "kept changes" not in notes  # nothing was left to carry: it was applied
 
 
@@ -310,7 +311,9 @@ def test_a_request_the_daemon_rejects_ends_ask_at_once_with_the_fix(
 
     conn = Connection(connect(socket_path()))
     try:
-        conn.send("ask", task="x", cwd=str(workdir), field_from_the_future=1)
+        conn.sock.sendall(
+            protocol.encode("ask", task="x", cwd=str(workdir), field_from_the_future=1)
+        )
         ui = RecordingUI([], out=io.StringIO(), err=io.StringIO())
         with pytest.raises(EnvironmentProblem, match="did not take the task") as caught:
             follow(conn, ui)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from shellagent.cli.ask_client import Connection, connect, request
-from shellagent.events import DaemonStatus, Failure, Summary
+from shellagent.events import Ask, Cancel, DaemonStatus, Failure, Status, Stop, Summary
 from tests.daemon.conftest import (
     DaemonProc,
     ask_cli,
@@ -29,8 +29,9 @@ from tests.daemon.conftest import (
 CLIENT = r"""
 import os, sys
 from shellagent.cli.ask_client import Connection, connect
+from shellagent.events import Ask
 conn = Connection(connect())
-conn.send("ask", task="sleepy", cwd=sys.argv[1], model=sys.argv[2], yes=True)
+conn.send(Ask(task="sleepy", cwd=sys.argv[1], model=sys.argv[2], yes=True))
 for message in conn.messages():
     print(message.kind, flush=True)
 """
@@ -46,7 +47,7 @@ def _wait(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
 
 
 def _status() -> DaemonStatus:
-    status = request("status")
+    status = request(Status())
     assert isinstance(status, DaemonStatus), status
     return status
 
@@ -89,17 +90,13 @@ def test_cancel_stops_the_running_command_and_the_transcript_says_cancelled(
 ) -> None:
     conn = Connection(connect())
     conn.send(
-        "ask",
-        task="t",
-        cwd=str(workdir),
-        yes=True,
-        model=script(cmd("echo go; sleep 4243"), done()),
+        Ask(task="t", cwd=str(workdir), yes=True, model=script(cmd("echo go; sleep 4243"), done()))
     )
     seen = []
     for message in conn.messages():
         seen.append(message)
         if message.kind == "output":
-            conn.send("cancel")
+            conn.send(Cancel())
         if message.kind == "summary":
             break
     conn.close()
@@ -125,7 +122,7 @@ def test_after_kill_9_of_the_daemon_the_next_ask_restarts_it_and_the_transcript_
     out = ask_cli("-y", "--model", model, "again", cwd=workdir)
     assert out.returncode == 0, out.stderr
     assert "starting it" in out.stderr and "back again" in out.stdout
-    request("stop")
+    request(Stop())
     for pid in processes_matching("sleep 4244"):  # the killed daemon's orphaned command
         os.kill(pid, signal.SIGKILL)
 
@@ -152,7 +149,7 @@ def test_a_thousand_malformed_messages_then_a_valid_ask_is_still_answered(
     assert len(failures) == len(errors)
     assert {e.code for e in failures} >= {"malformed", "unsupported_version", "out_of_order"}
     conn.send(
-        "ask", task="t", cwd=str(workdir), yes=True, model=script(cmd("echo answered"), done("ok"))
+        Ask(task="t", cwd=str(workdir), yes=True, model=script(cmd("echo answered"), done("ok")))
     )
     kinds = [m.kind for m in conn.messages()]
     assert kinds[-1] == "summary"

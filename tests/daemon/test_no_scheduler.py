@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from shellagent import protocol
 from shellagent.cli.main import main
-from shellagent.events import ApprovalNeeded, Failure
+from shellagent.events import ApprovalNeeded, Note
 from tests.daemon.conftest import DaemonProc, ask_inprocess, cmd, done, start_daemon, stop
 
 SCHEDULE = '{"every": "week", "on": "sun", "at": "03:00", "name": "backup notes"}'
@@ -39,7 +38,7 @@ def test_a_schedule_on_a_machine_without_a_scheduler_is_said_at_once_with_the_fi
     )
     (workdir / "notes.txt").write_text("n\n")
     run = ask_inprocess("back up notes.txt every week", model, workdir, keys=["y", "k"])
-    notes = [f.message for f in run.of(Failure) if f.code == protocol.NOTE]
+    notes = [n.message for n in run.of(Note)]
     said = [n for n in notes if "recurring job, which cannot run here" in n]
     assert said and "sudo apt-get install cron" in said[0] and "enable-linger" in said[0]
     assert len(run.of(ApprovalNeeded)) == 1  # the copy only: no job to approve

@@ -78,12 +78,12 @@ def test_an_approval_for_different_bytes_than_asked_is_refused_not_run(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
     from shellagent.cli.ask_client import Connection, connect
-    from shellagent.events import ApprovalNeeded, Failure
+    from shellagent.events import ApprovalNeeded, ApprovalReply, Ask, Failure
 
     conn = Connection(connect())
-    conn.send("ask", task="t", cwd=str(workdir), model=script(cmd("rm -f a"), done()))
+    conn.send(Ask(task="t", cwd=str(workdir), model=script(cmd("rm -f a"), done())))
     request = next(m for m in conn.messages() if isinstance(m, ApprovalNeeded))
-    conn.send("approval", id=request.id, decision="approve", command="rm -f b")
+    conn.send(ApprovalReply(id=request.id, decision="approve", command="rm -f b"))
     reply = conn.read()
     assert isinstance(reply, Failure) and reply.code == "out_of_order"
     conn.close()

@@ -20,6 +20,7 @@ from shellagent.events import (
     EventSource,
     Execution,
     ModelTurn,
+    PolicySegment,
     PolicyVerdict,
     RecordedApproval,
     SessionStart,
@@ -137,7 +138,14 @@ def play(
                 command=turn.cmd,
                 decision=turn.policy,
                 reasons=() if turn.policy == "allow" else (f"{turn.policy}: scripted",),
-                segments=({"key": turn.cmd},),
+                segments=(
+                    PolicySegment(
+                        argv=tuple(turn.cmd.split()),
+                        program=turn.cmd.partition(" ")[0],
+                        decision=turn.policy,
+                        key=turn.cmd,
+                    ),
+                ),
             )
         )
         if turn.policy == "deny":

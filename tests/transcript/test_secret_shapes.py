@@ -165,7 +165,7 @@ def test_every_string_field_of_every_record_type_is_redacted_on_disk(tmp_path: P
 
 def test_a_secret_cut_short_in_a_policy_reason_is_redacted(tmp_path: Path) -> None:
     # The verdict's reasons quote the command cut to 60 characters: the token is cut too.
-    from shellagent.events import PolicyVerdict
+    from shellagent.events import PolicySegment, PolicyVerdict
 
     token = next(s for s in SHAPES if s.name == "PyPI pypi-").secrets[0]
     command = f"twine upload -p {token} dist/*"
@@ -174,7 +174,11 @@ def test_a_secret_cut_short_in_a_policy_reason_is_redacted(tmp_path: Path) -> No
         command=command,
         decision="ask",
         reasons=(f"{command[:59]}…: twine is not a program the policy knows",),
-        segments=({"argv": command.split(), "key": command},),
+        segments=(
+            PolicySegment(
+                argv=tuple(command.split()), program="twine", decision="ask", key=command
+            ),
+        ),
     )
     with TranscriptWriter(directory=tmp_path, redactor=Redactor()) as writer:
         writer.write(verdict)
