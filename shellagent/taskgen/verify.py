@@ -38,6 +38,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -295,52 +296,42 @@ def verify_all(
                 on_verdict(task, known, True)
         else:
             pending.append(i)
-    lock = threading.Lock()
-    queue = list(reversed(pending))
 
-    def work() -> None:
-        while not cancel.is_set():
-            with lock:
-                if not queue:
-                    return
-                i = queue.pop()
+    def one(i: int) -> None:
+        if cancel.is_set():
+            return
+        result = verify(tasks[i])
+        # A sandbox that did not start (a loaded machine) says nothing about the task.
+        for _ in range(sandbox_attempts - 1):
+            if result.step != "sandbox" or cancel.is_set():
+                break
             result = verify(tasks[i])
-            # A sandbox that did not start (a loaded machine) says nothing about the task.
-            for _ in range(sandbox_attempts - 1):
-                if result.step != "sandbox" or cancel.is_set():
-                    break
-                result = verify(tasks[i])
-            if cache is not None and result.cacheable:
-                cache.put(result)
-            with lock:
-                verdicts[i] = result
-            if on_verdict is not None:
-                on_verdict(tasks[i], result, False)
+        if cache is not None and result.cacheable:
+            cache.put(result)
+        verdicts[i] = result
+        if on_verdict is not None:
+            on_verdict(tasks[i], result, False)
 
-    workers_left = jobs
-    all_done = threading.Event()
-
-    def worker() -> None:
-        nonlocal workers_left
-        try:
-            work()
-        finally:
-            with lock:
-                workers_left -= 1
-                if workers_left == 0:
-                    all_done.set()
-
-    for n in range(jobs):
-        threading.Thread(target=worker, name=f"verify-{n}", daemon=True).start()
     interrupted = False
-    # Wait on an Event, not Thread.join: on Python 3.11 a Ctrl-C inside join() can mark a
-    # still-running thread as finished (see shellagent.eval.runner).
-    while not all_done.is_set():
-        try:
-            all_done.wait(timeout=0.2)
-        except KeyboardInterrupt:
-            interrupted = True
-            cancel.set()
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify")
+    try:
+        futures = [pool.submit(one, i) for i in pending]
+        waiting = set(futures)
+        # Wait in short steps, not in one call: Ctrl-C must reach this thread, stop the
+        # tasks not started and let the running ones finish.
+        while waiting:
+            try:
+                _, waiting = wait(waiting, timeout=0.2)
+            except KeyboardInterrupt:
+                interrupted = True
+                cancel.set()
+                for future in futures:
+                    future.cancel()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    for future in futures:
+        if not future.cancelled():
+            future.result()  # a failure outside verify (the cache, on_verdict) is raised
     return VerifyRun(
         tasks=tasks,
         verdicts=verdicts,

@@ -288,21 +288,9 @@ def _walk(tree: Tree, rel: Path, stored: list[int]) -> list[Change]:
             continue
         kind_of = _type_of(st)
         target = os.readlink(upper) if kind_of == "symlink" else None
-        if before is None:
-            found.append(
-                Change(
-                    real,
-                    "created",
-                    kind_of,
-                    size_after=st.st_size,
-                    mode_after=_perm(st),
-                    source=upper,
-                    link_target=target,
-                )
-            )
-            continue
-        if stat.S_ISDIR(before.st_mode):
-            found += _deleted(real, before)
+        if before is None or stat.S_ISDIR(before.st_mode):
+            if before is not None:  # a directory replaced by a file or link
+                found += _deleted(real, before)
             found.append(
                 Change(
                     real,

@@ -300,16 +300,16 @@ def test_the_apply_walls_hold_for_an_unprivileged_user(
 ) -> None:
     import json
 
-    from tests.sandbox.conftest import NOBODY, _make_traversable, _unprivileged_site
+    from tests.unprivileged import NOBODY, make_traversable, unprivileged_site
 
     root = tmp_path_factory.mktemp("apply-nobody")
-    site = _unprivileged_site(root)
+    site = unprivileged_site(root)
     home = root / "home"
     (home / "work" / "sub").mkdir(parents=True)
     elsewhere = root / "elsewhere"
     elsewhere.mkdir()
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home), str(elsewhere)], check=True)
-    _make_traversable(root)
+    make_traversable(root)
     subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
     for d in ("state", "cache", "workspaces", "config", "data"):

@@ -254,14 +254,14 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
 ) -> None:
     import json
 
-    from tests.sandbox.conftest import NOBODY, _make_traversable, _unprivileged_site
+    from tests.unprivileged import NOBODY, make_traversable, unprivileged_site
 
     root = tmp_path_factory.mktemp("places-nobody")
-    site = _unprivileged_site(root)
+    site = unprivileged_site(root)
     home = root / "home"
     (home / "work").mkdir(parents=True)
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
-    _make_traversable(root)
+    make_traversable(root)
     subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
     (home / ".profile").write_text("# profile\n")
     os.chown(home / ".profile", NOBODY, NOBODY)

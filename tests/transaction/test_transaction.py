@@ -244,16 +244,16 @@ print(json.dumps({"exit": outs, "kinds": kinds, "before": real_before, "applied"
 def test_transactions_work_for_an_unprivileged_user(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    from tests.sandbox.conftest import NOBODY, SYSTEM_PYTHON, _make_traversable, _unprivileged_site
+    from tests.unprivileged import NOBODY, SYSTEM_PYTHON, make_traversable, unprivileged_site
 
     root = tmp_path_factory.mktemp("tx-nobody")
-    site = _unprivileged_site(root)
+    site = unprivileged_site(root)
     home = root / "home"
     for rel, text in {"notes/a": "a\n", "report.md": "r\n", "keep/k": "k\n"}.items():
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_text(text)
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
-    _make_traversable(root)
+    make_traversable(root)
     subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
     env = {
         "HOME": str(home),
