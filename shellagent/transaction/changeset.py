@@ -195,7 +195,7 @@ class ChangeSet:
             lines.append(f"  … and {len(rows) - limit} more (d shows everything)")
         return lines
 
-    def diff(self, limit_bytes: int = DIFF_MAX_BYTES, home: Path | None = None) -> str:
+    def diff(self, home: Path | None = None) -> str:
         """Unified diffs of the changed small text files, flagged changes first; other
         changes in one line each."""
         first = {id(f.change) for f in self.flagged(home)}

@@ -98,16 +98,6 @@ class Guard:
             self._dirs[path] = _ident(path)
         return self._dirs[path]
 
-    def home_relative(self, path: Path) -> str | None:
-        """``path`` relative to the home directory: by resolved path, else by the inode
-        of a parent directory; None when it is not below the home directory."""
-        if path == self.home:
-            return ""
-        rel = self._facts(_parent(str(path))).home_rel
-        if rel is None:
-            return None
-        return f"{rel}/{path.name}" if rel else path.name
-
     def _facts(self, text: str) -> _Facts:
         """What holds for everything in the directory ``text`` (computed once per
         directory, keyed by its string: a change set may hold 100,000 paths in a few
