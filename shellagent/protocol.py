@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 from typing import Any, get_args
 
+from shellagent.errors import InputError
 from shellagent.events import WIRE_EVENTS, ApprovalKind, EventError, Failure, Scope, WireEvent
 from shellagent.events import to_dict as _to_dict
 from shellagent.events import wire_from_dict as _wire_from_dict
@@ -67,8 +68,11 @@ NOTE = "note"  # a non-fatal ``error`` event that is information, not a failure
 REJECTIONS = frozenset({MALFORMED, TOO_LONG, OUT_OF_ORDER, UNSUPPORTED_VERSION})
 
 
-class ProtocolError(ValueError):
-    """A line that is not one valid message; ``code`` is one of the error codes above."""
+class ProtocolError(InputError, ValueError):
+    """A line that is not one valid message; ``code`` is one of the error codes above.
+
+    In the package's error tree (``shellagent.errors``); still a ``ValueError``, as it was
+    before it joined the tree, for callers that catch that."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
