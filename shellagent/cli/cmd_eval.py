@@ -200,7 +200,7 @@ def agent_spec(args: argparse.Namespace) -> AgentSpec:
         "--repeat-penalty": ("repeat_penalty", args.repeat_penalty),
     }
     remote = (args.model or "").startswith("openai:")
-    options: dict[str, Any] = {}
+    options: dict[str, int | float] = {}
     for flag, (option, value) in (*sampling.items(), *local_only.items()):
         if value is None:
             continue

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shellagent.cli.argtypes import positive_int, subcommand
 from shellagent.errors import InputError, TaskFailed
+from shellagent.jsontypes import JsonObject
+
+if TYPE_CHECKING:
+    from shellagent.recipes import Recipe
 
 FORMATTER = argparse.RawDescriptionHelpFormatter
 
@@ -68,7 +72,7 @@ def _chosen(catalog: Any, area: str | None, names: list[str] | None = None) -> l
     return list(iter_recipes(catalog, area))
 
 
-def _as_json(recipe: Any) -> dict[str, Any]:
+def _as_json(recipe: Recipe) -> JsonObject:
     return {
         "name": recipe.name,
         "area": recipe.area,

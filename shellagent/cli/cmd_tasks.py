@@ -7,11 +7,15 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from shellagent.cli.argtypes import positive_int, subcommand
 from shellagent.errors import InputError, TaskFailed
+
+if TYPE_CHECKING:
+    from shellagent.taskgen.verify import VerifyRun
 
 
 def _verify_options(parser: argparse.ArgumentParser) -> None:
@@ -150,7 +154,7 @@ class _Ticker:
                 self.stream.flush()
 
 
-def _run_verification(tasks: Any, args: argparse.Namespace) -> Any:
+def _run_verification(tasks: Any, args: argparse.Namespace) -> VerifyRun:
     from shellagent.sandbox import Session
     from shellagent.taskgen.cache import VerifyCache, default_cache_path
     from shellagent.taskgen.verify import verify_all
@@ -162,12 +166,13 @@ def _run_verification(tasks: Any, args: argparse.Namespace) -> Any:
     )
 
 
-def _report(run: Any, args: argparse.Namespace, extra: dict[str, Any]) -> int:
+def _report(run: VerifyRun, args: argparse.Namespace, extra: Mapping[str, object]) -> int:
+    """Print the run's figures (``extra`` added to the JSON); the exit status."""
     from shellagent.taskgen.verify import summarize
 
-    summary = {**summarize(run), **extra}
+    summary = summarize(run)
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps({**summary, **extra}))
     else:
         print(
             f"verified {summary['verified']} of {summary['tasks']} "
@@ -226,7 +231,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     tasks = generate(args.seed, args.per_family)
     run = _run_verification(tasks, args)
     output = args.output or library_path()
-    extra: dict[str, Any] = {"seed": args.seed, "per_family": args.per_family}
+    extra: dict[str, str | int] = {"seed": args.seed, "per_family": args.per_family}
     if not run.interrupted:
         data = library_bytes(run.ok)
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -40,9 +40,10 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from shellagent.eval.tasks import Observation, Task
+from shellagent.jsontypes import JsonObject
 
 VERIFY_VERSION = 2
 """Part of every cache key: bump it when what verification does changes."""
@@ -53,6 +54,40 @@ ANSWER_MAX = 400  # an agent's done text is at most this long (agent/actions.py 
 DETAIL_MAX = 600
 
 Step = Literal["", "setup", "before", "wrong_answer", "gold", "answer", "after", "sandbox"]
+
+
+class VerdictLine(TypedDict):
+    """A verdict as the cache file keeps it (``Verdict.to_json``)."""
+
+    key: str
+    ok: bool
+    step: Step
+    detail: str
+    observations: list[JsonObject]  # ``Observation`` each
+    answer: str
+    seconds: float
+
+
+class FailureLine(TypedDict):
+    id: str
+    family: str | None
+    step: Step
+    detail: str
+
+
+class VerifySummary(TypedDict):
+    """The figures of a verification run (``summarize``; ``--json`` prints them)."""
+
+    tasks: int
+    verified: int
+    failed: int
+    not_verified: int
+    from_cache: int
+    wall_s: float
+    jobs: int
+    per_second: float
+    failed_by_step: dict[str, int]
+    failures: list[FailureLine]  # the first few
 
 
 @dataclass(frozen=True)
@@ -72,7 +107,7 @@ class Verdict:
         """A sandbox that did not start says nothing about the task."""
         return self.step != "sandbox"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VerdictLine:
         return {
             "key": self.key,
             "ok": self.ok,
@@ -84,7 +119,7 @@ class Verdict:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
+    def from_json(cls, data: VerdictLine) -> Verdict:
         return cls(
             key=str(data["key"]),
             ok=bool(data["ok"]),
@@ -342,7 +377,7 @@ def verify_all(
     )
 
 
-def summarize(run: VerifyRun, *, failures_shown: int = 20) -> dict[str, Any]:
+def summarize(run: VerifyRun, *, failures_shown: int = 20) -> VerifySummary:
     """The figures of a verification run (``--json`` prints them)."""
     done = [v for v in run.verdicts if v is not None]
     failed = [(t, v) for t, v in zip(run.tasks, run.verdicts, strict=True) if v and not v.ok]

@@ -22,9 +22,10 @@ import stat
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from shellagent import protected
+from shellagent.jsontypes import JsonObject
 from shellagent.transaction.guard import Guard
 from shellagent.transaction.workspace import Tree, Workspace
 
@@ -52,7 +53,7 @@ class Change:
     def weight(self) -> int:
         return max(self.size_before, self.size_after)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         data = asdict(self)
         for key in ("path", "source", "renamed_from"):
             data[key] = str(data[key]) if data[key] is not None else None
@@ -90,7 +91,7 @@ class ChangeSet:
         parts = [f"{n} {kind}" for kind in kinds if (n := self.count(kind))]
         return ", ".join(parts) if parts else "no changes"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"summary": self.summary(), "changes": [c.to_dict() for c in self.changes]}
 
     def exists(self, path: Path) -> bool:
