@@ -22,6 +22,7 @@ from shellagent.jobs import Schedule, install, load, make_job, run_job, save
 from shellagent.jobs.seal import PREFIX, key_path
 from shellagent.jobs.store import Job
 from shellagent.sandbox import Session, get_profile
+from tests.jobs.conftest import shellagent
 from tests.sandbox.conftest import PROBE
 from tests.unprivileged import NOBODY, SYSTEM_PYTHON, unprivileged_site
 
@@ -55,16 +56,6 @@ def material(job: Job) -> bytes:
         },
         sort_keys=True,
     ).encode()
-
-
-def shellagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "shellagent", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
 
 
 def test_the_key_is_made_private_on_first_use_and_seals_every_job(

@@ -5,12 +5,14 @@ neither the file, nor ``logs show``'s page, nor the RL export holds a secret."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 
 import pytest
 
-from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, start_m6_processes
+from tests.sandbox.test_hostview import (
+    _M6_TOKENS,
+    _M6_VALUES,
+    m6_processes,  # noqa: F401  (a fixture, used by name)
+)
 from tests.transcript.secret_shapes import SHAPES
 from tests.unprivileged import NOBODY, SYSTEM_PYTHON, nobody_home, run_as_nobody
 
@@ -62,19 +64,10 @@ def leaked(secret: str, text: str) -> bool:
     return any(secret[i : i + PIECE] in text for i in range(len(secret) - PIECE + 1))
 
 
-@pytest.fixture
-def m6_processes() -> Iterator[str]:
-    tag = f"sa-m6-{uuid.uuid4().hex[:8]}"
-    procs = start_m6_processes(tag)
-    yield tag
-    for proc in procs:
-        proc.kill()
-        proc.wait()
-
-
 @pytest.mark.slow
 def test_an_unprivileged_users_transcript_logs_and_export_hold_no_secret(
-    tmp_path_factory: pytest.TempPathFactory, m6_processes: str
+    tmp_path_factory: pytest.TempPathFactory,
+    m6_processes: str,  # noqa: F811
 ) -> None:
     lines = [shape.text.replace("\n", " ") for shape in SHAPES]
     place = nobody_home(
