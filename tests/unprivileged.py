@@ -44,6 +44,30 @@ def make_traversable(path: Path) -> None:
             parent.chmod(mode | 0o001)
 
 
+def nobody_site(root: Path) -> Path:
+    """``unprivileged_site(root)``, readable by nobody, with ``root`` traversable."""
+    site = unprivileged_site(root)
+    make_traversable(root)
+    subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
+    return site
+
+
+def give_to_nobody(*paths: Path) -> None:
+    """``paths`` and everything below them owned by nobody."""
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", *map(str, paths)], check=True)
+
+
+def nobody_dirs(root: Path, names: tuple[str, ...]) -> dict[str, str]:
+    """A directory of nobody's under ``root`` for each of shellagent's ``names`` (``state``,
+    ``cache`` …), as the ``SHELLAGENT_*_DIR`` variables that point there."""
+    env = {}
+    for name in names:
+        (root / name).mkdir()
+        os.chown(root / name, NOBODY, NOBODY)
+        env[f"SHELLAGENT_{name.upper()}_DIR"] = str(root / name)
+    return env
+
+
 @dataclass(frozen=True)
 class NobodyHome:
     site: Path  # PYTHONPATH for nobody's Python
@@ -69,28 +93,25 @@ def nobody_home(root: Path, files: dict[str, str] | None = None) -> NobodyHome:
         pytest.skip("already unprivileged: the ordinary tests cover this user")
     if not Path(SYSTEM_PYTHON).exists() or not shutil.which("setpriv"):
         pytest.skip(f"needs {SYSTEM_PYTHON} and setpriv to switch to an unprivileged user")
-    site = unprivileged_site(root)
+    site = nobody_site(root)
     home = root / "home"
     work = home / "work"
     work.mkdir(parents=True)
     for name, text in (files or {}).items():
         (work / name).write_text(text)
-    for path in (home, work, *(work / name for name in files or {})):
-        shutil.chown(path, NOBODY, NOBODY)
-    make_traversable(root)
-    subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
+    give_to_nobody(home)
     return NobodyHome(site, home, work)
 
 
 def run_as_nobody(
-    argv: list[str], place: NobodyHome, env: dict[str, str], timeout: float = 120
+    argv: list[str], env: dict[str, str], *, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``argv`` as nobody in ``place.work`` with exactly ``env``; output captured as text."""
+    """``argv`` as nobody (in ``cwd``) with exactly ``env``; output captured as text."""
     return subprocess.run(
         [*AS_NOBODY, *argv],
         capture_output=True,
         text=True,
         env=env,
-        cwd=str(place.work),
+        cwd=cwd,
         timeout=timeout,
     )

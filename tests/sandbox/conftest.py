@@ -107,7 +107,7 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
             }
         )
         env = place.env(**(caller_env or {}))
-        proc = run_as_nobody([SYSTEM_PYTHON, "-c", PROBE, spec], place, env)
+        proc = run_as_nobody([SYSTEM_PYTHON, "-c", PROBE, spec], env, cwd=place.work)
         assert proc.returncode == 0, proc.stderr
         result: list[dict[str, Any]] = json.loads(proc.stdout)
         return result

@@ -28,7 +28,7 @@ def test_a_value_left_in_an_unprivileged_sandbox_is_judged_as_data(
 ) -> None:
     place = nobody_home(tmp_path_factory.mktemp("nobody"), {"VERSION": PAYLOAD + "\n"})
     home, work = place.home, place.work
-    proc = run_as_nobody([SYSTEM_PYTHON, "-c", PROBE], place, place.env())
+    proc = run_as_nobody([SYSTEM_PYTHON, "-c", PROBE], place.env(), cwd=work)
     assert proc.returncode == 0, proc.stderr
     carried = _carried_from_dump(base64.b64decode(proc.stdout.strip()))
     assert carried is not None and carried.values["v"] == (PAYLOAD,)

@@ -88,7 +88,9 @@ def test_an_unprivileged_users_transcript_logs_and_export_hold_no_secret(
         **{f"SHELLAGENT_{n}_DIR": str(home / f".sa-{n.lower()}") for n in ("CACHE", "DATA",
                                                                            "CONFIG", "STATE")}
     )  # fmt: skip
-    proc = run_as_nobody([SYSTEM_PYTHON, "-c", SESSION, json.dumps(spec)], place, env, 600)
+    proc = run_as_nobody(
+        [SYSTEM_PYTHON, "-c", SESSION, json.dumps(spec)], env, cwd=work, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     assert out["uid"] == NOBODY and out["mode"] == "0o600"
