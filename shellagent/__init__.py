@@ -7,6 +7,8 @@
 
 The names below are the library's front door. They are imported when first used, so
 ``import shellagent`` stays cheap (``ask`` imports this package on its start-up path).
+The errors are here too, as httpx exports its own: ``except shellagent.ShellagentError``
+catches anything the package raises on purpose (the tree is drawn in ``errors.py``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,19 @@ _LAZY = {
     "ApprovalRequest": "shellagent.agent.approval",
     "Approver": "shellagent.agent.approval",
     "AutoApprover": "shellagent.agent.approval",
+    "Cancelled": "shellagent.errors",
+    "ConfigError": "shellagent.errors",
+    "EnvironmentProblem": "shellagent.errors",
+    "InputError": "shellagent.errors",
+    "ModelUnavailable": "shellagent.errors",
     "Outcome": "shellagent.agent.loop",
+    "ProtocolError": "shellagent.protocol",
     "RefuseApprover": "shellagent.agent.approval",
+    "SandboxUnavailable": "shellagent.errors",
+    "SessionClosed": "shellagent.errors",
     "ShellagentError": "shellagent.errors",
+    "TaskFailed": "shellagent.errors",
+    "UsageError": "shellagent.errors",
 }
 
 __all__ = [
@@ -36,9 +48,19 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AutoApprover",
+    "Cancelled",
+    "ConfigError",
+    "EnvironmentProblem",
+    "InputError",
+    "ModelUnavailable",
     "Outcome",
+    "ProtocolError",
     "RefuseApprover",
+    "SandboxUnavailable",
+    "SessionClosed",
     "ShellagentError",
+    "TaskFailed",
+    "UsageError",
     "__version__",
 ]
 
@@ -53,7 +75,19 @@ if TYPE_CHECKING:
     from shellagent.agent.config import AgentConfig
     from shellagent.agent.front import Agent
     from shellagent.agent.loop import Outcome
-    from shellagent.errors import ShellagentError
+    from shellagent.errors import (
+        Cancelled,
+        ConfigError,
+        EnvironmentProblem,
+        InputError,
+        ModelUnavailable,
+        SandboxUnavailable,
+        SessionClosed,
+        ShellagentError,
+        TaskFailed,
+        UsageError,
+    )
+    from shellagent.protocol import ProtocolError
 
 
 def __getattr__(name: str) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -217,12 +217,19 @@ def model_spec(settings: Config, given: str | None = None) -> str | None:
     return None if chosen == "default" else chosen
 
 
-def backend_options(settings: Config, spec: str | None) -> dict[str, Any]:
+class BackendOptions(TypedDict, total=False):
+    """A local model's options from the config file (``LlamaBackend``'s keywords)."""
+
+    n_ctx: int
+    n_threads: int
+
+
+def backend_options(settings: Config, spec: str | None) -> BackendOptions:
     """``model.context`` and ``model.threads`` as backend options, for a local model only
     (an OpenAI-compatible server or a scripted model takes neither)."""
     if spec and spec.startswith(("openai:", "scripted:")):
         return {}
-    options: dict[str, Any] = {}
+    options: BackendOptions = {}
     if settings.model.context is not None:
         options["n_ctx"] = settings.model.context
     if settings.model.threads is not None:

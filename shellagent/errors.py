@@ -4,11 +4,26 @@
     ├── UsageError                  exit 2   bad command line or bad input
     │   ├── ConfigError             exit 2   a config, policy or job file that could not be read
     │   └── InputError              exit 2   a command, task line or message that is malformed
+    │       ├── ProtocolError       exit 2   a socket line that is not one valid message (protocol)
+    │       ├── EventError          exit 2   a transcript or wire line that is no event (events)
+    │       ├── SlotError           exit 2   a recipe's slot value that does not fit (recipes.slots)
+    │       └── UnknownEpisode      exit 2   an env episode that is not (or no longer) there (env)
     ├── SessionClosed               exit 1   a sandbox session that has ended was used
+    ├── Cancelled                   exit 130 the task was cancelled (Ctrl-C, or the client left)
     ├── EnvironmentProblem          exit 3   something about this machine must be fixed first
     │   ├── SandboxUnavailable      exit 3   bwrap missing or cannot create namespaces
-    │   └── ModelUnavailable        exit 3   model file missing, corrupt or too large
+    │   ├── ModelUnavailable        exit 3   model file missing, corrupt or too large
+    │   ├── TranscriptError         exit 3   the transcript store cannot be written (transcript)
+    │   ├── DaemonRunning           exit 3   another daemon holds the socket (daemon.lock)
+    │   └── UntrustedDaemon         exit 3   the socket's daemon is not this user's (cli)
+    ├── ApplyRefused, ApplyStopped  exit 1   a change set not landed, or stopped (transaction)
+    ├── SessionInUse                exit 1   a session's files held by another (transaction)
     └── TaskFailed                  exit 1   the task or check ran and failed
+
+The classes without a module named are defined here; the others beside what raises them.
+All of them can be caught at the daemon's and the agent loop's boundary as
+``ShellagentError``, and the package exports the ones defined here (and ``ProtocolError``)
+at the top level: ``shellagent.ShellagentError``, ``shellagent.Cancelled`` …
 
 The CLI catches ``ShellagentError`` in one place and prints ``show()``; nothing else
 turns an error into an exit code, and a user never sees a traceback for bad input.
@@ -65,6 +80,15 @@ class InputError(UsageError):
 
 class SessionClosed(ShellagentError):
     pass
+
+
+class Cancelled(ShellagentError):
+    """The task was cancelled while it waited for the model, generated or ran a command."""
+
+    exit_code = 130  # as for Ctrl-C
+
+    def __init__(self, message: str = "cancelled", *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
 
 
 class EnvironmentProblem(ShellagentError):

@@ -59,6 +59,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, get_args
 
+from shellagent.errors import InputError
 from shellagent.events import (
     CLIENT_MESSAGES,
     WIRE_EVENTS,
@@ -97,8 +98,11 @@ NOTE = "note"  # how a daemon before the ``note`` event marked a note: an ``erro
 REJECTIONS = frozenset({MALFORMED, TOO_LONG, OUT_OF_ORDER, UNSUPPORTED_VERSION})
 
 
-class ProtocolError(ValueError):
-    """A line that is not one valid message; ``code`` is one of the error codes above."""
+class ProtocolError(InputError, ValueError):
+    """A line that is not one valid message; ``code`` is one of the error codes above.
+
+    In the package's error tree (``shellagent.errors``); still a ``ValueError``, as it was
+    before it joined the tree, for callers that catch that."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

@@ -206,8 +206,8 @@ class ScriptedKind:
 # --- agent: FakeShell -------------------------------------------------------------------
 
 if typing.TYPE_CHECKING:
-    from shellagent.sandbox.interface import Grants as _Grants
-    from shellagent.sandbox.shell import CommandResult as _CommandResult
+    from shellagent.sandbox import CommandResult as _CommandResult
+    from shellagent.sandbox import Grants as _Grants
 
     _Answer = tuple[str, int] | _Callable[[str], tuple[str, int]]
 
@@ -236,7 +236,7 @@ class FakeShell:
     ) -> None:
         import threading
 
-        from shellagent.sandbox.interface import Grants
+        from shellagent.sandbox import Grants
 
         self.answers = dict(answers or {})
         self.default = default
@@ -259,7 +259,7 @@ class FakeShell:
     ) -> _CommandResult:
         import time
 
-        from shellagent.sandbox.shell import CommandResult
+        from shellagent.sandbox import CommandResult
 
         self.ran.append(command)
         if confined:

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import re
 import tomllib
+from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from shellagent.errors import ConfigError
 
-__all__ = ["line_of", "read", "validate"]
+__all__ = ["TomlTable", "TomlValue", "line_of", "read", "validate"]
+
+# What ``tomllib`` hands over, before ``validate`` reads it into a model.
+TomlValue: TypeAlias = (
+    "str | int | float | bool | datetime | date | time | list[TomlValue] | dict[str, TomlValue]"
+)
+TomlTable: TypeAlias = "dict[str, TomlValue]"
 
 T = TypeVar("T")
 
@@ -26,7 +33,7 @@ _KEY = re.compile(
 )
 
 
-def read(path: Path, what: str) -> tuple[str, dict[str, Any]]:
+def read(path: Path, what: str) -> tuple[str, TomlTable]:
     """The text and the parsed table of the TOML file ``path`` (``what`` names it in errors)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -37,7 +44,7 @@ def read(path: Path, what: str) -> tuple[str, dict[str, Any]]:
     return text, parse(text, path, what)
 
 
-def parse(text: str, path: Path, what: str) -> dict[str, Any]:
+def parse(text: str, path: Path, what: str) -> TomlTable:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,5 +1,6 @@
-"""Dependencies point one way (docs/architecture.md, "Layers"), and no module reaches into
-another module's private names.
+"""Dependencies point one way (docs/architecture.md, "Layers"), no module reaches into
+another module's private names, and nothing outside ``sandbox/`` reaches past the
+sandbox's exported names (``sandbox_reaches``).
 
 Every ``import`` in the package is read from the source (ast), at module level, inside
 functions and under ``TYPE_CHECKING`` alike: a lazy import is still a dependency.
@@ -171,6 +172,36 @@ def private_reaches(found: list[Import]) -> list[str]:
     return problems
 
 
+def sandbox_reaches(found: list[Import], public: set[str]) -> list[str]:
+    """Imports of the sandbox's private parts by modules outside ``sandbox/``.
+
+    Private here means everything that ``shellagent/sandbox/__init__.py`` does not export:
+    every module of the sandbox (``shellagent.sandbox.bwrap``, ``.mounts``, ``.landlock``
+    …) and any name of the package not in its ``__all__`` (``public``). The rest of the
+    package reaches the sandbox only through that list; the sandbox's own tests and
+    benchmarks, which exercise its mechanisms, are not held to it.
+    """
+    problems = []
+    for imp in found:
+        if part(imp.source) == "sandbox" or part(imp.target) != "sandbox":
+            continue
+        if imp.target != "shellagent.sandbox":
+            problems.append(f"{imp.source}:{imp.line}: imports {imp.target}")
+            continue
+        for name in imp.names:
+            if name not in public:
+                problems.append(f"{imp.source}:{imp.line}: takes shellagent.sandbox.{name}")
+    return problems
+
+
+def _sandbox_public() -> set[str]:
+    tree = ast.parse((PACKAGE / "sandbox" / "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
+            return set(ast.literal_eval(node.value))
+    raise AssertionError("shellagent/sandbox/__init__.py has no __all__")
+
+
 def _module_aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> shellagent module, for names bound by ``import`` to a module."""
     aliases = {}
@@ -201,6 +232,23 @@ def test_dependencies_point_one_way() -> None:
 
 def test_no_module_takes_another_modules_private_names() -> None:
     assert private_reaches(all_imports()) == []
+
+
+def test_no_module_outside_the_sandbox_imports_its_private_parts() -> None:
+    assert sandbox_reaches(all_imports(), _sandbox_public()) == []
+
+
+def test_the_sandbox_rule_catches_a_private_module_and_a_name_not_exported() -> None:
+    found = [
+        Import("shellagent.cli.cmd_doctor", 5, "shellagent.sandbox.landlock", ("abi_version",)),
+        Import("shellagent.agent.trial", 7, "shellagent.sandbox", ("Session", "secrets")),
+        Import("shellagent.agent.front", 9, "shellagent.sandbox", ("Session",)),
+        Import("shellagent.sandbox.shell", 3, "shellagent.sandbox.mounts", ("default_plan",)),
+    ]
+    assert sandbox_reaches(found, {"Session"}) == [
+        "shellagent.cli.cmd_doctor:5: imports shellagent.sandbox.landlock",
+        "shellagent.agent.trial:7: takes shellagent.sandbox.secrets",
+    ]
 
 
 def cycles(found: list[Import]) -> list[list[str]]:

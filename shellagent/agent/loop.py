@@ -46,7 +46,7 @@ from shellagent.agent.prompts import (
 from shellagent.agent.scheduling import propose_job
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
 from shellagent.agent.support import succeeded
-from shellagent.errors import InputError, ShellagentError
+from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import (
     ChatMessage,
     End,
@@ -106,10 +106,6 @@ class _Observed:
     command: str = ""
     timed_out: bool = False
     duration_s: float = 0.0
-
-
-class _Cancelled(Exception):
-    """Raised inside a generation's token callback to stop it when the task is cancelled."""
 
 
 def run_task(
@@ -203,6 +199,8 @@ def run_task(
     watcher.start()
     try:
         stop = _recipes_first(state, recipes) if recipes is not None else _loop(state)
+    except Cancelled:  # while it waited for the shared model outside a generation
+        stop = SessionEnd("cancelled", "cancelled while waiting for the model")
     finally:
         watcher.stop()
     cwd = shell.cwd or None
@@ -315,7 +313,7 @@ def _generate(state: SessionState, window: ContextWindow) -> Generation:
 
     def on_token(piece: str) -> None:
         if cancel.is_set():
-            raise _Cancelled
+            raise Cancelled  # stops the generation (the pool raises it while waiting)
         if user_on_token is not None:
             user_on_token(piece)
 
@@ -327,7 +325,7 @@ def _generate(state: SessionState, window: ContextWindow) -> Generation:
             on_token=on_token,
             capture_logprobs=state.config.capture_logprobs,
         )
-    except _Cancelled:
+    except Cancelled:
         raise SessionEnd("cancelled", "cancelled while the model was thinking") from None
     except ShellagentError as exc:
         raise SessionEnd("error", "the model failed", exc.show(), cause=exc) from None

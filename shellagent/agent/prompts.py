@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shellagent.sandbox.interface import Shell
+    from shellagent.sandbox import Shell
 
 __all__ = [
     "Environment",

@@ -40,7 +40,7 @@ from shellagent.agent import observation
 from shellagent.agent.actions import RunAction, UseAction, parse_action
 from shellagent.agent.recipe_grammar import Offer, offer_slot, use_format
 from shellagent.agent.session import SessionEnd, SessionState
-from shellagent.errors import InputError, ShellagentError
+from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import ChatMessage, ModelTurn
 
 if TYPE_CHECKING:
@@ -381,6 +381,8 @@ def _generate(state: SessionState, offers: Sequence[Offer]) -> tuple[Generation,
             max_tokens=USE_MAX_TOKENS,
             capture_logprobs=state.config.capture_logprobs,
         )
+    except Cancelled:  # while it waited for the model (the pool)
+        raise SessionEnd("cancelled", "cancelled while the model was thinking") from None
     except ShellagentError as exc:
         raise SessionEnd("error", "the model failed", exc.show(), cause=exc) from None
     except (RuntimeError, OSError, ValueError) as exc:

@@ -159,7 +159,7 @@ def carried_reader(shell: object) -> Callable[[], Carried | None] | None:
             if profile is None:
                 return None
             from shellagent.policy.evaluation import Carried
-            from shellagent.sandbox.profiles import environment
+            from shellagent.sandbox import environment
 
             values = {k: (v,) for k, v in environment(profile).items()}
             return Carried({**values, "IFS": (" \t\n",), "PS4": ("+ ",)})
@@ -171,7 +171,7 @@ def carried_reader(shell: object) -> Callable[[], Carried | None] | None:
 @functools.lru_cache(maxsize=4)
 def _carried_from_dump(dump: bytes) -> Carried | None:
     from shellagent.policy.evaluation import Carried
-    from shellagent.sandbox.state import State, Unreadable
+    from shellagent.sandbox import State, Unreadable
 
     try:
         parsed = State.parse(dump)

@@ -33,8 +33,7 @@ class OverlayTrial:
     scratch: Path = Path("/var/tmp")
 
     def __call__(self, command: str, cwd: str, timeout: float) -> CommandResult | None:
-        from shellagent.sandbox import Session, get_profile
-        from shellagent.sandbox.profiles import Overlay
+        from shellagent.sandbox import Overlay, Session, get_profile
 
         here = Path(cwd or ".").resolve()
         if here == Path("/") or not here.is_dir():

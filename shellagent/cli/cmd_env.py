@@ -11,17 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from shellagent.cli.argtypes import positive_float
 from shellagent.errors import InputError
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return value
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -52,12 +43,14 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument(
         "--idle-timeout",
-        type=_positive,
+        type=positive_float,
         default=300.0,
         metavar="S",
         help="destroy an episode nobody touched for S seconds (default: 300)",
     )
-    p.add_argument("--command-timeout", type=_positive, default=30.0, metavar="S", help="per step")
+    p.add_argument(
+        "--command-timeout", type=positive_float, default=30.0, metavar="S", help="per step"
+    )
     p.add_argument(
         "--token-file",
         type=Path,

@@ -13,27 +13,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from shellagent.cli.argtypes import count, positive_int
 from shellagent.errors import InputError
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
 
 
 def add_parser(subparsers: Any) -> None:
@@ -44,19 +25,19 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("tasks", type=Path, metavar="TASKS.jsonl")
-    parser.add_argument("--limit", type=_count, metavar="N", help="run at most N tasks")
-    parser.add_argument("--offset", type=_count, default=0, metavar="K", help="skip K tasks")
+    parser.add_argument("--limit", type=count, metavar="N", help="run at most N tasks")
+    parser.add_argument("--offset", type=count, default=0, metavar="K", help="skip K tasks")
     parser.add_argument("--ids", metavar="A,B", help="only the tasks with these ids")
     parser.add_argument(
         "--jobs",
-        type=_positive,
+        type=positive_int,
         default=1,
         metavar="J",
         help="tasks run at the same time (default: 1)",
     )
     parser.add_argument(
         "--samples",
-        type=_positive,
+        type=positive_int,
         default=1,
         metavar="N",
         help="run each task N times (rollouts for RL; sample with --temperature; default: 1)",
@@ -83,7 +64,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-turns",
-        type=_positive,
+        type=positive_int,
         default=15,
         metavar="T",
         help="turn limit per task (default: 15)",
@@ -119,7 +100,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--threads",
-        type=_positive,
+        type=positive_int,
         metavar="N",
         help="CPU threads of a local model (default: one per core, up to 8)",
     )
@@ -219,7 +200,7 @@ def agent_spec(args: argparse.Namespace) -> AgentSpec:
         "--repeat-penalty": ("repeat_penalty", args.repeat_penalty),
     }
     remote = (args.model or "").startswith("openai:")
-    options: dict[str, Any] = {}
+    options: dict[str, int | float] = {}
     for flag, (option, value) in (*sampling.items(), *local_only.items()):
         if value is None:
             continue

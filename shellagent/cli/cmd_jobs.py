@@ -119,7 +119,7 @@ def _confirm(question: str, yes: bool) -> bool:
 
 def cmd_add(args: argparse.Namespace) -> int:
     from shellagent.jobs import Schedule, install, make_job
-    from shellagent.sandbox.shell import validate_command
+    from shellagent.sandbox import validate_command
 
     for command in args.commands:
         validate_command(command)

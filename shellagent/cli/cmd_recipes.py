@@ -3,35 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from shellagent.cli.argtypes import positive_int, subcommand
 from shellagent.errors import InputError, TaskFailed
+from shellagent.jsontypes import JsonObject
+
+if TYPE_CHECKING:
+    from shellagent.recipes import Recipe
 
 FORMATTER = argparse.RawDescriptionHelpFormatter
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
-
-
-def _sub(sub: Any, name: str, func: Any, text: str) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        name,
-        help=text,
-        description=inspect.cleandoc(func.__doc__ or text),
-        formatter_class=FORMATTER,
-    )
-    parser.set_defaults(func=func)
-    return parser
 
 
 def add_parser(subparsers: Any) -> None:
@@ -44,21 +27,23 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=FORMATTER,
     )
     sub = parser.add_subparsers(dest="recipes_command", metavar="ACTION", required=True)
-    lister = _sub(sub, "list", cmd_list, "the recipes, one a line")
+    lister = subcommand(sub, "list", cmd_list, "the recipes, one a line")
     lister.add_argument("--area", metavar="A", help="only this area (files, logs, text, ...)")
     lister.add_argument("--json", action="store_true", help="one JSON object per recipe")
-    shower = _sub(sub, "show", cmd_show, "one recipe: slots, phrasings, templates, tests")
+    shower = subcommand(sub, "show", cmd_show, "one recipe: slots, phrasings, templates, tests")
     shower.add_argument("name", metavar="NAME")
-    tester = _sub(sub, "test", cmd_test, "run the recipes' tests in the throwaway sandbox")
+    tester = subcommand(sub, "test", cmd_test, "run the recipes' tests in the throwaway sandbox")
     tester.add_argument("names", nargs="*", metavar="NAME", help="these recipes (default: all)")
     tester.add_argument("--area", metavar="A", help="only this area")
-    tester.add_argument("--jobs", type=_count, default=2, metavar="J", help="sandboxes at once")
+    tester.add_argument(
+        "--jobs", type=positive_int, default=2, metavar="J", help="sandboxes at once"
+    )
     tester.add_argument(
         "--instances", type=int, default=2, metavar="N",
         help="also N drawn instances of each task family a recipe maps (2; 0: none)",
     )  # fmt: skip
     tester.add_argument("--json", action="store_true", help="one JSON object per recipe")
-    adder = _sub(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
+    adder = subcommand(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
     adder.add_argument(
         "--from", dest="session", required=True, metavar="SESSION",
         help="a session id or a unique prefix (see `shellagent logs list`)",
@@ -87,7 +72,7 @@ def _chosen(catalog: Any, area: str | None, names: list[str] | None = None) -> l
     return list(iter_recipes(catalog, area))
 
 
-def _as_json(recipe: Any) -> dict[str, Any]:
+def _as_json(recipe: Recipe) -> JsonObject:
     return {
         "name": recipe.name,
         "area": recipe.area,

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shellagent.sandbox.profiles import PROFILES
+from shellagent.sandbox import PROFILES
 
 
 def add_profile_options(parser: argparse.ArgumentParser) -> None:
@@ -74,7 +74,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from shellagent.sandbox.shell import validate_command
+    from shellagent.sandbox import validate_command
 
     for command in args.commands:
         validate_command(command)

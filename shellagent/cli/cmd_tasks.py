@@ -3,40 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from shellagent.cli.argtypes import positive_int, subcommand
 from shellagent.errors import InputError, TaskFailed
 
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
-
-
-def _sub(sub: Any, name: str, func: Any, text: str) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        name,
-        help=text,
-        description=inspect.cleandoc(func.__doc__ or text),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.set_defaults(func=func)
-    return parser
+if TYPE_CHECKING:
+    from shellagent.taskgen.verify import VerifyRun
 
 
 def _verify_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--jobs", type=_count, default=2, metavar="J", help="sandboxes at once (2)")
+    parser.add_argument(
+        "--jobs", type=positive_int, default=2, metavar="J", help="sandboxes at once (2)"
+    )
     parser.add_argument("--cache", type=Path, metavar="FILE", help="verdict cache file")
     parser.add_argument("--no-cache", action="store_true", help="verify everything again")
     parser.add_argument("--json", action="store_true", help="print the summary as one object")
@@ -51,41 +36,43 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
-    fam = _sub(sub, "families", cmd_families, "list the task families")
+    fam = subcommand(sub, "families", cmd_families, "list the task families")
     fam.add_argument("--json", action="store_true", help="one JSON object per family")
 
-    gen = _sub(sub, "generate", cmd_generate, "draw a task set from the families")
+    gen = subcommand(sub, "generate", cmd_generate, "draw a task set from the families")
     _seed_options(gen)
     gen.add_argument("--family", metavar="A,B", help="only these families")
     gen.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (.gz: gzip)")
 
-    ver = _sub(sub, "verify", cmd_verify, "verify a task set in the ephemeral sandbox")
+    ver = subcommand(sub, "verify", cmd_verify, "verify a task set in the ephemeral sandbox")
     ver.add_argument("tasks", type=Path, metavar="TASKS.jsonl")
     ver.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the verified lines")
     _verify_options(ver)
 
-    build = _sub(sub, "build", cmd_build, "generate, verify and write the library")
+    build = subcommand(sub, "build", cmd_build, "generate, verify and write the library")
     _seed_options(build)
     build.add_argument("-o", "--output", type=Path, metavar="FILE", help="library file")
     _verify_options(build)
 
-    leak = _sub(sub, "leakage", cmd_leakage, "how close a task set comes to reference sets")
+    leak = subcommand(sub, "leakage", cmd_leakage, "how close a task set comes to reference sets")
     leak.add_argument("tasks", type=Path, metavar="TASKS.jsonl")
     leak.add_argument(
         "--against", type=Path, action="append", required=True, metavar="FILE",
         help="reference task set (repeatable)",
     )  # fmt: skip
-    leak.add_argument("--top", type=_count, default=10, metavar="K", help="nearest pairs shown")
+    leak.add_argument(
+        "--top", type=positive_int, default=10, metavar="K", help="nearest pairs shown"
+    )
     leak.add_argument("--max", type=float, metavar="S", help="exit 1 if any pair reaches S")
     leak.add_argument("--json", action="store_true", help="print the report as one object")
 
-    sft = _sub(sub, "sft", cmd_sft, "the verified library as SFT data for `shellagent train`")
+    sft = subcommand(sub, "sft", cmd_sft, "the verified library as SFT data for `shellagent train`")
     sft.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
-    sft.add_argument("--limit", type=_count, metavar="N", help="only the first N tasks")
+    sft.add_argument("--limit", type=positive_int, metavar="N", help="only the first N tasks")
     sft.add_argument(
         "--examples", type=int, default=2, metavar="K", help="worked examples per prompt (2)"
     )
-    every = _sub(sub, "everyday", cmd_everyday, "write the hand-written answer-checked set")
+    every = subcommand(sub, "everyday", cmd_everyday, "write the hand-written answer-checked set")
     every.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here")
 
 
@@ -94,7 +81,7 @@ def _seed_options(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"({DEFAULT_SEED})")
     parser.add_argument(
-        "--per-family", type=_count, default=DEFAULT_PER_FAMILY, metavar="N",
+        "--per-family", type=positive_int, default=DEFAULT_PER_FAMILY, metavar="N",
         help=f"instances per family ({DEFAULT_PER_FAMILY})",
     )  # fmt: skip
 
@@ -167,7 +154,7 @@ class _Ticker:
                 self.stream.flush()
 
 
-def _run_verification(tasks: Any, args: argparse.Namespace) -> Any:
+def _run_verification(tasks: Any, args: argparse.Namespace) -> VerifyRun:
     from shellagent.sandbox import Session
     from shellagent.taskgen.cache import VerifyCache, default_cache_path
     from shellagent.taskgen.verify import verify_all
@@ -179,12 +166,13 @@ def _run_verification(tasks: Any, args: argparse.Namespace) -> Any:
     )
 
 
-def _report(run: Any, args: argparse.Namespace, extra: dict[str, Any]) -> int:
+def _report(run: VerifyRun, args: argparse.Namespace, extra: Mapping[str, object]) -> int:
+    """Print the run's figures (``extra`` added to the JSON); the exit status."""
     from shellagent.taskgen.verify import summarize
 
-    summary = {**summarize(run), **extra}
+    summary = summarize(run)
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps({**summary, **extra}))
     else:
         print(
             f"verified {summary['verified']} of {summary['tasks']} "
@@ -243,7 +231,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     tasks = generate(args.seed, args.per_family)
     run = _run_verification(tasks, args)
     output = args.output or library_path()
-    extra: dict[str, Any] = {"seed": args.seed, "per_family": args.per_family}
+    extra: dict[str, str | int] = {"seed": args.seed, "per_family": args.per_family}
     if not run.interrupted:
         data = library_bytes(run.ok)
         output.parent.mkdir(parents=True, exist_ok=True)

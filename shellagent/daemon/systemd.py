@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -30,11 +29,6 @@ WantedBy=default.target
 
 def unit_path() -> Path:
     return Path.home() / ".config" / "systemd" / "user" / UNIT_NAME
-
-
-def systemd_available() -> bool:
-    """True when a systemd user manager can be asked to run the unit."""
-    return shutil.which("systemctl") is not None and Path("/run/systemd/system").is_dir()
 
 
 def install_unit(path: Path | None = None, python: str | None = None) -> Path:

@@ -16,9 +16,33 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
-__all__ = ["EnvClient", "EnvError", "ShellEnv"]
+from shellagent.jsontypes import JsonObject
+
+__all__ = ["EnvClient", "EnvError", "ShellEnv", "Started", "StepReply"]
+
+
+class Started(TypedDict):
+    """``/reset``'s reply."""
+
+    episode: str
+    task_id: str
+    observation: str  # the task's text
+
+
+class StepReply(TypedDict):
+    """``/step``'s and ``/close``'s reply; ``reward`` and ``success`` once ``done``."""
+
+    episode: str
+    output: str
+    exit_code: int | None
+    decision: str
+    reasons: list[str]
+    done: bool
+    reward: float | None
+    success: bool | None
 
 
 class EnvError(Exception):
@@ -39,20 +63,23 @@ class EnvClient:
         self.timeout_s = timeout_s
 
     def tasks(self) -> list[str]:
-        return list(self._call("GET", "/tasks")["tasks"])
+        return list(cast(list[str], self._call("GET", "/tasks")["tasks"]))
 
-    def reset(self, task: str | dict[str, Any]) -> dict[str, Any]:
+    def reset(self, task: str | Mapping[str, object]) -> Started:
         """Start an episode of a served task (by id) or of a task object."""
         body = {"task_id": task} if isinstance(task, str) else {"task": task}
-        return self._call("POST", "/reset", body)
+        return cast(Started, self._call("POST", "/reset", body))
 
-    def step(self, episode: str, command: str) -> dict[str, Any]:
-        return self._call("POST", "/step", {"episode": episode, "command": command})
+    def step(self, episode: str, command: str) -> StepReply:
+        return cast(
+            StepReply, self._call("POST", "/step", {"episode": episode, "command": command})
+        )
 
-    def close(self, episode: str, answer: str = "") -> dict[str, Any]:
-        return self._call("POST", "/close", {"episode": episode, "answer": answer})
+    def close(self, episode: str, answer: str = "") -> StepReply:
+        return cast(StepReply, self._call("POST", "/close", {"episode": episode, "answer": answer}))
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _call(self, method: str, path: str, body: Mapping[str, object] | None = None) -> JsonObject:
+        """The server's reply, a JSON object (its shape is in ``env/server.py``'s table)."""
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(
             self.url + path,
@@ -62,7 +89,7 @@ class EnvClient:
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                reply: dict[str, Any] = json.loads(response.read())
+                reply: JsonObject = json.loads(response.read())
                 return reply
         except urllib.error.HTTPError as exc:
             try:
@@ -77,19 +104,19 @@ class ShellEnv:
 
     FINISH = "done:"
 
-    def __init__(self, client: EnvClient, task: str | dict[str, Any]) -> None:
+    def __init__(self, client: EnvClient, task: str | Mapping[str, object]) -> None:
         self.client = client
         self.task = task
         self.episode: str | None = None
 
-    def reset(self) -> tuple[str, dict[str, Any]]:
+    def reset(self) -> tuple[str, dict[str, str]]:
         if self.episode is not None:
             self.client.close(self.episode)
         started = self.client.reset(self.task)
         self.episode = started["episode"]
         return started["observation"], {"task_id": started["task_id"]}
 
-    def step(self, command: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def step(self, command: str) -> tuple[str, float, bool, bool, StepReply]:
         if self.episode is None:
             raise RuntimeError("call reset() first")
         if command.startswith(self.FINISH):
@@ -97,12 +124,12 @@ class ShellEnv:
         reply = self.client.step(self.episode, command)
         if reply["done"]:  # the step limit: the server ran the check
             self.episode = None
-            return reply["output"], float(reply["reward"]), False, True, reply
+            return reply["output"], float(reply["reward"] or 0.0), False, True, reply
         return reply["output"], 0.0, False, False, reply
 
-    def finish(self, answer: str = "") -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def finish(self, answer: str = "") -> tuple[str, float, bool, bool, StepReply]:
         if self.episode is None:
             raise RuntimeError("call reset() first")
         reply = self.client.close(self.episode, answer)
         self.episode = None
-        return reply["output"], float(reply["reward"]), True, False, reply
+        return reply["output"], float(reply["reward"] or 0.0), True, False, reply

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from shellagent.env.episodes import EpisodeBusy, Episodes, UnknownEpisode
 from shellagent.errors import EnvironmentProblem, InputError
 from shellagent.eval.tasks import Task
+from shellagent.jsontypes import JsonObject
 
 __all__ = ["BODY_MAX", "EnvServer", "is_loopback"]
 
@@ -104,7 +105,7 @@ class EnvServer:
 
     # -- requests -------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, method: str, path: str, body: JsonObject) -> JsonObject:
         if method == "GET" and path == "/tasks":
             return {"tasks": list(self.episodes.tasks)}
         if method != "POST" or path not in ("/reset", "/step", "/close"):
@@ -122,7 +123,7 @@ class EnvServer:
         finally:
             self.episodes.release(episode)
 
-    def _reset(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _reset(self, body: JsonObject) -> JsonObject:
         if "task" in body:
             try:
                 task: Task | str = Task.model_validate(body["task"])
@@ -136,7 +137,7 @@ class EnvServer:
         return {"episode": episode.id, "task_id": episode.task.id, "observation": episode.task.task}
 
 
-def _text(body: dict[str, Any], key: str) -> str:
+def _text(body: JsonObject, key: str) -> str:
     value = body.get(key)
     if not isinstance(value, str) or not value:
         raise InputError(f"{key!r} must be a non-empty string")
@@ -189,7 +190,7 @@ def _handler_for(server: EnvServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 raise _Failure(HTTPStatus.UNAUTHORIZED, "missing or wrong token")
 
-        def _body(self) -> dict[str, Any]:
+        def _body(self) -> JsonObject:
             try:
                 length = int(self.headers.get("Content-Length", "0"))
             except ValueError:
@@ -206,7 +207,7 @@ def _handler_for(server: EnvServer) -> type[BaseHTTPRequestHandler]:
                 raise _Failure(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
             return body
 
-        def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
+        def _send(self, status: HTTPStatus, payload: JsonObject) -> None:
             data = json.dumps(payload, ensure_ascii=False).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

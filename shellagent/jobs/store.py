@@ -21,9 +21,10 @@ import re
 import secrets
 import time
 import tomllib
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -336,7 +337,19 @@ def all_jobs() -> tuple[list[Job], list[str]]:
     return jobs, problems
 
 
-def record_run(job_id: str, run: dict[str, Any]) -> None:
+class JobRun(TypedDict, total=False):
+    """One line of a job's run history (``ID.runs.jsonl``), as ``record_run`` wrote it."""
+
+    at: Required[float]  # when it ended (epoch seconds)
+    success: Required[bool]
+    reason: Required[str]
+    transcript: str
+    exit_codes: list[int]
+    duration_s: float
+
+
+def record_run(job_id: str, run: Mapping[str, object]) -> None:
+    """Add ``run`` (a ``JobRun`` but its time, which is added) to the job's history."""
     path = jobs_dir() / f"{job_id}.runs.jsonl"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     from shellagent.transcript.redact import Redactor
@@ -346,13 +359,13 @@ def record_run(job_id: str, run: dict[str, Any]) -> None:
         f.write(json.dumps(line) + "\n")
 
 
-def last_run(job_id: str) -> dict[str, Any] | None:
+def last_run(job_id: str) -> JobRun | None:
     path = jobs_dir() / f"{job_id}.runs.jsonl"
     if not path.exists():
         return None
     for line in reversed(path.read_text().splitlines()):
         try:
-            run: dict[str, Any] = json.loads(line)
+            run: JobRun = json.loads(line)
             return run
         except json.JSONDecodeError:
             continue

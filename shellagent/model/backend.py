@@ -71,10 +71,6 @@ class Generation:
     stop: Stop = "end"
 
     @property
-    def reused_prompt_tokens(self) -> int:
-        return self.prompt_tokens - self.evaluated_prompt_tokens
-
-    @property
     def tokens_per_s(self) -> float:
         """Decode speed: generated tokens over the time after the first one."""
         decode_s = self.duration_s - self.first_token_s

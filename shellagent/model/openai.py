@@ -26,9 +26,10 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from shellagent.errors import InputError, ModelUnavailable
+from shellagent.jsontypes import JsonObject
 from shellagent.model.backend import Generation, Message, ReplyFormat, Stop, TokenCallback
 
 __all__ = ["Constraint", "OpenAIBackend", "OpenAISpec", "parse_openai_spec"]
@@ -42,13 +43,65 @@ DETAIL_CHARS = 160
 SPEC_FORM = "openai:http://HOST:PORT/v1[#MODEL][?constraint=json_schema|grammar|none&timeout=S]"
 
 
+class _JsonSchemaFormat(TypedDict):
+    name: str
+    schema: JsonObject
+
+
+class _ResponseFormat(TypedDict):
+    type: Literal["json_schema"]
+    json_schema: _JsonSchemaFormat
+
+
+class _Request(TypedDict, total=False):
+    """The body of one ``/chat/completions`` request."""
+
+    messages: list[Message]
+    max_tokens: int
+    temperature: float
+    stream: bool
+    stream_options: dict[str, bool]
+    model: str
+    seed: int
+    logprobs: bool
+    top_logprobs: int
+    response_format: _ResponseFormat
+    grammar: str
+
+
+# A reply chunk, as servers send it. Read from outside: every field may be missing or of
+# another type, so the code still checks what it uses; these say what it looks for.
+class _Usage(TypedDict, total=False):
+    prompt_tokens: int
+    completion_tokens: int
+    prompt_tokens_details: dict[str, int]  # OpenAI-style: ``cached_tokens``
+
+
+class _Timings(TypedDict, total=False):
+    prompt_n: int  # llama-server: prompt tokens it evaluated
+
+
+class _Choice(TypedDict, total=False):
+    delta: dict[str, str | None]  # streamed: ``content``
+    message: dict[str, str | None]  # not streamed: ``content``
+    logprobs: object  # ``{"content": [{"token", "logprob", "id"?}, …]}``: see ``_Tokens``
+    finish_reason: str | None
+
+
+class _Chunk(TypedDict, total=False):
+    choices: list[_Choice]
+    usage: _Usage | None
+    timings: _Timings | None
+    error: object
+
+
 @dataclass(frozen=True)
 class OpenAISpec:
     """What ``openai:URL#MODEL?OPTIONS`` says: where, which model, and backend options."""
 
     base_url: str
     model: str | None = None
-    options: tuple[tuple[str, Any], ...] = ()
+    options: tuple[tuple[str, str | float], ...] = ()
 
 
 def parse_openai_spec(spec: str) -> OpenAISpec:
@@ -62,7 +115,7 @@ def parse_openai_spec(spec: str) -> OpenAISpec:
     if not base.startswith(("http://", "https://")):
         raise InputError(f"not an OpenAI endpoint: {spec!r}", hint=f"write {SPEC_FORM}")
     model, _, query = fragment.partition("?")
-    options: dict[str, Any] = {}
+    options: dict[str, str | float] = {}
     for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
         if key == "constraint" and value in CONSTRAINTS:
             options["constraint"] = value
@@ -124,8 +177,8 @@ class OpenAIBackend:
         reply_format: ReplyFormat | None,
         max_tokens: int,
         logprobs: bool,
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    ) -> _Request:
+        body: _Request = {
             "messages": [dict(m) for m in messages],
             "max_tokens": max_tokens,
             "temperature": self.temperature,
@@ -175,8 +228,8 @@ class OpenAIBackend:
         first_token_s = 0.0
         pieces: list[str] = []
         tokens = _Tokens()
-        usage: dict[str, Any] = {}
-        timings: dict[str, Any] = {}
+        usage: _Usage = {}
+        timings: _Timings = {}
         stop: Stop = "end"
         try:
             # The `with` closes the connection whatever ends the loop, an exception from
@@ -278,7 +331,7 @@ class _Tokens:
 _VLLM_TOKEN_ID = re.compile(r"token_id:(\d+)")
 
 
-def _token_id(item: dict[str, Any]) -> int | None:
+def _token_id(item: dict[str, object]) -> int | None:
     """llama-server sends ``id``; vLLM with ``--return-tokens-as-token-ids`` spells the
     token ``token_id:N``; others send text only."""
     found = item.get("id")
@@ -288,7 +341,7 @@ def _token_id(item: dict[str, Any]) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _chunks(response: Any, url: str) -> Iterator[dict[str, Any]]:
+def _chunks(response: Any, url: str) -> Iterator[_Chunk]:
     """JSON objects from an SSE stream, or the single object of a non-streaming reply."""
     content_type = response.headers.get("Content-Type", "")
     if "text/event-stream" not in content_type:
@@ -315,7 +368,7 @@ def _chunks(response: Any, url: str) -> Iterator[dict[str, Any]]:
         )
 
 
-def _json_object(text: str, url: str) -> dict[str, Any]:
+def _json_object(text: str, url: str) -> _Chunk:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError:
@@ -329,7 +382,7 @@ def _json_object(text: str, url: str) -> dict[str, Any]:
         raise ModelUnavailable(
             f"{url} returned an error: {_error_message(obj['error'])}", hint="see the server's log"
         )
-    return obj
+    return cast(_Chunk, obj)  # a JSON object; what is read from it is checked there
 
 
 def _error_detail(exc: urllib.error.HTTPError) -> str:
@@ -364,7 +417,7 @@ def _one_line(text: str) -> str:
     return line if len(line) <= DETAIL_CHARS else line[: DETAIL_CHARS - 1] + "…"
 
 
-def _evaluated(usage: dict[str, Any], timings: dict[str, Any], prompt_tokens: int) -> int:
+def _evaluated(usage: _Usage, timings: _Timings, prompt_tokens: int) -> int:
     # llama-server reports what it evaluated; OpenAI-style servers report cache hits.
     if "prompt_n" in timings:
         return int(timings["prompt_n"])

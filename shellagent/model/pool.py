@@ -21,16 +21,14 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+# ``Cancelled`` is in the package's error tree now; still importable from here.
+from shellagent.errors import Cancelled as Cancelled
 from shellagent.events import ModelStatus
 from shellagent.model.backend import Backend, Generation, Message, ReplyFormat, TokenCallback
 from shellagent.model.embedded import resolve_default
 from shellagent.model.registry import kind_for, load_backend
 
 log = logging.getLogger("shellagent.model")
-
-
-class Cancelled(Exception):
-    """The task was cancelled while it waited for the model."""
 
 
 class FairLock:

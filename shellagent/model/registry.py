@@ -65,7 +65,7 @@ class LlamaKind:
         spec = resolve_default(spec)
         base_spec, adapter = split_spec(spec)
         if adapter is None:
-            return self._load_base(spec, config)
+            return self._load_base(spec, **config)
         from shellagent.model.catalog import installed_path, load_catalog
 
         entry = load_catalog().get(adapter)
@@ -79,9 +79,9 @@ class LlamaKind:
         else:
             config["adapter"] = Path(adapter).expanduser()
         config.setdefault("name", f"{base_spec}+{adapter}")
-        return self._load_base(base_spec, config)
+        return self._load_base(base_spec, **config)
 
-    def _load_base(self, spec: str, config: dict[str, Any]) -> Backend:
+    def _load_base(self, spec: str, **config: Any) -> Backend:
         from shellagent.model.embedded import EMBEDDED_NAME, embedded_model_path
         from shellagent.model.llama import LlamaBackend
 

@@ -637,31 +637,6 @@ class _Footprint:
     changing: bool
 
 
-_SCRIPT_CONTEXTS = frozenset(
-    {
-        "eval",
-        "watch",
-        "env -S",
-        *(
-            f"{s} -c"
-            for s in (
-                "sh",
-                "bash",
-                "dash",
-                "zsh",
-                "ksh",
-                "mksh",
-                "ash",
-                "fish",
-                "yash",
-                "rbash",
-                "su",
-            )
-        ),
-    }
-)
-
-
 def _mark_fork_bombs(drafts: list[_Draft]) -> None:
     """A function that calls itself, as in ``:(){ :|:& };:``."""
     for d in drafts:

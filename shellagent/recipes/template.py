@@ -168,7 +168,3 @@ def problems(template: str, types: Mapping[str, str]) -> Iterable[str]:
                 yield f"{where}: put -e or -- before a pattern, or a leading '-' reads as an option"
         elif kind in PATH_TYPES and part.filter is not None:
             yield f"{where}: a path takes no filter"
-
-
-def placeholders(template: str, names: Iterable[str]) -> list[Placeholder]:
-    return [p for p in parse(template, frozenset(names)) if isinstance(p, Placeholder)]

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from shellagent import paths
 from shellagent.errors import SandboxUnavailable, UsageError
@@ -255,6 +255,14 @@ HOME_SCAN_TTL_S = 600.0
 VENDOR_SCAN_BUDGET_S = 2.0
 
 
+class _VendorScan(TypedDict):
+    """A vendored tree's scan in the cache file (read back as untrusted: checked on use)."""
+
+    mtime: int
+    secrets: list[str]
+    repos: list[str]
+
+
 def vendor_scanner(masked: frozenset[Path]) -> Callable[[Path], secrets.Scan]:
     """Secret files in a vendored tree (node_modules, .venv …), from a cache keyed by the
     tree's path and modification time (installing a package changes it)."""
@@ -262,7 +270,7 @@ def vendor_scanner(masked: frozenset[Path]) -> Callable[[Path], secrets.Scan]:
 
     cache = paths.cache_dir() / "vendor-secrets.json"
     try:
-        saved: dict[str, Any] = json.loads(cache.read_text())
+        saved: dict[str, _VendorScan] = json.loads(cache.read_text())
     except (OSError, ValueError):
         saved = {}
 

@@ -73,13 +73,3 @@ def kill_new(pidns: int | None, first_new: int, spare: set[int]) -> int:
             os.kill(pid, signal.SIGKILL)
             killed += 1
     return killed
-
-
-def kill_inner(pidns: int | None, inner_pid: int) -> None:
-    """SIGKILL the process that has ``inner_pid`` inside the namespace."""
-    if pidns is None or not inner_pid:
-        return
-    for pid, inner in list(members(pidns)):
-        if inner == inner_pid:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)

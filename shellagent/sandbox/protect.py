@@ -35,7 +35,6 @@ from shellagent import protected
 
 # The places themselves are defined once, in ``shellagent/protected.py`` (the policy and
 # the apply use the same list).
-STARTUP_FILES = protected.STARTUP
 WORKSPACE_PROTECTED = protected.WORKSPACE_HOOKS
 # Inside a .git directory: read-only (made as empty read-only directories when missing).
 GIT_PROTECTED = protected.GIT_CODE

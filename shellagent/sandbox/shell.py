@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from shellagent.errors import InputError, SandboxUnavailable, SessionClosed
+from shellagent.jsontypes import JsonObject
 from shellagent.sandbox import driver, mounts, procs, seccomp, wire
 from shellagent.sandbox.bwrap import USERNS_HINT, find_bwrap
 from shellagent.sandbox.hostview import HostView
@@ -65,7 +65,7 @@ class CommandResult:
     confined: bool = False
     refused: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(self)
 
 

@@ -57,10 +57,6 @@ def _task(
     return (slug, text, check, gold, wrong, extra_setup)
 
 
-def _downloads() -> list[home.Download]:
-    return list(home.DOWNLOADS)
-
-
 def _sizes() -> dict[str, int]:
     zip_size = sum(size for _, size in home.ZIP_MEMBERS)
     return {d.name: (zip_size if d.kind == "zip" else d.size) for d in home.DOWNLOADS}

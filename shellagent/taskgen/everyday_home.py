@@ -215,7 +215,6 @@ WEBSHOP_COMMITS = (
     }),
 )  # fmt: skip
 WEBSHOP_TODOS = 3
-WEBSHOP_AUTHORS = ("Ines Duarte", "Kofi Mensah", "Lena Novak")
 
 DATAPROC_FILES = {
     "requirements.txt": "requests==2.31.0\npandas==2.1.4\nnumpy>=1.26\n",

@@ -124,9 +124,6 @@ class Draw:
     def service(self) -> str:
         return self.pick(vocab.SERVICES)
 
-    def services(self, k: int) -> list[str]:
-        return self.sample(vocab.SERVICES, k)
-
     def people(self, k: int) -> list[tuple[str, str]]:
         return self.sample(vocab.PEOPLE, k)
 

@@ -184,19 +184,9 @@ def file_has(p: str, *values: str) -> str:
     return has(*values, file=path(p))
 
 
-def file_lacks(p: str, *values: str) -> str:
-    return lacks(*values, file=path(p))
-
-
 def file_is(p: str, *lines: str) -> str:
     """``p`` holds exactly ``lines`` (each ended by a newline)."""
     return f"printf '%s\\n' {' '.join(q(line) for line in lines)} | cmp -s - {path(p)}"
-
-
-def file_lines_are(p: str, lines: Iterable[str]) -> str:
-    """``p`` holds exactly these lines, in any order (a final newline optional)."""
-    expected = " ".join(q(line) for line in sorted(lines))
-    return f'[ "$(LC_ALL=C sort {path(p)})" = "$(printf \'%s\\n\' {expected} | LC_ALL=C sort)" ]'
 
 
 def mode_is(p: str, octal: str) -> str:

@@ -38,10 +38,12 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from shellagent.eval.tasks import Observation, Task
+from shellagent.jsontypes import JsonObject
 
 VERIFY_VERSION = 2
 """Part of every cache key: bump it when what verification does changes."""
@@ -52,6 +54,40 @@ ANSWER_MAX = 400  # an agent's done text is at most this long (agent/actions.py 
 DETAIL_MAX = 600
 
 Step = Literal["", "setup", "before", "wrong_answer", "gold", "answer", "after", "sandbox"]
+
+
+class VerdictLine(TypedDict):
+    """A verdict as the cache file keeps it (``Verdict.to_json``)."""
+
+    key: str
+    ok: bool
+    step: Step
+    detail: str
+    observations: list[JsonObject]  # ``Observation`` each
+    answer: str
+    seconds: float
+
+
+class FailureLine(TypedDict):
+    id: str
+    family: str | None
+    step: Step
+    detail: str
+
+
+class VerifySummary(TypedDict):
+    """The figures of a verification run (``summarize``; ``--json`` prints them)."""
+
+    tasks: int
+    verified: int
+    failed: int
+    not_verified: int
+    from_cache: int
+    wall_s: float
+    jobs: int
+    per_second: float
+    failed_by_step: dict[str, int]
+    failures: list[FailureLine]  # the first few
 
 
 @dataclass(frozen=True)
@@ -71,7 +107,7 @@ class Verdict:
         """A sandbox that did not start says nothing about the task."""
         return self.step != "sandbox"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VerdictLine:
         return {
             "key": self.key,
             "ok": self.ok,
@@ -83,7 +119,7 @@ class Verdict:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
+    def from_json(cls, data: VerdictLine) -> Verdict:
         return cls(
             key=str(data["key"]),
             ok=bool(data["ok"]),
@@ -295,52 +331,42 @@ def verify_all(
                 on_verdict(task, known, True)
         else:
             pending.append(i)
-    lock = threading.Lock()
-    queue = list(reversed(pending))
 
-    def work() -> None:
-        while not cancel.is_set():
-            with lock:
-                if not queue:
-                    return
-                i = queue.pop()
+    def one(i: int) -> None:
+        if cancel.is_set():
+            return
+        result = verify(tasks[i])
+        # A sandbox that did not start (a loaded machine) says nothing about the task.
+        for _ in range(sandbox_attempts - 1):
+            if result.step != "sandbox" or cancel.is_set():
+                break
             result = verify(tasks[i])
-            # A sandbox that did not start (a loaded machine) says nothing about the task.
-            for _ in range(sandbox_attempts - 1):
-                if result.step != "sandbox" or cancel.is_set():
-                    break
-                result = verify(tasks[i])
-            if cache is not None and result.cacheable:
-                cache.put(result)
-            with lock:
-                verdicts[i] = result
-            if on_verdict is not None:
-                on_verdict(tasks[i], result, False)
+        if cache is not None and result.cacheable:
+            cache.put(result)
+        verdicts[i] = result
+        if on_verdict is not None:
+            on_verdict(tasks[i], result, False)
 
-    workers_left = jobs
-    all_done = threading.Event()
-
-    def worker() -> None:
-        nonlocal workers_left
-        try:
-            work()
-        finally:
-            with lock:
-                workers_left -= 1
-                if workers_left == 0:
-                    all_done.set()
-
-    for n in range(jobs):
-        threading.Thread(target=worker, name=f"verify-{n}", daemon=True).start()
     interrupted = False
-    # Wait on an Event, not Thread.join: on Python 3.11 a Ctrl-C inside join() can mark a
-    # still-running thread as finished (see shellagent.eval.runner).
-    while not all_done.is_set():
-        try:
-            all_done.wait(timeout=0.2)
-        except KeyboardInterrupt:
-            interrupted = True
-            cancel.set()
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify")
+    try:
+        futures = [pool.submit(one, i) for i in pending]
+        waiting = set(futures)
+        # Wait in short steps, not in one call: Ctrl-C must reach this thread, stop the
+        # tasks not started and let the running ones finish.
+        while waiting:
+            try:
+                _, waiting = wait(waiting, timeout=0.2)
+            except KeyboardInterrupt:
+                interrupted = True
+                cancel.set()
+                for future in futures:
+                    future.cancel()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    for future in futures:
+        if not future.cancelled():
+            future.result()  # a failure outside verify (the cache, on_verdict) is raised
     return VerifyRun(
         tasks=tasks,
         verdicts=verdicts,
@@ -351,7 +377,7 @@ def verify_all(
     )
 
 
-def summarize(run: VerifyRun, *, failures_shown: int = 20) -> dict[str, Any]:
+def summarize(run: VerifyRun, *, failures_shown: int = 20) -> VerifySummary:
     """The figures of a verification run (``--json`` prints them)."""
     done = [v for v in run.verdicts if v is not None]
     failed = [(t, v) for t, v in zip(run.tasks, run.verdicts, strict=True) if v and not v.ok]

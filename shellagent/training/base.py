@@ -74,7 +74,7 @@ def load_llama(path: Path) -> Any:
         eos_token_id=meta("tokenizer.ggml.eos_token_id"),
     )
     model = transformers.LlamaForCausalLM(config)
-    state: dict[str, Any] = {}
+    state: dict[str, torch.Tensor] = {}
     raw = np.memmap(path, dtype=np.uint8, mode="r")
     for name, tensor in tensors.items():
         kind = gguf.GGMLQuantizationType(tensor.kind)

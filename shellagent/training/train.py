@@ -22,10 +22,15 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from shellagent.errors import EnvironmentProblem, InputError
 from shellagent.training.data import IGNORE, Sample, encode, load_conversations, split
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    Matrix: TypeAlias = np.ndarray[Any, Any]  # a LoRA matrix, A or B
 
 TARGETS = (
     "self_attn.q_proj",
@@ -345,9 +350,9 @@ def _export(
     from shellagent.training.export import write_adapter
 
     state = model.state_dict()
-    pairs: dict[tuple[int, str], Any] = {}
+    pairs: dict[tuple[int, str], tuple[Matrix, Matrix]] = {}
     pattern = re.compile(r"layers\.(\d+)\.(self_attn\.\w+|mlp\.\w+)\.lora_([AB])\.")
-    found: dict[tuple[int, str], dict[str, Any]] = {}
+    found: dict[tuple[int, str], dict[str, Matrix]] = {}  # A and B of each place
     for key, tensor in state.items():
         m = pattern.search(key)
         if m:

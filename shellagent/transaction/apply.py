@@ -32,10 +32,10 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, Required, TextIO, TypedDict
 
 from shellagent import paths
 from shellagent.errors import ShellagentError, UsageError
@@ -97,13 +97,42 @@ def _store_lock() -> Iterator[None]:
 # -- fingerprints and the baseline ---------------------------------------------------------
 
 
-def fingerprint(path: Path) -> dict[str, Any] | None:
+class Fingerprint(TypedDict, total=False):
+    """What a real path is (``fingerprint``), as the baseline and the journal keep it."""
+
+    type: Required[Literal["dir", "link", "file", "special"]]
+    mode: Required[int]
+    size: int  # a file's
+    sha256: str | None  # a file's content (None: it could not be read)
+    target: str  # a link's
+
+
+# One change as staged, in the journal: enough to land it, and to take it back.
+Staged = TypedDict(
+    "Staged",
+    {
+        "i": Required[int],
+        "kind": Required[str],
+        "path": Required[str],
+        "type": Required[str],
+        "from": str,  # a rename's old path
+        "after": Fingerprint,  # what lands
+        "old_modes": dict[str, int | None],  # directories' (and a mode change's) modes
+        "backups": dict[str, str],  # real path -> its copy in the undo store
+        "temp": str,  # the new content, staged beside its destination
+    },
+    total=False,
+)
+
+
+def fingerprint(path: Path) -> Fingerprint | None:
     """What a real path is now: type, size, mode, content hash (None: it does not exist).
     Never opens what is not a regular file."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
+    kind: Literal["dir", "link", "file", "special"]
     if stat.S_ISDIR(st.st_mode):
         kind = "dir"
     elif stat.S_ISLNK(st.st_mode):
@@ -112,7 +141,7 @@ def fingerprint(path: Path) -> dict[str, Any] | None:
         kind = "file"
     else:
         kind = "special"
-    data: dict[str, Any] = {"type": kind, "mode": stat.S_IMODE(st.st_mode)}
+    data: Fingerprint = {"type": kind, "mode": stat.S_IMODE(st.st_mode)}
     if kind == "file":
         data["size"] = st.st_size
         try:
@@ -130,7 +159,7 @@ class Baseline:
     def __init__(self, workspace: Workspace) -> None:
         self.path = workspace.directory / "baseline.json"
         try:
-            self.seen: dict[str, Any] = json.loads(self.path.read_text())
+            self.seen: dict[str, Fingerprint | None] = json.loads(self.path.read_text())
         except (OSError, ValueError):
             self.seen = {}
 
@@ -308,8 +337,8 @@ def apply(
         ops, clear_first = _order(changes)
         journal = (record / "journal.jsonl").open("a")
         _log(journal, {"begin": workspace.session, "total": len(ops)}, sync=True)
-        landed: list[tuple[Change, dict[str, Any] | None]] = []
-        pending: list[tuple[int, Change, dict[str, Any]]] = []
+        landed: list[tuple[Change, Fingerprint | None]] = []
+        pending: list[tuple[int, Change, Staged]] = []
         done_bytes = 0
         try:
             for i, change in enumerate(ops):
@@ -337,9 +366,9 @@ def _stopped(
     exc: OSError,
     workspace: Workspace,
     ops: list[Change],
-    pending: list[tuple[int, Change, dict[str, Any]]],
+    pending: list[tuple[int, Change, Staged]],
     walker: safefs.DirWalker,
-    landed: list[tuple[Change, dict[str, Any] | None]],
+    landed: list[tuple[Change, Fingerprint | None]],
 ) -> ApplyStopped:
     """Clean the staged files that never landed, note the landed ones in the baseline (so
     applying the rest later is not refused by what this apply did), say exactly what is in
@@ -370,26 +399,24 @@ def _stopped(
     )
 
 
-def _log(journal: Any, entry: dict[str, Any], *, sync: bool = False) -> None:
+def _log(journal: TextIO, entry: Mapping[str, object], *, sync: bool = False) -> None:
     journal.write(json.dumps(entry) + "\n")
     if sync:
         journal.flush()
         os.fsync(journal.fileno())
 
 
-def _log_path(record: Path, entry: dict[str, Any]) -> None:
+def _log_path(record: Path, entry: Mapping[str, object]) -> None:
     with (record / "journal.jsonl").open("a") as journal:
         _log(journal, entry, sync=True)
 
 
-def _prepare(
-    change: Change, walker: safefs.DirWalker, store: tuple[int, Path], i: int
-) -> dict[str, Any]:
+def _prepare(change: Change, walker: safefs.DirWalker, store: tuple[int, Path], i: int) -> Staged:
     """Stage one change: new content next to its destination, the old one in the store.
     A new directory is made here already (empty, it changes nothing a reader sees), so
     what goes into it can be staged."""
     files_fd, files_dir = store
-    entry: dict[str, Any] = {
+    entry: Staged = {
         "i": i,
         "kind": change.kind,
         "path": str(change.path),
@@ -460,11 +487,11 @@ def _keep(fd: int, name: str, st: os.stat_result, files_fd: int, kept: str) -> N
 
 
 def _commit(
-    pending: list[tuple[int, Change, dict[str, Any]]],
-    journal: Any,
+    pending: list[tuple[int, Change, Staged]],
+    journal: TextIO,
     walker: safefs.DirWalker,
     files_fd: int,
-    landed: list[tuple[Change, dict[str, Any] | None]],
+    landed: list[tuple[Change, Fingerprint | None]],
 ) -> int:
     """Make the staged files durable and journal the batch, then make each change with
     one rename or syscall, journalling each as it lands."""
@@ -483,7 +510,7 @@ def _commit(
     total = 0
     for i, change, entry in pending:
         fd, name = walker.parent(change.path)
-        after: dict[str, Any] | None = entry.get("after")
+        after: Fingerprint | None = entry.get("after")
         if change.kind == "created" and change.file_type == "dir":
             pass  # made when staged
         elif change.kind == "deleted":
@@ -529,8 +556,8 @@ class Record:
     path: Path
     session: str
     at: float
-    staged: dict[int, dict[str, Any]]
-    done: dict[int, dict[str, Any] | None]
+    staged: dict[int, Staged]
+    done: dict[int, Fingerprint | None]
     total: int
     finished: bool
     undone: bool
@@ -541,8 +568,8 @@ class Record:
 
 
 def _read(record: Path) -> Record | None:
-    staged: dict[int, dict[str, Any]] = {}
-    done: dict[int, dict[str, Any] | None] = {}
+    staged: dict[int, Staged] = {}
+    done: dict[int, Fingerprint | None] = {}
     session, total, finished, undone = "", 0, False, False
     try:
         lines = (record / "journal.jsonl").read_text().splitlines()
@@ -650,7 +677,7 @@ def _settle(record: Record, walker: safefs.DirWalker) -> None:
             record.done[i] = fingerprint(path) if entry["kind"] != "deleted" else None
 
 
-def _restore(entry: dict[str, Any], walker: safefs.DirWalker) -> None:
+def _restore(entry: Staged, walker: safefs.DirWalker) -> None:
     path = Path(entry["path"])
     backups = entry.get("backups", {})
     if entry["kind"] == "created" or (entry["kind"] == "renamed" and str(path) not in backups):
@@ -662,9 +689,9 @@ def _restore(entry: dict[str, Any], walker: safefs.DirWalker) -> None:
             else:
                 os.unlink(name, dir_fd=fd)
     if entry["kind"] == "deleted" and entry["type"] == "dir":
-        mode = entry.get("old_modes", {}).get(str(path), 0o755)
+        mode = entry.get("old_modes", {}).get(str(path))
         fd, name = _make_parents(path, walker)
-        _mkdir_at(fd, name, mode)
+        _mkdir_at(fd, name, 0o755 if mode is None else mode)
     for original, kept in backups.items():
         target = Path(original)
         fd, name = _make_parents(target, walker)
@@ -683,6 +710,8 @@ def _restore(entry: dict[str, Any], walker: safefs.DirWalker) -> None:
                 os.close(tfd)
         os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
     for original, mode in entry.get("old_modes", {}).items():
+        if mode is None:  # a mode change from a mode that was never known
+            continue
         with contextlib.suppress(OSError):
             fd, name = walker.parent(Path(original))
             safefs.chmod_at(fd, name, mode)

@@ -22,9 +22,10 @@ import stat
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from shellagent import protected
+from shellagent.jsontypes import JsonObject
 from shellagent.transaction.guard import Guard
 from shellagent.transaction.workspace import Tree, Workspace
 
@@ -52,7 +53,7 @@ class Change:
     def weight(self) -> int:
         return max(self.size_before, self.size_after)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         data = asdict(self)
         for key in ("path", "source", "renamed_from"):
             data[key] = str(data[key]) if data[key] is not None else None
@@ -90,7 +91,7 @@ class ChangeSet:
         parts = [f"{n} {kind}" for kind in kinds if (n := self.count(kind))]
         return ", ".join(parts) if parts else "no changes"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"summary": self.summary(), "changes": [c.to_dict() for c in self.changes]}
 
     def exists(self, path: Path) -> bool:
@@ -195,7 +196,7 @@ class ChangeSet:
             lines.append(f"  … and {len(rows) - limit} more (d shows everything)")
         return lines
 
-    def diff(self, limit_bytes: int = DIFF_MAX_BYTES, home: Path | None = None) -> str:
+    def diff(self, home: Path | None = None) -> str:
         """Unified diffs of the changed small text files, flagged changes first; other
         changes in one line each."""
         first = {id(f.change) for f in self.flagged(home)}
@@ -288,21 +289,9 @@ def _walk(tree: Tree, rel: Path, stored: list[int]) -> list[Change]:
             continue
         kind_of = _type_of(st)
         target = os.readlink(upper) if kind_of == "symlink" else None
-        if before is None:
-            found.append(
-                Change(
-                    real,
-                    "created",
-                    kind_of,
-                    size_after=st.st_size,
-                    mode_after=_perm(st),
-                    source=upper,
-                    link_target=target,
-                )
-            )
-            continue
-        if stat.S_ISDIR(before.st_mode):
-            found += _deleted(real, before)
+        if before is None or stat.S_ISDIR(before.st_mode):
+            if before is not None:  # a directory replaced by a file or link
+                found += _deleted(real, before)
             found.append(
                 Change(
                     real,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellagent import paths, protected
-from shellagent.sandbox import secrets
+from shellagent.sandbox import is_secret_name, secret_paths
 
 __all__ = ["Guard", "Reason"]
 
@@ -84,7 +84,7 @@ class Guard:
         own = [Path(os.path.realpath(d)) for d in paths.own_dirs()]
         self.own = own
         self.own_ids = {i for d in own if (i := _ident(d)) is not None}
-        self.hidden = [Path(os.path.realpath(p)) for p in secrets.secret_paths(self.home)]
+        self.hidden = [Path(os.path.realpath(p)) for p in secret_paths(self.home)]
         self.own_set = frozenset(self.own)
         self.path_set = frozenset(self.path_dirs)
         self.hidden_set = frozenset(self.hidden)
@@ -97,16 +97,6 @@ class Guard:
         if path not in self._dirs:
             self._dirs[path] = _ident(path)
         return self._dirs[path]
-
-    def home_relative(self, path: Path) -> str | None:
-        """``path`` relative to the home directory: by resolved path, else by the inode
-        of a parent directory; None when it is not below the home directory."""
-        if path == self.home:
-            return ""
-        rel = self._facts(_parent(str(path))).home_rel
-        if rel is None:
-            return None
-        return f"{rel}/{path.name}" if rel else path.name
 
     def _facts(self, text: str) -> _Facts:
         """What holds for everything in the directory ``text`` (computed once per
@@ -149,7 +139,7 @@ class Guard:
             and path not in self.own_set
             and path not in self.path_set
         ):  # the common case, by far: only the name can matter
-            if path in self.hidden_set or secrets.is_secret_name(path.name):
+            if path in self.hidden_set or is_secret_name(path.name):
                 return Reason(path, "secret", "a secret")
             return None
         if f.own or path in self.own_set:
@@ -168,7 +158,7 @@ class Guard:
             return Reason(path, "git", why)
         if f.on_path or path in self.path_set:
             return Reason(path, "path", "a directory on PATH: commands you run are found there")
-        if f.hidden or path in self.hidden_set or secrets.is_secret_name(path.name):
+        if f.hidden or path in self.hidden_set or is_secret_name(path.name):
             return Reason(path, "secret", "a secret")
         if found is not None:
             return Reason(path, found.tier, found.why)

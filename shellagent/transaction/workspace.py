@@ -36,7 +36,7 @@ from pathlib import Path
 
 from shellagent import paths
 from shellagent.errors import SandboxUnavailable, ShellagentError
-from shellagent.sandbox.profiles import Overlay
+from shellagent.sandbox import Overlay
 
 __all__ = ["SessionInUse", "Workspace", "expire_kept", "session_dir", "workspaces_root"]
 

@@ -206,10 +206,6 @@ class Redactor:
         (a key block) is replaced in each word it touches."""
         return redact_words(words, self.find, PLACEHOLDER.format)
 
-    def logging_filter(self) -> logging.Filter:
-        """A filter that redacts log records before any handler formats them to disk."""
-        return RedactingFilter(self)
-
 
 class RedactingFilter(logging.Filter):
     """Redacts a record's message and arguments in place (attach to handlers that write)."""

@@ -147,7 +147,7 @@ def test_a_session_whose_changes_pass_the_cap_stops(
 def test_ask_yes_apply_never_lands_a_startup_place_for_an_unprivileged_user(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    from tests.sandbox.conftest import NOBODY, _make_traversable
+    from tests.unprivileged import NOBODY, make_traversable
 
     root = tmp_path_factory.mktemp("daemon-nobody")
     home = root / "home"
@@ -164,7 +164,7 @@ def test_ask_yes_apply_never_lands_a_startup_place_for_an_unprivileged_user(
         env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
     (root / "config" / "config.toml").write_text("[ask]\nconfirm = false\n")
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
-    _make_traversable(root)
+    make_traversable(root)
     python = sys.executable
     probe = subprocess.run(
         ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", python,

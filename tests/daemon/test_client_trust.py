@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.conftest import NOBODY, SYSTEM_PYTHON, _unprivileged_site
+from tests.unprivileged import NOBODY, SYSTEM_PYTHON, unprivileged_site
 
 pytestmark = pytest.mark.skipif(
     os.getuid() != 0 or not shutil.which("setpriv") or not Path(SYSTEM_PYTHON).exists(),
@@ -147,7 +147,7 @@ def site() -> Iterator[Path]:
     Not under pytest's temp root: a concurrent pytest run makes that 0700 again."""
     root = Path(tempfile.mkdtemp(prefix="sa-site-", dir="/tmp"))
     root.chmod(0o755)
-    found = _unprivileged_site(root)
+    found = unprivileged_site(root)
     subprocess.run(["chmod", "-R", "a+rX", str(found)], check=True)
     yield found
     shutil.rmtree(root, ignore_errors=True)

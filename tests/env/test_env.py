@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from shellagent.env import EnvClient, EnvError, EnvServer, Episodes, ShellEnv
+from shellagent.env.client import StepReply
 from shellagent.errors import InputError
 from shellagent.eval import Task
 
@@ -86,7 +87,7 @@ def test_the_answer_reaches_the_check_and_a_wrong_one_fails(
         assert client.step(episode, "wc -l < /data/f")["output"].strip() == "3"
         end = client.close(episode, answer=answer)
         assert end["success"] is solved
-        assert (end["reward"] > 0) is solved
+        assert end["reward"] is not None and (end["reward"] > 0) is solved
 
 
 def test_a_missing_or_wrong_token_is_refused_before_anything_runs(
@@ -124,7 +125,7 @@ def test_two_concurrent_episodes_are_isolated(served: tuple[EnvServer, EnvClient
     _, client = served
     first = client.reset("make-x")["episode"]
     second = client.reset("make-x")["episode"]
-    replies: dict[str, dict[str, Any]] = {}
+    replies: dict[str, StepReply] = {}
 
     def work(episode: str, command: str) -> None:
         replies[episode] = client.step(episode, command)
@@ -197,8 +198,8 @@ def test_the_gym_style_wrapper_runs_an_episode(served: tuple[EnvServer, EnvClien
     assert observation.startswith("how many lines") and info["task_id"] == "answer"
     output, reward, terminated, truncated, _ = env.step("wc -l < /data/f")
     assert output.strip() == "3" and (reward, terminated, truncated) == (0.0, False, False)
-    _, reward, terminated, _, info = env.step("done: 3")
-    assert terminated and reward > 0 and info["success"] is True
+    _, reward, terminated, _, end = env.step("done: 3")
+    assert terminated and reward > 0 and end["success"] is True
 
 
 @pytest.mark.slow

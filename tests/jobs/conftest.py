@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+
+def shellagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``shellagent ARGS`` run as its own process in ``cwd``, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "shellagent", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 @pytest.fixture

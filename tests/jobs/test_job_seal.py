@@ -22,12 +22,9 @@ from shellagent.jobs import Schedule, install, load, make_job, run_job, save
 from shellagent.jobs.seal import PREFIX, key_path
 from shellagent.jobs.store import Job
 from shellagent.sandbox import Session, get_profile
-from tests.sandbox.conftest import (
-    NOBODY,
-    PROBE,
-    SYSTEM_PYTHON,
-    _unprivileged_site,
-)
+from tests.jobs.conftest import shellagent
+from tests.sandbox.conftest import PROBE
+from tests.unprivileged import NOBODY, SYSTEM_PYTHON, unprivileged_site
 
 
 def new_job(work: Path, commands: list[str] | None = None) -> Job:
@@ -59,16 +56,6 @@ def material(job: Job) -> bytes:
         },
         sort_keys=True,
     ).encode()
-
-
-def shellagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "shellagent", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
 
 
 def test_the_key_is_made_private_on_first_use_and_seals_every_job(
@@ -207,7 +194,7 @@ def test_an_unprivileged_user_cannot_read_their_key_inside_the_sandbox(
     if not Path(SYSTEM_PYTHON).exists() or not shutil.which("setpriv"):
         pytest.skip(f"needs {SYSTEM_PYTHON} and setpriv to switch to an unprivileged user")
     root = nobody_root
-    site = _unprivileged_site(root)
+    site = unprivileged_site(root)
     work = root / "work"
     state = work / ".state"
     state.mkdir(parents=True)

@@ -27,6 +27,7 @@ from shellagent.jobs.store import dumps, jobs_dir, toml_string
 from shellagent.policy import PolicyEngine
 from shellagent.sandbox import Session, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
+from tests.jobs.conftest import shellagent
 from tests.jobs.test_agent_schedule import BACKUP, DONE, Person
 
 INJECTION = "backup\n[Service]\nExecStartPre=/bin/sh -c 'id>/tmp/P'"
@@ -39,16 +40,6 @@ BAD_NAMES = {
     "zero-width space": "back\u200bup",
 }
 VISIBLE_BUT_SPECIAL = "50% off $HOME \"quoted\" \\back 'q' ; rm -rf ~ %h ${HOME}"
-
-
-def shellagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "shellagent", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
 
 
 def no_hidden(text: str) -> bool:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -15,19 +13,9 @@ import pytest
 from shellagent.errors import ConfigError
 from shellagent.jobs import Schedule, install, load, make_job, run_job
 from shellagent.jobs.store import job_path
+from tests.jobs.conftest import shellagent
 
 BACKUP = "tar czf backups/docs.tgz -C ../Documents ."
-
-
-def shellagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "shellagent", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        env=os.environ.copy(),
-    )
 
 
 def test_backup_job_is_installed_as_a_systemd_timer_and_run_replays_it(

@@ -77,11 +77,12 @@ def test_doctor_checks_the_default_models_adapter(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from shellagent.cli import cmd_doctor
+    from shellagent.sandbox import Check
 
     assert f"with the adapter {NAME}" in cmd_doctor._model()
     changed = tmp_path / f"{NAME}.gguf"
     changed.write_bytes(installed_path(lookup(NAME)).read_bytes()[:-1] + b"\0")
     monkeypatch.setattr("shellagent.model.catalog.installed_path", lambda _entry: changed)
-    check = cmd_doctor._attempt("model", cmd_doctor._model)
+    check = Check.attempt("model", cmd_doctor._model)
     assert not check.ok and "not the file the catalog names" in check.detail
     assert "./install.sh" in check.fix

@@ -16,29 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.agent import AgentConfig, Approval, ApprovalRequest, RefuseApprover, run_task
+from shellagent.agent import Approval, ApprovalRequest
 from shellagent.cli.main import main
 from shellagent.daemon.review import ChangesApprover, file_changes_only
-from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine, ShellState
 from shellagent.policy.evaluation import Carried
-from shellagent.sandbox import Session, get_profile
-from shellagent.testing import MemorySink, ScriptedBackend
 from tests.policy.conftest import STATE, WORKSPACE
-from tests.policy.test_review import _snapshot
+from tests.policy.reviews import corpus_section, git_workspace, run_refused, snapshot
 
-HERE = Path(__file__).parent
 MARK = "# Security review 2"
 PAYLOAD = "a[$(touch pwned_arith)]"
 
 
-def review_commands() -> list[str]:
-    lines = (HERE / "adversarial.txt").read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(MARK))
-    return [line for line in lines[start + 1 :] if line.strip() and not line.startswith("#")]
-
-
-REVIEW = review_commands()
+REVIEW = corpus_section(MARK)
 
 
 def test_the_review_section_holds_every_finding() -> None:
@@ -71,22 +61,16 @@ def _workspace(root: Path) -> Path:
     """A repository with the review's untrusted files: a VERSION and a BANNER whose text
     runs a command when bash evaluates it, a planted nested repository whose config names
     an fsmonitor, and a dc program."""
-    ws = root / "work"
-    ws.mkdir()
-    for name, text in {
-        "notes.txt": "hello\n",
-        "in": "b\na\n",
-        "VERSION": PAYLOAD + "\n",
-        "BANNER": "$(touch pwned_prompt)\n",
-        "prog.dc": "!touch pwned_dc\n",
-        ".env": "TOKEN=secret\n",
-    }.items():
-        (ws / name).write_text(text)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
-    subprocess.run(["git", "-C", str(ws), "add", "notes.txt"], check=True)
-    subprocess.run(
-        ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "x"],
-        check=True,
+    ws = git_workspace(
+        root,
+        {
+            "notes.txt": "hello\n",
+            "in": "b\na\n",
+            "VERSION": PAYLOAD + "\n",
+            "BANNER": "$(touch pwned_prompt)\n",
+            "prog.dc": "!touch pwned_dc\n",
+            ".env": "TOKEN=secret\n",
+        },
     )
     # a nested repository's git file pointing at a config that runs a program (M1)
     (ws / "sub").mkdir()
@@ -100,30 +84,15 @@ def _workspace(root: Path) -> Path:
 
 def test_the_agent_loop_with_a_refusing_approver_runs_none_of_them(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
-    before = _snapshot(ws)
+    before = snapshot(ws)
     # the controls: the second leaves v holding VERSION's text for the commands after it
     controls = ["cat notes.txt", "read -r v < VERSION"]
-    commands = [*controls, *REVIEW]
-    replies = [json.dumps({"cmd": c, "why": "review"}) for c in commands]
-    replies.append(json.dumps({"done": "finished"}))
-    sink = MemorySink()
-    with Session(get_profile("default", cwd=ws), timeout=5) as shell:
-        outcome = run_task(
-            "try everything",
-            backend=ScriptedBackend(replies),
-            shell=shell,
-            policy=PolicyEngine.load(workspace=ws),
-            approver=RefuseApprover("refused in a test"),
-            sink=sink,
-            config=AgentConfig(max_turns=len(replies) + 1),
-        )
-    ran = [e.command for e in sink.of_type(Execution)]
+    ran, judged, outcome = run_refused(ws, [*controls, *REVIEW])
     assert ran == controls, ran  # the controls ran; no review command did
-    judged = {e.command: e.decision for e in sink.of_type(PolicyVerdict)}
     assert all(judged[c] != "allow" for c in REVIEW)
     assert judged['echo "build-$((v+1))"'] == "deny"  # v carries VERSION's code
     assert outcome.reason != "error"
-    assert _snapshot(ws) == before
+    assert snapshot(ws) == before
     assert not list(ws.glob("pwned_*"))
 
 

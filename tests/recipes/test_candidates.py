@@ -84,7 +84,7 @@ def test_the_listing_command_lists_the_tree_and_the_named_folders(tmp_path: Path
     assert f"{other}/deep/" in lines
 
 
-def test_an_archive_is_never_named_after_its_kind_alone():
+def test_an_archive_is_never_named_after_its_kind_alone() -> None:
     # "a tar.gz archive" names the kind, not the file: the archive is named after the folder
     values = read_task("back up ~/Documents into a tar.gz archive in my home folder")
     assert candidates_for("archive", values) == ["Documents.tar.gz"]

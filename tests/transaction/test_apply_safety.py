@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -300,39 +299,24 @@ def test_the_apply_walls_hold_for_an_unprivileged_user(
 ) -> None:
     import json
 
-    from tests.sandbox.conftest import NOBODY, _make_traversable, _unprivileged_site
+    from tests.unprivileged import (
+        SYSTEM_PYTHON,
+        give_to_nobody,
+        nobody_dirs,
+        nobody_site,
+        run_as_nobody,
+    )
 
     root = tmp_path_factory.mktemp("apply-nobody")
-    site = _unprivileged_site(root)
+    site = nobody_site(root)
     home = root / "home"
     (home / "work" / "sub").mkdir(parents=True)
     elsewhere = root / "elsewhere"
     elsewhere.mkdir()
-    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home), str(elsewhere)], check=True)
-    _make_traversable(root)
-    subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
+    give_to_nobody(home, elsewhere)
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
-    for d in ("state", "cache", "workspaces", "config", "data"):
-        (root / d).mkdir()
-        os.chown(root / d, NOBODY, NOBODY)
-        env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
-    proc = subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            "/usr/bin/python3",
-            "-c",
-            NOBODY_SWAP,
-            str(home),
-            str(elsewhere),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    env |= nobody_dirs(root, ("state", "cache", "workspaces", "config", "data"))
+    proc = run_as_nobody([SYSTEM_PYTHON, "-c", NOBODY_SWAP, str(home), str(elsewhere)], env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["special"] == ["p"] and "never applied" in out["refused"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -254,27 +253,27 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
 ) -> None:
     import json
 
-    from tests.sandbox.conftest import NOBODY, _make_traversable, _unprivileged_site
+    from tests.unprivileged import (
+        SYSTEM_PYTHON,
+        give_to_nobody,
+        nobody_dirs,
+        nobody_site,
+        run_as_nobody,
+    )
 
     root = tmp_path_factory.mktemp("places-nobody")
-    site = _unprivileged_site(root)
+    site = nobody_site(root)
     home = root / "home"
     (home / "work").mkdir(parents=True)
-    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
-    _make_traversable(root)
-    subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
     (home / ".profile").write_text("# profile\n")
-    os.chown(home / ".profile", NOBODY, NOBODY)
+    give_to_nobody(home)
     # $HOME through a symlink (H2), as on Fedora Silverblue; outside /tmp, which the
     # sandbox replaces with its own
     link = Path("/srv") / f"shellagent-test-home-{uuid.uuid4().hex[:8]}"
     link.symlink_to(home)
     request.addfinalizer(link.unlink)
     env = {"HOME": str(link), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
-    for d in ("state", "cache", "workspaces", "config", "data"):
-        (root / d).mkdir()
-        os.chown(root / d, NOBODY, NOBODY)
-        env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
+    env |= nobody_dirs(root, ("state", "cache", "workspaces", "config", "data"))
     places = [
         ".profile",
         ".bash_aliases",
@@ -283,22 +282,8 @@ def test_startup_places_are_held_back_for_an_unprivileged_user(
         ".local/share/systemd/user/zz.service",
         ".vimrc",
     ]
-    proc = subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            "/usr/bin/python3",
-            "-c",
-            NOBODY_SCRIPT,
-            str(link),
-            json.dumps(places),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
+    proc = run_as_nobody(
+        [SYSTEM_PYTHON, "-c", NOBODY_SCRIPT, str(link), json.dumps(places)], env, timeout=180
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

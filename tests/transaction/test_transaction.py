@@ -244,44 +244,24 @@ print(json.dumps({"exit": outs, "kinds": kinds, "before": real_before, "applied"
 def test_transactions_work_for_an_unprivileged_user(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    from tests.sandbox.conftest import NOBODY, SYSTEM_PYTHON, _make_traversable, _unprivileged_site
+    from tests.unprivileged import (
+        SYSTEM_PYTHON,
+        give_to_nobody,
+        nobody_dirs,
+        nobody_site,
+        run_as_nobody,
+    )
 
     root = tmp_path_factory.mktemp("tx-nobody")
-    site = _unprivileged_site(root)
+    site = nobody_site(root)
     home = root / "home"
     for rel, text in {"notes/a": "a\n", "report.md": "r\n", "keep/k": "k\n"}.items():
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_text(text)
-    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
-    _make_traversable(root)
-    subprocess.run(["chmod", "-R", "a+rX", str(site)], check=True)
-    env = {
-        "HOME": str(home),
-        "PATH": "/usr/bin:/bin",
-        "PYTHONPATH": str(site),
-        "SHELLAGENT_STATE_DIR": str(root / "state"),
-        "SHELLAGENT_CACHE_DIR": str(root / "cache"),
-        "SHELLAGENT_WORKSPACES_DIR": str(root / "workspaces"),
-    }
-    for d in ("state", "cache", "workspaces"):
-        (root / d).mkdir()
-        os.chown(root / d, NOBODY, NOBODY)
-    proc = subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            SYSTEM_PYTHON,
-            "-c",
-            NOBODY_SCRIPT,
-            str(home),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    give_to_nobody(home)
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
+    env |= nobody_dirs(root, ("state", "cache", "workspaces"))
+    proc = run_as_nobody([SYSTEM_PYTHON, "-c", NOBODY_SCRIPT, str(home)], env)
     assert proc.returncode == 0, proc.stderr
     result = __import__("json").loads(proc.stdout)
     assert result["exit"] == [0, 0]
