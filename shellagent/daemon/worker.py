@@ -684,9 +684,9 @@ class TaskWorker:
                 turn=request.turn,
                 command=request.command,
                 why=request.why,
-                decision=request.decision.decision,
-                reasons=request.decision.reasons,
-                carried=tuple(f"{n}={v}" for n, v in request.decision.carried),
+                decision=request.evaluation.decision.word,
+                reasons=request.evaluation.reasons,
+                carried=tuple(f"{n}={v}" for n, v in request.evaluation.carried),
             )
         )
         while not pending.answered.wait(0.1):
