@@ -135,7 +135,7 @@ def run_task(
 ) -> Outcome:
     """Run ``task`` to its end and return how it ended (see the module docstring).
 
-    ``shell`` is a ``shellagent.sandbox.Shell`` (a sandbox ``Session``, or
+    ``shell`` is a ``shellagent.sandbox.Shell`` (a sandbox ``Sandbox``, or
     ``shellagent.testing.FakeShell``); its ``interrupt()`` stops a command on cancellation.
     Commands the policy allows as read-only run with ``confined=True``: the kernel refuses
     their writes, and one it caught is judged as a writer from then on.

@@ -33,7 +33,7 @@ class OverlayTrial:
     scratch: Path = Path("/var/tmp")
 
     def __call__(self, command: str, cwd: str, timeout: float) -> CommandResult | None:
-        from shellagent.sandbox import Session, get_profile
+        from shellagent.sandbox import Sandbox, get_profile
         from shellagent.sandbox.profiles import Overlay
 
         here = Path(cwd or ".").resolve()
@@ -52,7 +52,7 @@ class OverlayTrial:
                 overlays=(Overlay(here, upper, work),),
                 host_view=False,
             )
-            with Session(profile, timeout=timeout) as session:
+            with Sandbox(profile, timeout=timeout) as session:
                 return session.run(command, timeout=timeout)
         finally:
             shutil.rmtree(top, ignore_errors=True)

@@ -115,11 +115,11 @@ def landlock_check(abi: int) -> Check:
 def _profile(name: str) -> Callable[[], str]:
     def probe() -> str:
         from shellagent.errors import SandboxUnavailable
-        from shellagent.sandbox import Session
+        from shellagent.sandbox import Sandbox
 
         before = _snapshots() if name == "ephemeral" else set()
         start = time.monotonic()
-        with Session(name, timeout=10) as session:
+        with Sandbox(name, timeout=10) as session:
             result = session.run("echo ok")
         took = time.monotonic() - start
         if result.output.strip() != "ok":
@@ -151,7 +151,7 @@ def _changes() -> Check:
     import uuid
 
     from shellagent.daemon.review import Review, interrupted_note, overlay_problem
-    from shellagent.sandbox import Session, get_profile
+    from shellagent.sandbox import Sandbox, get_profile
 
     fix = "sessions then write straight into the working directory after each approval"
     problem = overlay_problem()
@@ -159,7 +159,7 @@ def _changes() -> Check:
         review = Review.create(f"doctor-{uuid.uuid4().hex[:8]}", get_profile("default"))
         probe = Path.home() / f".shellagent-doctor-{uuid.uuid4().hex[:8]}"
         try:
-            with Session(review.profile(get_profile("default")), timeout=10) as session:
+            with Sandbox(review.profile(get_profile("default")), timeout=10) as session:
                 session.run(f": > {probe}")
             seen = [str(c.path) for c in review.changes()]
             if probe.exists() or seen != [str(probe)]:

@@ -55,13 +55,13 @@ if TYPE_CHECKING:
     from shellagent.daemon.messages import ApprovalReply, Ask, ChangesReply, ConfirmReply
     from shellagent.daemon.review import Review
     from shellagent.model.pool import ModelPool
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
     from shellagent.transcript import TranscriptSink
 
 log = logging.getLogger("shellagent.daemon")
 
 SHELL_STATES_KEPT = 32  # sessions whose final shell state a follow-up can start from
-# session id -> its shell's final state (``Session.export_state``), newest last. In memory
+# session id -> its shell's final state (``Sandbox.export_state``), newest last. In memory
 # only: it may hold values a command set (tokens), and dies with the daemon.
 _shell_states: OrderedDict[str, bytes] = OrderedDict()
 _shell_states_lock = threading.Lock()
@@ -128,7 +128,7 @@ class TaskWorker:
         self.state = "starting"
         self.cancelled = threading.Event()
         self.ended = False  # the loop returned: nothing left to cancel
-        self._shell: Session | None = None
+        self._shell: Sandbox | None = None
         self._review: Review | None = None
         self._lock = threading.Lock()
         self._pending: _Pending | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from shellagent.sandbox.bwrap import Bwrap, find_bwrap
 from shellagent.sandbox.interface import Grants, Shell
 from shellagent.sandbox.profiles import PROFILES, Profile, get_profile
-from shellagent.sandbox.shell import CommandResult, Session
+from shellagent.sandbox.shell import CommandResult, Sandbox
 
 __all__ = [
     "PROFILES",
@@ -13,7 +13,7 @@ __all__ = [
     "CommandResult",
     "Grants",
     "Profile",
-    "Session",
+    "Sandbox",
     "Shell",
     "find_bwrap",
     "get_profile",

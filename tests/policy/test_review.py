@@ -20,7 +20,7 @@ from shellagent.agent import AgentConfig, RefuseApprover, run_task
 from shellagent.cli.main import main
 from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
 
 HERE = Path(__file__).parent
@@ -95,7 +95,7 @@ def test_the_agent_loop_with_a_refusing_approver_changes_nothing(tmp_path: Path)
     replies = [json.dumps({"cmd": c, "why": "review"}) for c in commands]
     replies.append(json.dumps({"done": "finished"}))
     sink = MemorySink()
-    with Session(get_profile("default", cwd=ws), timeout=5) as shell:
+    with Sandbox(get_profile("default", cwd=ws), timeout=5) as shell:
         outcome = run_task(
             "try everything",
             backend=ScriptedBackend(replies),

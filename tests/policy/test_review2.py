@@ -22,7 +22,7 @@ from shellagent.daemon.review import ChangesApprover, file_changes_only
 from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine, ShellState
 from shellagent.policy.values import Carried
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
 from tests.policy.conftest import STATE, WORKSPACE
 from tests.policy.test_review import _snapshot
@@ -107,7 +107,7 @@ def test_the_agent_loop_with_a_refusing_approver_runs_none_of_them(tmp_path: Pat
     replies = [json.dumps({"cmd": c, "why": "review"}) for c in commands]
     replies.append(json.dumps({"done": "finished"}))
     sink = MemorySink()
-    with Session(get_profile("default", cwd=ws), timeout=5) as shell:
+    with Sandbox(get_profile("default", cwd=ws), timeout=5) as shell:
         outcome = run_task(
             "try everything",
             backend=ScriptedBackend(replies),
