@@ -594,71 +594,6 @@ class _Footprint:
     changing: bool
 
 
-_SCRIPT_CONTEXTS = frozenset(
-    {
-        "eval",
-        "watch",
-        "env -S",
-        *(
-            f"{s} -c"
-            for s in (
-                "sh",
-                "bash",
-                "dash",
-                "zsh",
-                "ksh",
-                "mksh",
-                "ash",
-                "fish",
-                "yash",
-                "rbash",
-                "su",
-            )
-        ),
-    }
-)
-
-
-def _command_draft(raw: RawCommand, index: int, unwrapped: Unwrapped) -> _Draft:
-    """The draft of a simple command, judged as the program its wrappers run."""
-    argv = unwrapped.argv or list(raw.words)
-    draft = _Draft(
-        raw,
-        index,
-        argv,
-        list(raw.words),
-        program_name(argv[0]) if argv else "",
-        raw.context,
-        unwrapped.wrappers,
-        list(unwrapped.assignments),
-    )
-    if unwrapped.problem:
-        draft.structural.append(unwrapped.problem)
-    draft.wrapper_writes = list(unwrapped.writes)
-    if unwrapped.privilege or draft.program in PRIVILEGE:
-        draft.traits.add("privilege")
-    if unwrapped.wrappers:
-        draft.traits.add("wrapped")
-    if unwrapped.stdin_args:
-        draft.traits.add("stdin-args")
-        draft.dynamic_args = True
-    return draft
-
-
-def _inner_draft(raw: RawCommand, index: int, context: str, inner: list[Word]) -> _Draft:
-    """The draft of a command another one runs with its own argv (``find -exec``)."""
-    draft = _Draft(raw, index, inner, inner, program_name(inner[0]), context)
-    draft.dynamic_args = True  # {} becomes each file name found
-    unwrapped = unwrap(inner)
-    if unwrapped.argv and unwrapped.wrappers:
-        draft.argv = unwrapped.argv
-        draft.program = program_name(unwrapped.argv[0])
-        draft.wrappers = unwrapped.wrappers
-    if unwrapped.privilege:
-        draft.traits.add("privilege")
-    return draft
-
-
 def _mark_fork_bombs(drafts: list[_Draft]) -> None:
     """A function that calls itself, as in ``:(){ :|:& };:``."""
     for d in drafts:
@@ -721,6 +656,46 @@ def _mark_uncertain_cwd(drafts: list[_Draft]) -> None:
             d.uncertain_cwd = True
         if d.program in _CHANGES_DIRECTORY:
             seen_cd = True
+
+
+def _command_draft(raw: RawCommand, index: int, unwrapped: Unwrapped) -> _Draft:
+    """The draft of a simple command, judged as the program its wrappers run."""
+    argv = unwrapped.argv or list(raw.words)
+    draft = _Draft(
+        raw,
+        index,
+        argv,
+        list(raw.words),
+        program_name(argv[0]) if argv else "",
+        raw.context,
+        unwrapped.wrappers,
+        list(unwrapped.assignments),
+    )
+    if unwrapped.problem:
+        draft.structural.append(unwrapped.problem)
+    draft.wrapper_writes = list(unwrapped.writes)
+    if unwrapped.privilege or draft.program in PRIVILEGE:
+        draft.traits.add("privilege")
+    if unwrapped.wrappers:
+        draft.traits.add("wrapped")
+    if unwrapped.stdin_args:
+        draft.traits.add("stdin-args")
+        draft.dynamic_args = True
+    return draft
+
+
+def _inner_draft(raw: RawCommand, index: int, context: str, inner: list[Word]) -> _Draft:
+    """The draft of a command another one runs with its own argv (``find -exec``)."""
+    draft = _Draft(raw, index, inner, inner, program_name(inner[0]), context)
+    draft.dynamic_args = True  # {} becomes each file name found
+    unwrapped = unwrap(inner)
+    if unwrapped.argv and unwrapped.wrappers:
+        draft.argv = unwrapped.argv
+        draft.program = program_name(unwrapped.argv[0])
+        draft.wrappers = unwrapped.wrappers
+    if unwrapped.privilege:
+        draft.traits.add("privilege")
+    return draft
 
 
 def _key(d: _Draft) -> str:
