@@ -27,7 +27,7 @@ def test_a_plain_word_compares_as_the_decision_it_names() -> None:
 def test_a_decision_is_the_word_files_and_json_use() -> None:
     assert Decision("deny") is Decision.DENY
     word: str = "ask"  # a word read from a file, as code outside the policy compares it
-    assert Decision.ASK == word and f"{Decision.ASK}" == "ask" and Decision.ASK.word == "ask"
+    assert word == Decision.ASK and f"{Decision.ASK}" == "ask" and Decision.ASK.word == "ask"
     assert json.dumps([Decision.ALLOW]) == '["allow"]'
 
 
