@@ -2,7 +2,7 @@
 
 A trainer drives episodes over HTTP (``shellagent env serve``); this measures what the HTTP
 hop, the token check, the JSON and the policy check add to one step. In alternating rounds,
-on one machine: ``Session.run("true")`` in-process (the baseline: what the eval harness
+on one machine: ``Sandbox.run("true")`` in-process (the baseline: what the eval harness
 pays), ``Episode.step("true")`` in-process (policy check + run), and ``EnvClient.step``
 through a real server on 127.0.0.1. Prints the medians and the ratios to the baseline.
 
@@ -32,7 +32,7 @@ def main() -> None:
 
     from shellagent.env import EnvClient, EnvServer, Episodes
     from shellagent.eval import Task
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
 
     task = Task(
         id="t",
@@ -43,7 +43,7 @@ def main() -> None:
     server = EnvServer(Episodes({"t": task}, max_steps=10**9), port=0)
     server.start()
     client = EnvClient(server.url, server.token)
-    session = Session("ephemeral")
+    session = Sandbox("ephemeral")
     local = server.episodes.reset("t")
     remote = client.reset("t")["episode"]
     samples: dict[str, list[float]] = {"in-process run": [], "in-process step": [], "http step": []}

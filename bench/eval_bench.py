@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from shellagent.eval import NothingAgent, RunConfig, load_tasks, run_eval
-from shellagent.sandbox import Session
+from shellagent.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV_TASKS = ROOT.parent / "shared" / "tasks" / "shell-tasks-dev.jsonl"
@@ -28,7 +28,7 @@ def bare_start_ms(rounds: int = 30) -> list[float]:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
-        Session("ephemeral").close()
+        Sandbox("ephemeral").close()
         times.append((time.perf_counter() - start) * 1000)
     return times
 

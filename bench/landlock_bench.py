@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from shellagent.sandbox import Session, find_bwrap, get_profile, mounts
+from shellagent.sandbox import Sandbox, find_bwrap, get_profile, mounts
 from shellagent.sandbox.profiles import bwrap_argv
 
 COMMANDS = ("true", "echo hello", "pwd")
@@ -58,7 +58,7 @@ def median_ms(samples: list[float]) -> float:
 
 def persistent(workdir: Path, runs: int, pause: float = 0.0) -> list[float]:
     samples = []
-    with Session(get_profile("default", cwd=workdir)) as session:
+    with Sandbox(get_profile("default", cwd=workdir)) as session:
         for _ in range(runs):
             for command in COMMANDS:
                 time.sleep(pause)
@@ -72,7 +72,7 @@ def confinement(workdir: Path, runs: int) -> tuple[list[float], list[float]]:
     """Per command with a pause before it: (unconfined, confined), alternating."""
     plain: list[float] = []
     confined: list[float] = []
-    with Session(get_profile("default", cwd=workdir)) as session:
+    with Sandbox(get_profile("default", cwd=workdir)) as session:
         for _ in range(runs):
             for command in COMMANDS:
                 for sink, flag in ((plain, False), (confined, True)):
@@ -89,7 +89,7 @@ def sessions(workdir: Path, runs: int) -> tuple[list[float], list[float]]:
     (workdir / "sub").mkdir(exist_ok=True)
     plain: list[float] = []
     confined: list[float] = []
-    with Session(get_profile("default", cwd=workdir)) as session:
+    with Sandbox(get_profile("default", cwd=workdir)) as session:
         for _ in range(runs):
             for sink, flag in ((plain, False), (confined, True)):
                 start = time.perf_counter()
@@ -124,7 +124,7 @@ def startup(profile: str, workdir: Path, runs: int) -> list[float]:
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        with Session(get_profile(profile, cwd=workdir)) as session:
+        with Sandbox(get_profile(profile, cwd=workdir)) as session:
             samples.append(time.perf_counter() - start)
             session.run("true")
     return samples
@@ -136,7 +136,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
         workdir = Path(tmp)
-        Session("ephemeral").close()  # build the skeleton cache (non-root) before timing
+        Sandbox("ephemeral").close()  # build the skeleton cache (non-root) before timing
         warm = persistent(workdir, args.runs)
         cold = fresh(workdir, args.runs)
         paused = persistent(workdir, args.runs, THINK_S)

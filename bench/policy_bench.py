@@ -63,7 +63,7 @@ def measure() -> dict[str, Any]:
     parse = per_command_ms(parser.parse, everyday)
     counts = {}
     for name in ("everyday", "adversarial"):
-        tally = Counter(engine.check(c, state).decision for c in corpus(f"{name}.txt"))
+        tally = Counter(engine.check(c, state).decision.word for c in corpus(f"{name}.txt"))
         counts[name] = {k: tally[k] for k in ("allow", "ask", "deny")}
     review = _review_section("# Security review 1")
     allowed = [c for c in review if engine.check(c, state).decision == "allow"]

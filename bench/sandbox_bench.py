@@ -8,7 +8,7 @@ with ``git archive``), a worker process measures, in alternating rounds:
    with a 50 ms pause before each (an agent's case: the model takes far longer than that
    between commands), and a fresh ``bwrap … bash -c CMD`` per command with the same
    profile and mounts;
-2. start-up of the ``default`` and ``ephemeral`` profiles (``Session()`` until the shell
+2. start-up of the ``default`` and ``ephemeral`` profiles (``Sandbox()`` until the shell
    is ready); the ephemeral profile also with ``SHELLAGENT_IDMAP=off`` (run by root: root
    inside is host root, no id-shifted views; the ``before`` tree ignores the switch, it
    always used that mapping).
@@ -41,7 +41,7 @@ BEFORE = "f094550"  # main before the second sandbox pass (C1, H1, H3, M1, M5, M
 WORKER = r"""
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
-from shellagent.sandbox import Session, find_bwrap, get_profile, mounts
+from shellagent.sandbox import Sandbox, find_bwrap, get_profile, mounts
 from shellagent.sandbox.profiles import bwrap_argv
 
 runs = int(sys.argv[1])
@@ -50,8 +50,8 @@ out = {"persistent": [], "paused": [], "fresh": [], "default": [], "ephemeral": 
 with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
     workdir = Path(tmp)
     for name in ("default", "ephemeral"):  # warm caches (snapshot, scans) before timing
-        Session(get_profile(name, cwd=workdir)).close()
-    with Session(get_profile("default", cwd=workdir)) as session:
+        Sandbox(get_profile(name, cwd=workdir)).close()
+    with Sandbox(get_profile("default", cwd=workdir)) as session:
         for _ in range(runs):
             for command in commands:
                 start = time.perf_counter()
@@ -77,7 +77,7 @@ with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
         os.environ["SHELLAGENT_IDMAP"] = "off" if name.endswith("identity") else "on"
         for _ in range(runs):
             start = time.perf_counter()
-            session = Session(get_profile(name.split("-")[0], cwd=workdir))
+            session = Sandbox(get_profile(name.split("-")[0], cwd=workdir))
             out.setdefault(name, []).append(time.perf_counter() - start)
             session.close()
 print(json.dumps(out))

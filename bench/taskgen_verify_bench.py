@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from shellagent.eval import RunConfig, run_eval
-from shellagent.sandbox import Session
+from shellagent.sandbox import Sandbox
 from shellagent.taskgen import DEFAULT_SEED, GoldAgent, VerifyCache, generate, verify_all
 
 
@@ -28,7 +28,7 @@ def bare_start_ms(rounds: int = 20) -> float:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
-        Session("ephemeral").close()
+        Sandbox("ephemeral").close()
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 

@@ -1,6 +1,6 @@
 """Transactions: what working on a copy of the user's files costs, measured in one run.
 
-1. Session start-up with the home and working directory as overlays against the same
+1. Sandbox start-up with the home and working directory as overlays against the same
    session with direct write grants (median ms), and the per-command overhead of each.
 2. Change-set computation for 10, 1,000 and 100,000 created files in an upper layer.
 3. Apply and undo of 1,000 files of 16 KiB against ``cp -a`` of the same files (files/s,
@@ -31,7 +31,7 @@ def _median_ms(samples: list[float]) -> float:
 
 
 def startup_and_commands(home: Path, runs: int) -> None:
-    from shellagent.sandbox import Session, get_profile
+    from shellagent.sandbox import Sandbox, get_profile
     from shellagent.transaction import Workspace
 
     work = home / "project"
@@ -47,7 +47,7 @@ def startup_and_commands(home: Path, runs: int) -> None:
                 ws = Workspace.create(f"bench-{os.getpid()}-{i}", [home, work])
                 profile = dataclasses.replace(direct, writable=(), overlays=ws.overlays())
             start = time.perf_counter()
-            session = Session(profile, timeout=10)
+            session = Sandbox(profile, timeout=10)
             session.run("true")
             starts[kind].append(time.perf_counter() - start)
             for _ in range(5):
@@ -210,7 +210,7 @@ def copy_up(home: Path, megabytes: int) -> None:
     """Appending one line to a big file: overlayfs copies the whole file up first."""
     import dataclasses
 
-    from shellagent.sandbox import Session, get_profile
+    from shellagent.sandbox import Sandbox, get_profile
     from shellagent.transaction import Workspace
 
     big = home / "project" / "big.bin"
@@ -226,7 +226,7 @@ def copy_up(home: Path, megabytes: int) -> None:
         if kind == "overlay":
             ws = Workspace.create(f"bench-big-{os.getpid()}", [home])
             profile = dataclasses.replace(profile, writable=(), overlays=ws.overlays())
-        with Session(profile, timeout=600) as session:
+        with Sandbox(profile, timeout=600) as session:
             start = time.perf_counter()
             result = session.run(f"echo appended >> {big}", timeout=600)
             times[kind] = time.perf_counter() - start

@@ -241,11 +241,11 @@ def test_no_module_outside_the_sandbox_imports_its_private_parts() -> None:
 def test_the_sandbox_rule_catches_a_private_module_and_a_name_not_exported() -> None:
     found = [
         Import("shellagent.cli.cmd_doctor", 5, "shellagent.sandbox.landlock", ("abi_version",)),
-        Import("shellagent.agent.trial", 7, "shellagent.sandbox", ("Session", "secrets")),
-        Import("shellagent.agent.front", 9, "shellagent.sandbox", ("Session",)),
+        Import("shellagent.agent.trial", 7, "shellagent.sandbox", ("Sandbox", "secrets")),
+        Import("shellagent.agent.front", 9, "shellagent.sandbox", ("Sandbox",)),
         Import("shellagent.sandbox.shell", 3, "shellagent.sandbox.mounts", ("default_plan",)),
     ]
-    assert sandbox_reaches(found, {"Session"}) == [
+    assert sandbox_reaches(found, {"Sandbox"}) == [
         "shellagent.cli.cmd_doctor:5: imports shellagent.sandbox.landlock",
         "shellagent.agent.trial:7: takes shellagent.sandbox.secrets",
     ]

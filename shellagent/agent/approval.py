@@ -1,7 +1,8 @@
 """Asking the user about a command the policy flagged ``ask``, and the ready-made answers.
 
 The loop calls an ``Approver`` with an ``ApprovalRequest`` (the exact command, the model's
-reason, the policy's decision and reasons) and gets an ``Approval`` back:
+reason, the policy's ``Evaluation``: decision and reasons) and gets an ``Approval`` back, whose
+``kind`` is one of:
 
     approve   run it once                       edit     run ``command`` instead (re-checked)
     refuse    do not run it; ``reason`` goes    always   remember it for ``scope``, then run
@@ -14,6 +15,7 @@ unattended run without ``--yes`` gets: every ``ask`` is refused, and the reason 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,7 +23,7 @@ from shellagent.events import ApprovalKind, Scope
 
 if TYPE_CHECKING:
     from shellagent.agent.proposal import JobProposal
-    from shellagent.policy import Decision
+    from shellagent.policy import Evaluation
 
 __all__ = [
     "Approval",
@@ -41,22 +43,39 @@ class ApprovalRequest:
 
     command: str
     why: str
-    decision: Decision
+    evaluation: Evaluation  # the policy's, on ``command``
     turn: int
     # Set when the request is a recurring job: ``command`` then holds its commands one per
     # line, and an edit returns them the same way.
     job: JobProposal | None = None
 
+    @property
+    def decision(self) -> Evaluation:
+        """Deprecated: the policy's evaluation is ``evaluation``."""
+        _renamed("ApprovalRequest.decision", "ApprovalRequest.evaluation")
+        return self.evaluation
+
 
 @dataclass(frozen=True)
 class Approval:
-    """The user's answer. ``command`` is the edited command (``edit`` only); ``scope`` is
-    required for ``always``; ``reason`` is told to the model on ``refuse``."""
+    """The user's answer: its ``kind`` (approve, edit, refuse, always, quit). ``command`` is
+    the edited command (``edit`` only); ``scope`` is required for ``always``; ``reason`` is
+    told to the model on ``refuse``."""
 
-    decision: ApprovalKind
+    kind: ApprovalKind
     command: str | None = None
     reason: str = ""
     scope: Scope | None = None
+
+    @property
+    def decision(self) -> ApprovalKind:
+        """Deprecated: the user's answer is ``kind``."""
+        _renamed("Approval.decision", "Approval.kind")
+        return self.kind
+
+
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(f"{old} is deprecated: use {new}", DeprecationWarning, stacklevel=3)
 
 
 class Approver(Protocol):

@@ -10,7 +10,7 @@ transcripts into tasks that run.
 Everything is built when first needed, so making an ``Agent`` costs nothing: the model
 (``model`` is a name, path or ``openai:URL`` for ``shellagent.model.load_backend``, or a
 ready ``Backend``), the policy (the default policy plus the user's, for ``cwd``), the
-sandbox (a ``Session`` of ``profile``, one per ``run`` unless a shell is given) and the
+sandbox (a ``Sandbox`` of ``profile``, one per ``run`` unless a shell is given) and the
 transcript (a ``TranscriptWriter`` in ``transcripts``, one per ``run`` unless a sink is
 given). The daemon, ``shellagent eval``, ``shellagent jobs`` and the benchmarks all go
 through here; ``run_task`` stays the loop itself, for callers that bring every part.
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from shellagent.events import EventSource, TranscriptEvent
     from shellagent.model.backend import Backend
     from shellagent.policy import PolicyEngine
-    from shellagent.sandbox import Profile, Session, Shell
+    from shellagent.sandbox import Profile, Sandbox, Shell
     from shellagent.transcript import TranscriptSink, TranscriptWriter
 
 __all__ = ["Agent"]
@@ -118,12 +118,12 @@ class Agent:
     def profile(self, profile: Profile | str) -> None:
         self._profile = profile
 
-    def open_shell(self, *, timeout: float | None = None, state: bytes | None = None) -> Session:
+    def open_shell(self, *, timeout: float | None = None, state: bytes | None = None) -> Sandbox:
         """A new sandbox of the profile; the caller closes it (it is a context manager).
         ``state`` is an earlier sandbox's ``export_state()`` to start from."""
-        from shellagent.sandbox import Session
+        from shellagent.sandbox import Sandbox
 
-        return Session(self.profile, timeout=timeout or self.config.command_timeout, state=state)
+        return Sandbox(self.profile, timeout=timeout or self.config.command_timeout, state=state)
 
     def open_transcript(self, session_id: str | None = None) -> TranscriptWriter:
         """A new transcript file (redacted, 0600) in ``transcripts``; the caller closes it."""
@@ -152,7 +152,7 @@ class Agent:
         own_sink: TranscriptWriter | None = None
         if sink is None:
             sink = own_sink = self.open_transcript()
-        own_shell: Session | None = None
+        own_shell: Sandbox | None = None
         try:
             if shell is None:
                 own_shell = shell = self.open_shell()

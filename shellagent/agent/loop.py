@@ -131,7 +131,7 @@ def run_task(
 ) -> Outcome:
     """Run ``task`` to its end and return how it ended (see the module docstring).
 
-    ``shell`` is a ``shellagent.sandbox.Shell`` (a sandbox ``Session``, or
+    ``shell`` is a ``shellagent.sandbox.Shell`` (a sandbox ``Sandbox``, or
     ``shellagent.testing.FakeShell``); its ``interrupt()`` stops a command on cancellation.
     Commands the policy allows as read-only run with ``confined=True``: the kernel refuses
     their writes, and one it caught is judged as a writer from then on.
@@ -392,17 +392,17 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     edited_from: str | None = None
     if decision.decision == "ask":
         approval = ask(state, ApprovalRequest(command, action.why, decision, turn))
-        if approval.decision == "quit":
+        if approval.kind == "quit":
             if state.cancel.is_set():  # an approver that gave up because the task was cancelled
                 raise SessionEnd("cancelled", "cancelled while waiting for approval")
             raise SessionEnd("user_quit", "stopped by the user")
-        if approval.decision == "refuse":
+        if approval.kind == "refuse":
             # A refusal is the user's choice, not a failure of the command: it is not
             # counted toward giving up, and the command is never proposed to them again.
             state.refusals.add(key)
             observe(state, observation.refused(approval.reason))
             return
-        if approval.decision == "edit" and approval.command and approval.command != command:
+        if approval.kind == "edit" and approval.command and approval.command != command:
             edited_from, command = command, approval.command
             edited = check(state, command)
             if edited.decision == "deny":

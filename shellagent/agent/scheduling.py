@@ -83,15 +83,15 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
     approval = ask(
         state, ApprovalRequest("\n".join(job.commands), describe_job(job), decision, turn, job=job)
     )
-    if approval.decision == "quit":
+    if approval.kind == "quit":
         raise SessionEnd("user_quit", "stopped by the user")
-    if approval.decision == "refuse":
+    if approval.kind == "refuse":
         observe(
             state,
             "The user did not want this job" + (f": {approval.reason}" if approval.reason else "."),
         )
         return
-    if approval.decision == "edit" and approval.command:
+    if approval.kind == "edit" and approval.command:
         commands = tuple(line.strip() for line in approval.command.splitlines() if line.strip())
         edited = check(state, "\n".join(commands))
         if edited.decision == "deny" or not commands:

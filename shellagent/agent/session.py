@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from shellagent.agent.config import AgentConfig
     from shellagent.agent.proposal import JobInstaller
     from shellagent.model.backend import Backend
-    from shellagent.policy import Decision, PolicyEngine, Segment
-    from shellagent.policy.evaluation import Carried
+    from shellagent.policy import Evaluation, PolicyEngine, Segment
+    from shellagent.policy.values import Carried
     from shellagent.sandbox import CommandResult, Shell
 
 __all__ = ["SessionEnd", "SessionState", "ask", "check", "observe"]
@@ -96,7 +96,7 @@ def observe(state: SessionState, text: str) -> None:
     state.emit(ChatMessage(role="user", content=text, turn=state.turn))
 
 
-def check(state: SessionState, command: str) -> Decision:
+def check(state: SessionState, command: str) -> Evaluation:
     """The policy's verdict on ``command`` in the shell's current state, recorded."""
     from shellagent.policy import ShellState
 
@@ -113,7 +113,7 @@ def check(state: SessionState, command: str) -> Decision:
         PolicyVerdict(
             turn=state.turn,
             command=command,
-            decision=decision.decision,
+            decision=decision.decision.word,
             reasons=decision.reasons,
             segments=tuple(_recorded(s) for s in decision.segments),
         )
@@ -126,7 +126,7 @@ def _recorded(s: Segment) -> PolicySegment:
     return PolicySegment(
         argv=s.argv,
         program=s.program,
-        decision=s.decision,
+        decision=s.decision.word,
         reasons=s.reasons,
         executable=s.executable,
         wrappers=s.wrappers,
@@ -158,7 +158,7 @@ def carried_reader(shell: object) -> Callable[[], Carried | None] | None:
             profile = getattr(shell, "profile", None)
             if profile is None:
                 return None
-            from shellagent.policy.evaluation import Carried
+            from shellagent.policy.values import Carried
             from shellagent.sandbox import environment
 
             values = {k: (v,) for k, v in environment(profile).items()}
@@ -170,7 +170,7 @@ def carried_reader(shell: object) -> Callable[[], Carried | None] | None:
 
 @functools.lru_cache(maxsize=4)
 def _carried_from_dump(dump: bytes) -> Carried | None:
-    from shellagent.policy.evaluation import Carried
+    from shellagent.policy.values import Carried
     from shellagent.sandbox import State, Unreadable
 
     try:
@@ -203,13 +203,13 @@ def ask(state: SessionState, request: ApprovalRequest) -> Approval:
     """The approver's answer to ``request``, recorded; ``always`` is remembered first."""
     approval = state.approver(request)
     automatic = is_automatic(state.approver)
-    recorded = "auto" if automatic and approval.decision == "approve" else approval.decision
+    recorded = "auto" if automatic and approval.kind == "approve" else approval.kind
     reason = approval.reason
-    if approval.decision == "always":
+    if approval.kind == "always":
         cwd = Path(state.shell.cwd or ".")
         try:
             reason = state.policy.remember_always(
-                request.decision, approval.scope or "session", cwd
+                request.evaluation, approval.scope or "session", cwd
             )
         except InputError as exc:
             reason = f"not remembered: {exc.message}; approved this once"
@@ -219,7 +219,7 @@ def ask(state: SessionState, request: ApprovalRequest) -> Approval:
             command=request.command,
             decision=recorded,
             reason=reason,
-            edited_command=approval.command if approval.decision == "edit" else None,
+            edited_command=approval.command if approval.kind == "edit" else None,
             scope=approval.scope,
         )
     )

@@ -33,7 +33,7 @@ class OverlayTrial:
     scratch: Path = Path("/var/tmp")
 
     def __call__(self, command: str, cwd: str, timeout: float) -> CommandResult | None:
-        from shellagent.sandbox import Overlay, Session, get_profile
+        from shellagent.sandbox import Overlay, Sandbox, get_profile
 
         here = Path(cwd or ".").resolve()
         if here == Path("/") or not here.is_dir():
@@ -51,7 +51,7 @@ class OverlayTrial:
                 overlays=(Overlay(here, upper, work),),
                 host_view=False,
             )
-            with Session(profile, timeout=timeout) as session:
+            with Sandbox(profile, timeout=timeout) as session:
                 return session.run(command, timeout=timeout)
         finally:
             shutil.rmtree(top, ignore_errors=True)

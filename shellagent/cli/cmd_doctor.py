@@ -30,7 +30,7 @@ def _changes() -> Check:
     import uuid
 
     from shellagent.daemon.review import Review, interrupted_note, overlay_problem
-    from shellagent.sandbox import Session, get_profile
+    from shellagent.sandbox import Sandbox, get_profile
 
     fix = "sessions then write straight into the working directory after each approval"
     problem = overlay_problem()
@@ -38,7 +38,7 @@ def _changes() -> Check:
         review = Review.create(f"doctor-{uuid.uuid4().hex[:8]}", get_profile("default"))
         probe = Path.home() / f".shellagent-doctor-{uuid.uuid4().hex[:8]}"
         try:
-            with Session(review.profile(get_profile("default")), timeout=10) as session:
+            with Sandbox(review.profile(get_profile("default")), timeout=10) as session:
                 session.run(f": > {probe}")
             seen = [str(c.path) for c in review.changes()]
             if probe.exists() or seen != [str(probe)]:

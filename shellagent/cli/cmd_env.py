@@ -72,7 +72,7 @@ def serve(args: argparse.Namespace) -> int:
     from shellagent import paths
     from shellagent.env import EnvServer, Episodes
     from shellagent.eval import load_tasks
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
 
     if args.max_steps < 1 or args.max_episodes < 1:
         raise InputError("--max-steps and --max-episodes must be 1 or more")
@@ -81,7 +81,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"skipped {args.tasks}:{problem.line}: {problem.message}", file=sys.stderr)
     if not task_set.tasks:
         raise InputError(f"no tasks to serve in {args.tasks}")
-    Session("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
+    Sandbox("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
     episodes = Episodes(
         {t.id: t for t in task_set.tasks},
         policy=args.policy,

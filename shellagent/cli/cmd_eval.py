@@ -301,9 +301,9 @@ def run(args: argparse.Namespace) -> int:
 
     spec = agent_spec(args)
     if args.ray is None:
-        from shellagent.sandbox import Session
+        from shellagent.sandbox import Sandbox
 
-        Session("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
+        Sandbox("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
         agent = build_agent(spec)
         if getattr(agent, "recipes", False):
             agent.recipe_book()  # trains the ranker if the recipe set changed, before any task

@@ -161,11 +161,11 @@ class _HelpTexts:
 
     def _read(self, program: str) -> str:
         from shellagent.errors import ShellagentError
-        from shellagent.sandbox import Session, get_profile
+        from shellagent.sandbox import Sandbox, get_profile
 
         try:
             if self.session is None:
-                self.session = Session(get_profile("default", cwd=self.cwd), timeout=10)
+                self.session = Sandbox(get_profile("default", cwd=self.cwd), timeout=10)
             result = self.session.run(
                 f"{program} --help 2>&1 | head -n 400", timeout=HELP_TIMEOUT_S, confined=True
             )

@@ -38,12 +38,12 @@ def add_profile_options(parser: argparse.ArgumentParser) -> None:
 
 
 def open_session(args: argparse.Namespace) -> Any:
-    from shellagent.sandbox import Session, get_profile
+    from shellagent.sandbox import Sandbox, get_profile
 
     profile = get_profile(args.profile).with_options(
         writable=args.write, network=True if args.network else None
     )
-    return Session(profile, timeout=args.timeout)
+    return Sandbox(profile, timeout=args.timeout)
 
 
 def add_parser(subparsers: Any) -> None:

@@ -155,11 +155,11 @@ class _Ticker:
 
 
 def _run_verification(tasks: Any, args: argparse.Namespace) -> VerifyRun:
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
     from shellagent.taskgen.cache import VerifyCache, default_cache_path
     from shellagent.taskgen.verify import verify_all
 
-    Session("ephemeral").close()  # a sandbox that cannot start fails here, once, with the fix
+    Sandbox("ephemeral").close()  # a sandbox that cannot start fails here, once, with the fix
     cache = None if args.no_cache else VerifyCache(args.cache or default_cache_path())
     return verify_all(
         tasks, jobs=args.jobs, cache=cache, on_verdict=_Ticker(len(tasks), sys.stderr)

@@ -22,7 +22,7 @@ from shellagent.events import ChangesDecision, ChangeSetRecord, ChangesOutcome
 
 if TYPE_CHECKING:
     from shellagent.agent import Approval, ApprovalRequest, Approver
-    from shellagent.policy import Decision
+    from shellagent.policy import Evaluation
     from shellagent.sandbox import Profile
     from shellagent.transaction import ChangeSet, Workspace
 
@@ -245,15 +245,15 @@ RUNS_CODE = frozenset(
 )
 
 
-def file_changes_only(decision: Decision) -> bool:
-    """Whether every reason the policy asks about ``decision`` is a file change: each
+def file_changes_only(evaluation: Evaluation) -> bool:
+    """Whether every reason the policy asks about ``evaluation`` is a file change: each
     segment asked about was asked by a file-change rule alone, and nothing in the line is
     an interpreter, a script given to a shell, code the policy could not read, or an effect
     outside the files (network, privilege, processes, shell state, scheduling …)."""
     from shellagent.policy.programs import INTERPRETERS
 
-    segments = decision.segments
-    if decision.decision != "ask" or not segments:
+    segments = evaluation.segments
+    if evaluation.decision != "ask" or not segments:
         return False
     for s in segments:
         if s.program in INTERPRETERS or s.context.endswith(" -c") or s.context == "eval":
@@ -279,6 +279,6 @@ class ChangesApprover:
     def __call__(self, request: ApprovalRequest) -> Approval:
         from shellagent.agent import Approval
 
-        if request.job is None and file_changes_only(request.decision):
+        if request.job is None and file_changes_only(request.evaluation):
             return Approval("approve", reason="file changes only: reviewed in the change set")
         return self.ask_person(request)

@@ -60,13 +60,13 @@ if TYPE_CHECKING:
     from shellagent.agent.followup import Earlier
     from shellagent.daemon.review import Review
     from shellagent.model.pool import ModelPool
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
     from shellagent.transcript import TranscriptSink
 
 log = logging.getLogger("shellagent.daemon")
 
 SHELL_STATES_KEPT = 32  # sessions whose final shell state a follow-up can start from
-# session id -> its shell's final state (``Session.export_state``), newest last. In memory
+# session id -> its shell's final state (``Sandbox.export_state``), newest last. In memory
 # only: it may hold values a command set (tokens), and dies with the daemon.
 _shell_states: OrderedDict[str, bytes] = OrderedDict()
 _shell_states_lock = threading.Lock()
@@ -133,7 +133,7 @@ class TaskWorker:
         self.state = "starting"
         self.cancelled = threading.Event()
         self.ended = False  # the loop returned: nothing left to cancel
-        self._shell: Session | None = None
+        self._shell: Sandbox | None = None
         self._review: Review | None = None
         self._lock = threading.Lock()
         self._pending: _Pending | None = None
@@ -679,9 +679,9 @@ class TaskWorker:
                 turn=request.turn,
                 command=request.command,
                 why=request.why,
-                decision=request.decision.decision,
-                reasons=request.decision.reasons,
-                carried=tuple(f"{n}={v}" for n, v in request.decision.carried),
+                decision=request.evaluation.decision.word,
+                reasons=request.evaluation.reasons,
+                carried=tuple(f"{n}={v}" for n, v in request.evaluation.carried),
             )
         )
         while not pending.answered.wait(0.1):

@@ -35,7 +35,7 @@ from shellagent.eval.tasks import Task
 
 if TYPE_CHECKING:
     from shellagent.policy import PolicyEngine
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
 
 __all__ = ["Episode", "EpisodeBusy", "Episodes", "StepResult", "UnknownEpisode"]
 
@@ -80,7 +80,7 @@ class Episode:
 
     id: str
     task: Task
-    shell: Session
+    shell: Sandbox
     pristine: tuple[dict[str, str], str]
     policy: PolicyEngine
     max_steps: int
@@ -181,7 +181,7 @@ class Episodes:
         command_timeout: float = 30.0,
         idle_s: float = 300.0,
         max_live: int = 8,
-        make_shell: Callable[[], Session] | None = None,
+        make_shell: Callable[[], Sandbox] | None = None,
     ) -> None:
         self.tasks = dict(tasks)
         self.policy_name = policy
@@ -263,10 +263,10 @@ class Episodes:
             self._live[episode.id] = episode
         return episode
 
-    def _new_shell(self) -> Session:
-        from shellagent.sandbox import Session
+    def _new_shell(self) -> Sandbox:
+        from shellagent.sandbox import Sandbox
 
-        make = self._make_shell or (lambda: Session("ephemeral"))
+        make = self._make_shell or (lambda: Sandbox("ephemeral"))
         return self._spawner.submit(make).result()
 
     def use(self, episode_id: str) -> Episode:

@@ -12,14 +12,14 @@ baseline), ``runner`` (one sandbox per task, parallel jobs, cancellation), ``rep
 from __future__ import annotations
 
 from shellagent.eval.agents import (
-    Agent,
     AgentRun,
+    EvalAgent,
     ModelAgent,
     NothingAgent,
 )
 from shellagent.eval.progress import Progress
 from shellagent.eval.report import (
-    Summary,
+    Scorecard,
     render_summary,
     summarize,
     wilson_interval,
@@ -46,9 +46,9 @@ from shellagent.eval.tasks import (
 )
 
 __all__ = [
-    "Agent",
     "AgentRun",
     "EpisodeSink",
+    "EvalAgent",
     "EvalRun",
     "Gold",
     "ModelAgent",
@@ -56,7 +56,7 @@ __all__ = [
     "Observation",
     "Progress",
     "RunConfig",
-    "Summary",
+    "Scorecard",
     "Task",
     "TaskProblem",
     "TaskResult",

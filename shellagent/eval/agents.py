@@ -1,10 +1,11 @@
 """The agents a task set is run against: the model (through the agent loop) and a baseline.
 
-An ``Agent`` gets a task, the task's sandbox shell and the episode's transcript sink, and
-acts. It writes its events to the sink (``session_start`` first, ``end`` last); the runner
-counts turns, exit codes and tokens from those events, so every agent is measured the same
-way. ``NothingAgent`` runs no command at all: it must solve no valid task, which makes it a
-check on the harness (a task it solves was already satisfied, or its check is broken).
+An ``EvalAgent`` gets a task, the task's sandbox shell and the episode's transcript sink,
+and acts (``ModelAgent`` through ``shellagent.Agent``, the front door). It writes its events
+to the sink (``session_start`` first, ``end`` last); the runner counts turns, exit codes and
+tokens from those events, so every agent is measured the same way. ``NothingAgent`` runs no
+command at all: it must solve no valid task, which makes it a check on the harness (a task
+it solves was already satisfied, or its check is broken).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from shellagent.model.backend import Backend
     from shellagent.model.pool import ModelPool
     from shellagent.policy import PolicyEngine
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
     from shellagent.transcript import TranscriptSink
 
 
@@ -35,13 +36,13 @@ class AgentRun:
     error: str | None = None
 
 
-class Agent(Protocol):
+class EvalAgent(Protocol):
     """Something that tries a task in a sandbox and records what it did."""
 
     name: str
 
     def run(
-        self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Sandbox, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun: ...
 
 
@@ -51,7 +52,7 @@ class NothingAgent:
     name = "nothing"
 
     def run(
-        self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Sandbox, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
         sink.write(
             SessionStart(
@@ -152,7 +153,7 @@ class ModelAgent:
             return self._book
 
     def run(
-        self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Sandbox, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
         from shellagent.agent import Agent, AgentConfig, AutoApprover
 

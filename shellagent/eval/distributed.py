@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from shellagent.errors import EnvironmentProblem
-from shellagent.eval.agents import Agent
+from shellagent.eval.agents import EvalAgent
 from shellagent.eval.runner import EvalRun, RunConfig, TaskResult, run_one
 from shellagent.eval.tasks import Task
 
@@ -46,10 +46,10 @@ class _Returned:
     transcript: tuple[str, str] | None  # file name, text
 
 
-_agents: dict[bytes, Agent] = {}
+_agents: dict[bytes, EvalAgent] = {}
 
 
-def _agent(make_agent: Callable[[], Agent]) -> Agent:
+def _agent(make_agent: Callable[[], EvalAgent]) -> EvalAgent:
     key = pickle.dumps(make_agent)
     if key not in _agents:
         _agents[key] = make_agent()
@@ -60,9 +60,9 @@ def _agent(make_agent: Callable[[], Agent]) -> Agent:
 def _sandbox_problem() -> str | None:
     """Why this worker cannot run episodes (checked once per process), or None."""
     try:
-        from shellagent.sandbox import Session
+        from shellagent.sandbox import Sandbox
 
-        Session("ephemeral").close()
+        Sandbox("ephemeral").close()
     except EnvironmentProblem as exc:
         return exc.text()
     except Exception as exc:
@@ -73,7 +73,7 @@ def _sandbox_problem() -> str | None:
 def episode(
     task_line: str,
     sample: int,
-    make_agent: Callable[[], Agent],
+    make_agent: Callable[[], EvalAgent],
     config: RunConfig,
 ) -> _Returned:
     """One episode on a Ray worker (a plain function: Ray wraps it in ``run_eval_ray``)."""
@@ -98,7 +98,7 @@ def episode(
 
 def run_eval_ray(
     tasks: Sequence[Task],
-    make_agent: Callable[[], Agent],
+    make_agent: Callable[[], EvalAgent],
     config: RunConfig,
     *,
     address: str | None = None,

@@ -1,6 +1,6 @@
-"""The report of a run: a summary (with a 95% interval on the solve rate) and per-task files.
+"""The report of a run: its ``Scorecard`` (95% interval on the solve rate) and per-task files.
 
-``<out>/summary.json``   the summary object (``shellagent eval --json`` prints the same)
+``<out>/summary.json``   the scorecard (``shellagent eval --json`` prints the same)
 ``<out>/summary.txt``    the summary table
 ``<out>/results.csv``    one row per task that ran, columns ``RESULT_FIELDS``
 ``<out>/results.jsonl``  the same rows as JSON objects
@@ -46,8 +46,9 @@ def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float
 
 
 @dataclass(frozen=True)
-class Summary:
-    """The figures of one run. ``to_json`` keys are stable (``--json`` prints them)."""
+class Scorecard:
+    """The figures of one run (``events.Summary`` is the wire's end of one task). ``to_json``
+    keys are stable (``--json`` prints them)."""
 
     agent: str
     tasks: int
@@ -88,13 +89,13 @@ def _mean(values: Sequence[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def summarize(run: EvalRun, *, agent: str, skipped_lines: Sequence[str] = ()) -> Summary:
+def summarize(run: EvalRun, *, agent: str, skipped_lines: Sequence[str] = ()) -> Scorecard:
     results = run.results
     valid = [r for r in results if r.valid]
     solved = sum(1 for r in valid if r.status == "solved")
     by_reason = Counter(r.invalid_reason or "?" for r in results if r.status == "invalid")
     sandbox_ms = [r.sandbox_s * 1000 for r in results if r.sandbox_s > 0]
-    return Summary(
+    return Scorecard(
         agent=agent,
         tasks=len(run.tasks),
         ran=len(results),
@@ -133,7 +134,7 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def render_summary(summary: Summary) -> str:
+def render_summary(summary: Scorecard) -> str:
     """The summary table shown at the end of a run."""
     ci = summary.solve_rate_ci95
     interval = f"  (95% CI {_pct(ci[0])}–{_pct(ci[1])})" if ci else ""
@@ -215,7 +216,7 @@ def write_results(results: Sequence[TaskResult], out: Path) -> None:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def write_report(run: EvalRun, summary: Summary, out: Path) -> None:
+def write_report(run: EvalRun, summary: Scorecard, out: Path) -> None:
     """Every report file of a run into ``out``."""
     write_results(run.results, out)
     redactor = Redactor.from_environment()

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from shellagent.eval.agents import Agent, AgentRun
+from shellagent.eval.agents import AgentRun, EvalAgent
 from shellagent.eval.tasks import Task
 from shellagent.events import Check, End, EndReason, Execution, ModelTurn, TranscriptEvent
 
@@ -222,7 +222,7 @@ def final_answer(run: AgentRun) -> str:
 
 def run_one(
     task: Task,
-    agent: Agent,
+    agent: EvalAgent,
     config: RunConfig,
     cancel: threading.Event,
     *,
@@ -231,7 +231,7 @@ def run_one(
 ) -> TaskResult:
     """Run one task in its own sandbox; every failure is a ``TaskResult``, never raised.
     ``sample`` numbers the rollout when a task is run several times."""
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
 
     started = time.monotonic()
 
@@ -242,7 +242,7 @@ def run_one(
         return TaskResult(id=task.id, status=status, wall_s=elapsed, sample=sample, **values)
 
     try:
-        shell = Session(
+        shell = Sandbox(
             "ephemeral", timeout=config.setup_timeout, max_session_s=config.max_session_s
         )
     except Exception as exc:
@@ -287,7 +287,7 @@ def run_one(
 
 def _run_agent(
     task: Task,
-    agent: Agent,
+    agent: EvalAgent,
     config: RunConfig,
     cancel: threading.Event,
     shell: Any,
@@ -382,7 +382,7 @@ class EvalRun:
 
 def run_eval(
     tasks: Sequence[Task],
-    agent: Agent,
+    agent: EvalAgent,
     config: RunConfig | None = None,
     *,
     jobs: int = 1,

@@ -7,7 +7,7 @@ time, a program in a writable directory, a shell function, command substitution,
 environment prefixes) and by the policy's rules (strictest matching rule; ``otherwise``
 rules only when nothing else matched; unknown programs ask). An allow needs a spec that
 read every option; a ``read_only`` rule allows only what the spec shows changes nothing.
-``deny`` beats ``ask`` beats ``allow``.
+``deny`` beats ``ask`` beats ``allow`` (``Decision``'s order).
 """
 
 from __future__ import annotations
@@ -15,15 +15,19 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from shellagent.errors import InputError
-from shellagent.events import Verdict
 from shellagent.policy import options, sensitive
 from shellagent.policy.always import SCOPES, AlwaysStore, describe
-from shellagent.policy.evaluation import (
+from shellagent.policy.decision import Decision, Evaluation, Segment
+from shellagent.policy.parse import BashParser, Parsed, RawCommand
+from shellagent.policy.pathclass import Places, home_of, writable_program
+from shellagent.policy.programs import INTERPRETERS, Args, Effects, args_of, effects
+from shellagent.policy.rules import CHANGE_TRAITS, Facts, Policy, Rule
+from shellagent.policy.values import (
     Carried,
     CarriedSource,
     Flow,
@@ -31,14 +35,9 @@ from shellagent.policy.evaluation import (
     name_positions,
     trivial,
 )
-from shellagent.policy.parse import BashParser, Parsed, RawCommand
-from shellagent.policy.pathclass import Places, home_of, writable_program
-from shellagent.policy.programs import INTERPRETERS, Args, Effects, args_of, effects
-from shellagent.policy.rules import CHANGE_TRAITS, SEVERITY, Facts, Policy, Rule
 from shellagent.policy.words import Word
-from shellagent.policy.wrappers import PRIVILEGE, program_name, unwrap
+from shellagent.policy.wrappers import PRIVILEGE, Unwrapped, program_name, unwrap
 
-DecisionKind = Verdict
 _MAX_DEPTH = 4
 _MAX_LENGTH = 64_000
 _CODE_RUNNERS = INTERPRETERS | {"eval", "source", "."}
@@ -66,76 +65,6 @@ class ShellState:
     cwd: Path | None = None
     refuted: frozenset[str] = frozenset()
     carried: CarriedSource | None = None
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One simple command as it will run, with the verdict on it."""
-
-    key: str  # exact normalised text; what "always allow" stores
-    argv: tuple[str, ...]  # after unwrapping wrappers
-    program: str
-    decision: DecisionKind
-    reasons: tuple[str, ...]
-    executable: str | None = None  # resolved path when argv0 contained a slash
-    wrappers: tuple[str, ...] = ()
-    assignments: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
-    context: str = ""
-    traits: tuple[str, ...] = ()
-    rules: tuple[str, ...] = ()  # ids of the rules that decided
-    rememberable: bool = True
-    # allowed by rules that claim it changes nothing (``read_only = true``), with no write,
-    # no effect its spec knows of, and not because the user said "always": such segments
-    # run where the kernel refuses writes
-    read_only: bool = False
-    effects: tuple[str, ...] = ()  # what its options and operands change, by its spec
-    # why it is asked about: the ids of the rules that chose "ask", or "structure" (its
-    # shape: a substitution, a dangerous variable …), "spec" (options the spec cannot
-    # read), "effects" (a read-only rule skipped for an effect), "run-time-arguments"
-    asked_by: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "argv": list(self.argv),
-            "program": self.program,
-            "decision": self.decision,
-            "reasons": list(self.reasons),
-            "executable": self.executable,
-            "wrappers": list(self.wrappers),
-            "assignments": list(self.assignments),
-            "writes": list(self.writes),
-            "context": self.context,
-            "traits": list(self.traits),
-            "rules": list(self.rules),
-            "key": self.key,
-            "read_only": self.read_only,
-            "effects": list(self.effects),
-        }
-
-
-@dataclass(frozen=True)
-class Decision:
-    decision: DecisionKind
-    reasons: tuple[str, ...]
-    segments: tuple[Segment, ...]
-    command: str = ""
-    # carried variables the command expands whose values are worth showing beside it
-    # (name, value): a value is code when bash evaluates it, and the line does not show it
-    carried: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def read_only(self) -> bool:
-        """Allowed only because every part claims to change nothing: run it read-only."""
-        return self.decision == "allow" and all(s.read_only for s in self.segments)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "decision": self.decision,
-            "reasons": list(self.reasons),
-            "read_only": self.read_only,
-            "segments": [s.to_dict() for s in self.segments],
-        }
 
 
 @dataclass
@@ -206,13 +135,53 @@ class PolicyEngine:
             load_policy(paths), workspace=workspace, writable=writable, home=home, always=store
         )
 
-    def check(self, command: str, state: ShellState | None = None) -> Decision:
+    def check(self, command: str, state: ShellState | None = None) -> Evaluation:
+        """Judge one command line before it runs; nothing is run or written.
+
+        Parameters:
+
+        * ``command`` - the line exactly as bash would get it: one or more commands joined by
+          ``;``, ``&&``, ``|``, newlines, with substitutions, ``bash -c`` scripts and the like
+          (every simple command in it is judged, scripts given to a shell up to 4 levels deep).
+        * ``state`` - what the session's shell reported after its last command (``ShellState``):
+          its working directory (relative paths and the git check are judged there; without
+          one, the engine's ``workspace``), the shell functions it defines, commands the kernel
+          caught writing after they were allowed as read-only, and the variables it carries.
+          None means a fresh shell in the workspace.
+
+        Returns an ``Evaluation``: ``decision`` is the strictest of the segments' decisions
+        (``Decision.DENY`` > ``ASK`` > ``ALLOW``); ``reasons`` say why, each prefixed with the
+        segment it concerns; ``segments`` has one ``Segment`` per simple command (its argv
+        after unwrapping ``sudo``/``env``/…, its program, decision, reasons, the ids of the
+        rules that matched, what it writes); ``read_only`` is true when it is allowed only
+        because nothing in it changes anything. Special cases: an empty line is ``ALLOW``
+        with no segment; a line longer than 64,000 characters, a line bash may not parse as
+        shown, or one with no command in it is at least ``ASK``; a line in
+        ``state.refuted`` that would be allowed read-only is ``ASK``.
+
+        Raises nothing of its own: a line that does not parse is an ``ASK``, never an error.
+        When ``state.carried`` is a function (reading the variables from the sandbox), it is
+        called at most once, only if the line expands a variable whose value matters, and
+        what it raises propagates.
+
+            >>> engine = PolicyEngine.load(workspace=Path.cwd())
+            >>> evaluation = engine.check("ls -la && rm -rf build")
+            >>> evaluation.decision
+            <Decision.ASK: 'ask'>
+            >>> [(s.program, s.decision.word) for s in evaluation.segments]
+            [('ls', 'allow'), ('rm', 'ask')]
+            >>> evaluation.reasons[0]
+            'rm -rf build: creates, moves, changes or deletes files'
+
+        The engine is not safe to share between threads (its bash parser is not): give each
+        thread its own.
+        """
         state = state or ShellState()
         if not command.strip():
-            return Decision("allow", ("empty command: nothing runs",), (), command)
+            return Evaluation(Decision.ALLOW, ("empty command: nothing runs",), (), command)
         if len(command) > _MAX_LENGTH:
-            return Decision(
-                "ask", (f"command is longer than {_MAX_LENGTH} characters",), (), command
+            return Evaluation(
+                Decision.ASK, (f"command is longer than {_MAX_LENGTH} characters",), (), command
             )
         cwd = str(state.cwd) if state.cwd is not None else self.workspace
         places = Places(self.home, self.workspace, cwd)
@@ -226,12 +195,12 @@ class PolicyEngine:
         segments = [self._judge(d, places, functions, state) for d in drafts]
         carried = _Lazy(state.carried)
         segments += self._evaluated(parsed.flow, carried)
-        decision = _combine(command, parsed.errors, segments)
-        if decision.decision != "allow" and state.carried is not None:
-            decision = dataclasses.replace(decision, carried=_shown(parsed.flow, carried()))
-        if decision.read_only and command.strip() in state.refuted:
-            return Decision(
-                "ask",
+        evaluation = _combine(command, parsed.errors, segments)
+        if evaluation.decision != Decision.ALLOW and state.carried is not None:
+            evaluation = dataclasses.replace(evaluation, carried=_shown(parsed.flow, carried()))
+        if evaluation.read_only and command.strip() in state.refuted:
+            return Evaluation(
+                Decision.ASK,
                 (
                     "it was allowed as read-only earlier, but the kernel stopped it changing "
                     "something: it is judged as a writer now",
@@ -239,31 +208,31 @@ class PolicyEngine:
                 tuple(dataclasses.replace(s, read_only=False) for s in segments),
                 command,
             )
-        return decision
+        return evaluation
 
     def _evaluated(self, flow: Flow, carried: _Lazy) -> list[Segment]:
-        """Segments for what bash evaluates as code (evaluation.py): a value of a variable
+        """Segments for what bash evaluates as code (values.py): a value of a variable
         that is not a plain integer in arithmetic, not a plain name in ``${!x}``; a loop or
         arithmetic that sets a variable that makes programs run code."""
-        reasons: dict[str, list[tuple[str, str]]] = {}
+        reasons: dict[str, list[tuple[Decision, str]]] = {}
         needed = any(not u.shadowed for u in flow.uses) or bool(flow.texts)
         for f in judge(flow, carried() if needed else None):
-            reasons.setdefault(f.where, []).append((f.verdict, f.reason))
+            reasons.setdefault(f.where, []).append((f.decision, f.reason))
         for name in [*flow.loop_names, *flow.arith_assigned]:
             if self.policy.is_dangerous(name):
                 reasons.setdefault(name, []).append(
-                    ("ask", f"sets {name}, which can make programs run other code")
+                    (Decision.ASK, f"sets {name}, which can make programs run other code")
                 )
         segments = []
         for where, found in reasons.items():
-            verdict: DecisionKind = "deny" if any(v == "deny" for v, _ in found) else "ask"
+            decision = max(Decision.ASK, *(d for d, _ in found))
             segments.append(
                 Segment(
                     key=where,
                     argv=(),
                     program="(evaluation)",
-                    decision=verdict,
-                    reasons=tuple(dict.fromkeys(r for v, r in found if v == verdict)),
+                    decision=decision,
+                    reasons=tuple(dict.fromkeys(r for d, r in found if d == decision)),
                     traits=("evaluates",),
                     rememberable=False,
                     asked_by=("structure",),
@@ -271,63 +240,56 @@ class PolicyEngine:
             )
         return segments
 
-    def remember_always(self, decision_or_command: Decision | str, scope: str, cwd: Path) -> str:
+    def remember_always(
+        self, evaluation_or_command: Evaluation | str, scope: str, cwd: Path
+    ) -> str:
         """Store each approved segment exactly; return the sentence to show the user."""
         if scope not in SCOPES:
             raise InputError(f"unknown scope {scope!r}", hint=f"use one of {', '.join(SCOPES)}")
-        decision = decision_or_command
-        if isinstance(decision, str):
-            decision = self.check(decision, ShellState(cwd=cwd))
-        denied = [s.key for s in decision.segments if s.decision == "deny"]
+        evaluation = evaluation_or_command
+        if isinstance(evaluation, str):
+            evaluation = self.check(evaluation, ShellState(cwd=cwd))
+        segments = evaluation.segments
+        denied = [s.key for s in segments if s.decision == Decision.DENY]
         if denied:
             raise InputError(f"`{denied[0]}` is denied by the policy and cannot be always allowed")
-        fixed = [s.key for s in decision.segments if s.decision == "ask" and not s.rememberable]
-        if fixed or (decision.decision != "allow" and not decision.segments):
+        fixed = [s.key for s in segments if s.decision == Decision.ASK and not s.rememberable]
+        if fixed or (evaluation.decision != Decision.ALLOW and not segments):
             what = f"`{fixed[0]}`" if fixed else "this command"
             raise InputError(
                 f"{what} cannot be always allowed: the policy must ask each time",
                 hint="its program or arguments are only known when it runs",
             )
-        keys = list(dict.fromkeys(s.key for s in decision.segments if s.decision == "ask"))
+        keys = list(dict.fromkeys(s.key for s in segments if s.decision == Decision.ASK))
         if not keys:
             return "Nothing to remember: every part of this command is already allowed."
         self.always.add(keys, scope, cwd)
         return describe(keys, scope, cwd)
 
     def _drafts(self, parsed: Parsed, parser: BashParser) -> list[_Draft]:
+        """One draft per simple command of the line, scripts given to a shell included.
+
+        A worklist of command indexes into ``parsed.commands``, first in, first out. It
+        starts with the commands the line's parse found; a static script given to a shell
+        (``bash -c``, ``eval``, ``su -c`` …) is parsed into ``parsed`` and the commands it adds
+        join the end of the worklist, so drafts come in the order the commands were found.
+        ``depth`` maps a command's index to the script depth of the commands it contains (its
+        scripts' and its substitutions'); a script deeper than ``_MAX_DEPTH`` is not followed,
+        and its command is asked about instead.
+        """
         drafts: list[_Draft] = []
         depth: dict[int, int] = {}
-        i = 0
-        while i < len(parsed.commands):
+        work = deque(range(len(parsed.commands)))
+        while work:
+            i = work.popleft()
             raw = parsed.commands[i]
-            level = depth.get(raw.parent, 0) if raw.parent is not None else 0
             if raw.kind != "command":
                 drafts.append(self._pseudo(raw, i))
-                i += 1
                 continue
             unwrapped = unwrap(list(raw.words))
-            argv = unwrapped.argv or list(raw.words)
-            draft = _Draft(
-                raw,
-                i,
-                argv,
-                list(raw.words),
-                program_name(argv[0]) if argv else "",
-                raw.context,
-                unwrapped.wrappers,
-                list(unwrapped.assignments),
-            )
-            if unwrapped.problem:
-                draft.structural.append(unwrapped.problem)
-            draft.wrapper_writes = list(unwrapped.writes)
-            if unwrapped.privilege or draft.program in PRIVILEGE:
-                draft.traits.add("privilege")
-            if unwrapped.wrappers:
-                draft.traits.add("wrapped")
-            if unwrapped.stdin_args:
-                draft.traits.add("stdin-args")
-                draft.dynamic_args = True
+            draft = _command_draft(raw, i, unwrapped)
             drafts.append(draft)
+            level = depth.get(raw.parent, 0) if raw.parent is not None else 0
             for context, script in unwrapped.scripts:
                 if not script.static:
                     draft.structural.append(f"runs a {context} script only known when it runs")
@@ -341,21 +303,13 @@ class PolicyEngine:
                         draft.structural.append(
                             f"its {context} script does not parse: {parsed.errors.pop()}"
                         )
-                    for j in range(first, len(parsed.commands)):
-                        depth[j] = level + 1
+                    added = range(first, len(parsed.commands))
+                    depth.update(dict.fromkeys(added, level + 1))
                     depth[i] = level + 1
-            for context, inner in unwrapped.inner:
-                inner_draft = _Draft(raw, i, inner, inner, program_name(inner[0]), context)
-                inner_draft.dynamic_args = True  # {} becomes each file name found
-                inner_unwrapped = unwrap(inner)
-                if inner_unwrapped.argv and inner_unwrapped.wrappers:
-                    inner_draft.argv = inner_unwrapped.argv
-                    inner_draft.program = program_name(inner_unwrapped.argv[0])
-                    inner_draft.wrappers = inner_unwrapped.wrappers
-                if inner_unwrapped.privilege:
-                    inner_draft.traits.add("privilege")
-                drafts.append(inner_draft)
-            i += 1
+                    work.extend(added)
+            drafts.extend(
+                _inner_draft(raw, i, context, inner) for context, inner in unwrapped.inner
+            )
         return drafts
 
     def _args(self, d: _Draft) -> Args:
@@ -388,28 +342,31 @@ class PolicyEngine:
             if elsewhere:
                 reasons.append(elsewhere)
         verdict, rule_reasons, matched, sentences = self._rules_verdict(d, fp)
-        asked_by = [r.id for r in matched if r.model.decision == verdict] or ["no-rule"]
-        if verdict == "ask" and not any(r.model.decision == "ask" for r in matched):
+        asked_by = [r.id for r in matched if r.decision == verdict] or ["no-rule"]
+        if verdict == Decision.ASK and not any(r.decision == Decision.ASK for r in matched):
             asked_by = ["effects" if matched or fp.problems == [] else "spec"]
         dynamic = d.dynamic_args or any(not w.static or w.leading_glob for w in d.argv[1:])
-        if verdict == "allow" and dynamic and not any(r.model.dynamic_args for r in matched):
-            verdict, rule_reasons = "ask", [f"{d.program}'s arguments are only known when it runs"]
+        if verdict == Decision.ALLOW and dynamic and not any(r.model.dynamic_args for r in matched):
+            verdict, rule_reasons = (
+                Decision.ASK,
+                [f"{d.program}'s arguments are only known when it runs"],
+            )
             asked_by = ["run-time-arguments"]
         key = _key(d)
         rememberable = not reasons and not dynamic
         if reasons:
             asked_by = ["structure"]
-            verdict_final: DecisionKind = "deny" if verdict == "deny" else "ask"
-            all_reasons = rule_reasons + reasons if verdict == "deny" else reasons
+            verdict_final = max(verdict, Decision.ASK)
+            all_reasons = rule_reasons + reasons if verdict == Decision.DENY else reasons
         else:
             verdict_final, all_reasons = verdict, rule_reasons
         read_only = (
-            verdict_final == "allow"
+            verdict_final == Decision.ALLOW
             and not fp.changing
             and not fp.shown_writes
-            and all(r.model.read_only for r in matched if r.model.decision == "allow")
+            and all(r.model.read_only for r in matched if r.decision == Decision.ALLOW)
         )
-        if verdict_final == "ask" and rememberable:
+        if verdict_final == Decision.ASK and rememberable:
             cwd = (
                 None
                 if d.uncertain_cwd
@@ -417,7 +374,7 @@ class PolicyEngine:
             )
             scope = self.always.allows(key, cwd)
             if scope:
-                verdict_final, all_reasons = "allow", [f"always allowed ({scope})"]
+                verdict_final, all_reasons = Decision.ALLOW, [f"always allowed ({scope})"]
         return Segment(
             key=key,
             argv=tuple(w.text for w in d.argv),
@@ -434,7 +391,7 @@ class PolicyEngine:
             effects=tuple(sentences),
             rememberable=rememberable,
             read_only=read_only,
-            asked_by=tuple(asked_by) if verdict_final == "ask" else (),
+            asked_by=tuple(asked_by) if verdict_final == Decision.ASK else (),
         )
 
     def _git_elsewhere(self, d: _Draft, places: Places) -> str:
@@ -599,7 +556,7 @@ class PolicyEngine:
 
     def _rules_verdict(
         self, d: _Draft, fp: _Footprint
-    ) -> tuple[DecisionKind, list[str], list[Any], list[str]]:
+    ) -> tuple[Decision, list[str], list[Rule], list[str]]:
         """The strictest matching rule's verdict and reasons, the rules that matched, and the
         effects in words. A rule claiming read-only does not match a segment that changes
         something; an allow needs a spec that read every word without a problem."""
@@ -616,8 +573,8 @@ class PolicyEngine:
         ]
         if not matched and skipped:
             rule_reasons = sentences or [f"{d.program} may change something; ask first"]
-        if verdict == "allow" and (not fp.has_spec or fp.problems):
-            verdict = "ask"
+        if verdict == Decision.ALLOW and (not fp.has_spec or fp.problems):
+            verdict = Decision.ASK
             rule_reasons = fp.problems or [
                 f"the policy has no spec of {d.program}'s options, so it cannot tell what "
                 "this command does; ask first"
@@ -646,13 +603,12 @@ def _mark_fork_bombs(drafts: list[_Draft]) -> None:
                 d.traits.add("fork-bomb")
 
 
-def _strictest(matched: list[Rule], program: str) -> tuple[DecisionKind, list[str]]:
+def _strictest(matched: list[Rule], program: str) -> tuple[Decision, list[str]]:
+    """The strictest decision of the matching rules, and the reasons of the rules that gave it."""
     if not matched:
-        return "ask", [f"{program or 'this'} is not a program the policy knows; ask first"]
-    top = max(SEVERITY[r.model.decision] for r in matched)
-    chosen = [r for r in matched if SEVERITY[r.model.decision] == top]
-    verdict: DecisionKind = chosen[0].model.decision
-    return verdict, [r.model.reason for r in chosen]
+        return Decision.ASK, [f"{program or 'this'} is not a program the policy knows; ask first"]
+    top = max(r.decision for r in matched)
+    return top, [r.model.reason for r in matched if r.decision == top]
 
 
 def _mark_downloads_to_shell(drafts: list[_Draft]) -> None:
@@ -700,6 +656,46 @@ def _mark_uncertain_cwd(drafts: list[_Draft]) -> None:
             d.uncertain_cwd = True
         if d.program in _CHANGES_DIRECTORY:
             seen_cd = True
+
+
+def _command_draft(raw: RawCommand, index: int, unwrapped: Unwrapped) -> _Draft:
+    """The draft of a simple command, judged as the program its wrappers run."""
+    argv = unwrapped.argv or list(raw.words)
+    draft = _Draft(
+        raw,
+        index,
+        argv,
+        list(raw.words),
+        program_name(argv[0]) if argv else "",
+        raw.context,
+        unwrapped.wrappers,
+        list(unwrapped.assignments),
+    )
+    if unwrapped.problem:
+        draft.structural.append(unwrapped.problem)
+    draft.wrapper_writes = list(unwrapped.writes)
+    if unwrapped.privilege or draft.program in PRIVILEGE:
+        draft.traits.add("privilege")
+    if unwrapped.wrappers:
+        draft.traits.add("wrapped")
+    if unwrapped.stdin_args:
+        draft.traits.add("stdin-args")
+        draft.dynamic_args = True
+    return draft
+
+
+def _inner_draft(raw: RawCommand, index: int, context: str, inner: list[Word]) -> _Draft:
+    """The draft of a command another one runs with its own argv (``find -exec``)."""
+    draft = _Draft(raw, index, inner, inner, program_name(inner[0]), context)
+    draft.dynamic_args = True  # {} becomes each file name found
+    unwrapped = unwrap(inner)
+    if unwrapped.argv and unwrapped.wrappers:
+        draft.argv = unwrapped.argv
+        draft.program = program_name(unwrapped.argv[0])
+        draft.wrappers = unwrapped.wrappers
+    if unwrapped.privilege:
+        draft.traits.add("privilege")
+    return draft
 
 
 def _key(d: _Draft) -> str:
@@ -816,21 +812,23 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _combine(command: str, errors: list[str], segments: list[Segment]) -> Decision:
+def _combine(command: str, errors: list[str], segments: list[Segment]) -> Evaluation:
+    """The line's evaluation: the strictest segment decides, with the reasons of every segment
+    that has that decision; a line bash may not parse as shown is at least ``ASK``."""
     reasons: list[str] = []
-    verdict: DecisionKind = "allow"
+    decision = Decision.ALLOW
     if errors:
-        verdict = "ask"
+        decision = Decision.ASK
         reasons.extend(f"bash may not run this as shown: {e}" for e in dict.fromkeys(errors))
     if segments:
-        worst = max(SEVERITY[s.decision] for s in segments)
-        if worst >= SEVERITY[verdict]:
-            if worst > SEVERITY[verdict]:
+        worst = max(s.decision for s in segments)
+        if worst >= decision:
+            if worst > decision:
                 reasons = []
-            verdict = "deny" if worst == 2 else "ask" if worst == 1 else "allow"
+            decision = worst
             for s in segments:
-                if SEVERITY[s.decision] == worst:
+                if s.decision == worst:
                     reasons.extend(f"{_short(s.key)}: {r}" for r in s.reasons)
     elif not errors:
-        verdict, reasons = "ask", ["no command found"]
-    return Decision(verdict, tuple(dict.fromkeys(reasons)), tuple(segments), command)
+        decision, reasons = Decision.ASK, ["no command found"]
+    return Evaluation(decision, tuple(dict.fromkeys(reasons)), tuple(segments), command)

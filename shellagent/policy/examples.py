@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellagent.policy.decision import Decision
 from shellagent.policy.engine import PolicyEngine
 from shellagent.policy.rules import Policy
 
@@ -23,7 +24,7 @@ class ExampleFailure:
     source: str
     command: str
     expected_match: bool
-    decision: str
+    decision: Decision
 
     def describe(self) -> str:
         verb = "should match" if self.expected_match else "should not match"
@@ -41,10 +42,10 @@ def check_examples(policy: Policy) -> tuple[int, list[ExampleFailure]]:
         cases = [(c, True) for c in rule.model.match] + [(c, False) for c in rule.model.not_match]
         for command, expected in cases:
             count += 1
-            decision = engine.check(command)
-            matched = any(rule.id in s.rules for s in decision.segments)
+            evaluation = engine.check(command)
+            matched = any(rule.id in s.rules for s in evaluation.segments)
             if matched != expected:
                 failures.append(
-                    ExampleFailure(rule.id, rule.source, command, expected, decision.decision)
+                    ExampleFailure(rule.id, rule.source, command, expected, evaluation.decision)
                 )
     return count, failures

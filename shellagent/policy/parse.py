@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from shellagent.policy.evaluation import Flow, scan
+from shellagent.policy.values import Flow, scan
 from shellagent.policy.words import Word, WordReader
 
 _LANGUAGE = Language(tree_sitter_bash.language())

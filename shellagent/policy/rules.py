@@ -22,12 +22,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shellagent.errors import ConfigError
-from shellagent.events import Verdict
+from shellagent.policy.decision import Decision
 from shellagent.policy.pathclass import PATH_CLASSES
 from shellagent.policy.programs import Args
 from shellagent.policy.specs import ProgramModel, Specs, compiled_or_none, only_known
 
-SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 TRAITS = (
     "network",
     "network-redirect",
@@ -60,7 +59,7 @@ class RuleModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(min_length=1)
-    decision: Verdict
+    decision: Decision
     reason: str = Field(min_length=1)
     program: list[str] = Field(min_length=1)
     subcommand: list[str] = []
@@ -134,6 +133,10 @@ class Rule:
     @property
     def id(self) -> str:
         return self.model.id
+
+    @property
+    def decision(self) -> Decision:
+        return self.model.decision
 
     def matches(self, f: Facts) -> bool:
         m = self.model

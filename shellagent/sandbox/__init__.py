@@ -12,7 +12,7 @@ from shellagent.sandbox.diagnosis import Check, diagnose
 from shellagent.sandbox.interface import Grants, Shell
 from shellagent.sandbox.profiles import PROFILES, Overlay, Profile, environment, get_profile
 from shellagent.sandbox.secrets import is_secret_name, secret_paths
-from shellagent.sandbox.shell import CommandResult, Session, validate_command
+from shellagent.sandbox.shell import CommandResult, Sandbox, validate_command
 from shellagent.sandbox.state import State, Unreadable
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
     "Grants",
     "Overlay",
     "Profile",
-    "Session",
+    "Sandbox",
     "Shell",
     "State",
     "Unreadable",

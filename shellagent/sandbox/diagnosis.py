@@ -128,11 +128,11 @@ def landlock_check(abi: int) -> Check:
 
 def _profile(name: str) -> Callable[[], str]:
     def probe() -> str:
-        from shellagent.sandbox.shell import Session
+        from shellagent.sandbox.shell import Sandbox
 
         before = _snapshots() if name == "ephemeral" else set()
         start = time.monotonic()
-        with Session(name, timeout=10) as session:
+        with Sandbox(name, timeout=10) as session:
             result = session.run("echo ok")
         took = time.monotonic() - start
         if result.output.strip() != "ok":

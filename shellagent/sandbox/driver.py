@@ -101,7 +101,7 @@ def program() -> bytes:
 # -- inside the sandbox ----------------------------------------------------------------------
 
 
-class Shell:
+class BashProcess:
     """One bash started ahead of its command: its state restored, waiting for the job."""
 
     def __init__(
@@ -257,7 +257,7 @@ class Driver:
         self.state = State.initial(dict(os.environ), os.getcwd().encode(), umask)
         # Shells started ahead, per kind (``missing``): two of the kind the last command
         # used, at once; one of the other once the driver has been idle for IDLE_POLL_MS.
-        self.spares: dict[str, list[Shell]] = {NORMAL: [], READ_ONLY: []}
+        self.spares: dict[str, list[BashProcess]] = {NORMAL: [], READ_ONLY: []}
         self.exited: dict[int, int] = {}
         self.wanted = [NORMAL, READ_ONLY]
         self.running = 0
@@ -364,7 +364,7 @@ class Driver:
         for kind in [k for k in missing if k == self.wanted[0]] if first_only else missing:
             self.spares[kind].append(self.spawn(kind))
 
-    def take(self, kind: str) -> Shell:
+    def take(self, kind: str) -> BashProcess:
         while self.spares[kind]:
             shell = self.spares[kind].pop(0)
             if shell.fresh_for(self.state) and shell.pid not in self.exited:
@@ -372,9 +372,9 @@ class Driver:
             shell.discard()
         return self.spawn(kind)
 
-    def spawn(self, kind: str) -> Shell:
+    def spawn(self, kind: str) -> BashProcess:
         metadata = self.metadata if kind == READ_ONLY and READ_ONLY in self.rulesets else None
-        return Shell(kind, self.state, self.rulesets.get(kind), metadata)
+        return BashProcess(kind, self.state, self.rulesets.get(kind), metadata)
 
     def reap(self) -> None:
         watched = {s.pid for pool in self.spares.values() for s in pool}
@@ -443,7 +443,7 @@ class Driver:
         self.wanted = [kind, READ_ONLY if kind == NORMAL else NORMAL]
         self.prepare(first_only=True)
 
-    def collect(self, shell: Shell, job: bytes) -> tuple[bytes | None, int] | None:
+    def collect(self, shell: BashProcess, job: bytes) -> tuple[bytes | None, int] | None:
         """Write the job, gather the dump, wait for the exit: (dump or None, wait status).
 
         None when the shell was gone before it could read its job (the command never ran).

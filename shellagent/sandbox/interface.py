@@ -1,6 +1,6 @@
 """What the agent loop needs of a shell: the ``Shell`` protocol and the ``Grants`` it runs with.
 
-A sandbox ``Session`` implements it, and so does ``shellagent.testing.FakeShell``. The loop
+A sandbox ``Sandbox`` implements it, and so does ``shellagent.testing.FakeShell``. The loop
 reads the grants to tell the model where it may write, and a recurring job made in a session
 inherits them; it never looks at a sandbox profile itself.
 """

@@ -77,7 +77,7 @@ class _Ready:
     cwd: str
     last_pid: int
     landlock_abi: int
-    functions: frozenset[str]  # carried in from an earlier sandbox (``Session(state=)``)
+    functions: frozenset[str]  # carried in from an earlier sandbox (``Sandbox(state=)``)
 
 
 @dataclass(frozen=True)
@@ -332,7 +332,7 @@ def interpreter() -> tuple[str, tuple[str, ...]]:
     return python, tuple(prefixes)
 
 
-class Session:
+class Sandbox:
     """A persistent bash in a bwrap sandbox. Use as a context manager, or call close()."""
 
     def __init__(
@@ -433,7 +433,7 @@ class Session:
             self._box.kill()
             self._box = None
 
-    def __enter__(self) -> Session:
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -448,7 +448,7 @@ class Session:
 
     def export_state(self, timeout: float = 5.0) -> bytes | None:
         """The shell's state (variables, functions, options, umask, cwd) as the driver read
-        it from the last command, for ``Session(state=…)`` of a later sandbox; None when no
+        it from the last command, for ``Sandbox(state=…)`` of a later sandbox; None when no
         command has left one or the sandbox is gone. Opaque bytes: the next driver parses
         them as strictly as any command's dump."""
         with self._lock:

@@ -1,6 +1,6 @@
 """Verifying a task in the ephemeral sandbox, and recording what its gold commands printed.
 
-One throwaway sandbox per task (``shellagent.sandbox.Session("ephemeral")``):
+One throwaway sandbox per task (``shellagent.sandbox.Sandbox("ephemeral")``):
 
 1. every setup command must exit 0 (run as ``shellagent eval`` runs them);
 2. the check must fail before anything is done: with no answer, and with the do-nothing
@@ -189,7 +189,7 @@ def verify_task(
 ) -> Verdict:
     """Verify one task (see the module docstring); never raises for a bad task."""
     from shellagent.eval.runner import answer_check_script, pristine_environment
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
     from shellagent.taskgen.answers import TemplateError, render
 
     key = task_key(task)
@@ -203,7 +203,7 @@ def verify_task(
     if gold is None:
         return verdict(False, "gold", "the task has no gold commands")
     try:
-        shell = Session("ephemeral", timeout=setup_timeout)
+        shell = Sandbox("ephemeral", timeout=setup_timeout)
     except Exception as exc:
         return verdict(False, "sandbox", f"the sandbox did not start: {exc}")
     try:

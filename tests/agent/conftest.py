@@ -13,7 +13,7 @@ import pytest
 from shellagent.agent import AgentConfig, Approval, ApprovalRequest, Outcome, run_task
 from shellagent.events import ChatMessage, End, TranscriptEvent
 from shellagent.policy import PolicyEngine
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
 
 
@@ -40,8 +40,8 @@ def policy(workspace: Path) -> PolicyEngine:
 
 
 @pytest.fixture
-def sandbox(workspace: Path) -> Iterator[Session]:
-    with Session(get_profile("default", cwd=workspace), timeout=5) as session:
+def sandbox(workspace: Path) -> Iterator[Sandbox]:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=5) as session:
         yield session
 
 

@@ -19,7 +19,7 @@ from shellagent.agent import Approval
 from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine
 from shellagent.policy.sources import default_policy_path
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import FakeShell
 
 from .conftest import Approvals, Run, cmd, done
@@ -63,8 +63,8 @@ def policy(workspace: Path, tmp_path: Path) -> PolicyEngine:
 
 
 @pytest.fixture
-def box(workspace: Path) -> Iterator[Session]:
-    with Session(get_profile("default", cwd=workspace), timeout=10) as session:
+def box(workspace: Path) -> Iterator[Sandbox]:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as session:
         if not session.landlock_abi:
             pytest.skip("this kernel has no Landlock: the policy alone decides")
         yield session
@@ -75,7 +75,7 @@ def executions(run: Run) -> list[Execution]:
 
 
 def test_a_wrong_read_only_claim_is_stopped_by_the_kernel_and_then_asked_about(
-    run_agent: Callable[..., Run], box: Session, workspace: Path
+    run_agent: Callable[..., Run], box: Sandbox, workspace: Path
 ) -> None:
     approvals = Approvals(Approval("approve"))
     run = run_agent(
@@ -95,7 +95,7 @@ def test_a_wrong_read_only_claim_is_stopped_by_the_kernel_and_then_asked_about(
 
 
 def test_the_planted_write_never_happens_without_approval(
-    run_agent: Callable[..., Run], box: Session, workspace: Path
+    run_agent: Callable[..., Run], box: Sandbox, workspace: Path
 ) -> None:
     refusing = Approvals(Approval("refuse"))
     run = run_agent(
@@ -111,7 +111,7 @@ def test_the_planted_write_never_happens_without_approval(
 
 
 def test_allowed_reads_run_confined_keep_the_session_state_and_are_not_refused(
-    run_agent: Callable[..., Run], box: Session, workspace: Path
+    run_agent: Callable[..., Run], box: Sandbox, workspace: Path
 ) -> None:
     (workspace / "sub").mkdir()
     run = run_agent([cmd("cd sub"), cmd("pwd"), cmd("cat ../notes.txt"), done("read")], box)
@@ -123,7 +123,7 @@ def test_allowed_reads_run_confined_keep_the_session_state_and_are_not_refused(
 
 
 def test_approved_commands_run_with_the_sandbox_normal_rights(
-    run_agent: Callable[..., Run], box: Session, workspace: Path
+    run_agent: Callable[..., Run], box: Sandbox, workspace: Path
 ) -> None:
     run = run_agent([cmd("mkdir made"), done("made")], box, approver=Approvals(Approval("approve")))
     (execution,) = executions(run)
@@ -155,7 +155,7 @@ def test_an_edited_command_runs_unconfined(run_agent: Callable[..., Run], worksp
 
 
 def test_an_allowed_command_that_attacks_the_driver_changes_nothing_the_host_believes(
-    run_agent: Callable[..., Run], box: Session, workspace: Path
+    run_agent: Callable[..., Run], box: Sandbox, workspace: Path
 ) -> None:
     """The review's injection and forgery, through an allowed command in the agent loop."""
     shutil.copy(PROBE, workspace / "forge_probe.py")

@@ -15,7 +15,7 @@ import shellagent
 from shellagent import Agent, AgentConfig, AutoApprover
 from shellagent.agent.prompts import describe_environment
 from shellagent.events import ApprovalRecord, Execution, SessionStart
-from shellagent.sandbox import Grants, Session, Shell, get_profile
+from shellagent.sandbox import Grants, Sandbox, Shell, get_profile
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
 from shellagent.transcript import read_transcript
 
@@ -49,12 +49,12 @@ def test_a_task_runs_from_a_model_name_with_its_own_sandbox_and_transcript(
 
 
 def test_a_sandbox_the_agent_opened_is_closed_after_the_run(workspace: Path) -> None:
-    opened: list[Session] = []
+    opened: list[Sandbox] = []
 
     class Watching(Agent):
         def open_shell(
             self, *, timeout: float | None = None, state: bytes | None = None
-        ) -> Session:
+        ) -> Sandbox:
             opened.append(super().open_shell(timeout=timeout, state=state))
             return opened[-1]
 
@@ -123,7 +123,7 @@ def test_both_shells_implement_the_shell_interface(workspace: Path) -> None:
     assert isinstance(fake, Shell)
     env = describe_environment(fake, max_turns=4)
     assert (env.writable, env.network, env.anywhere_writable) == ((str(workspace),), True, False)
-    with Session(get_profile("default", cwd=workspace)) as session:
+    with Sandbox(get_profile("default", cwd=workspace)) as session:
         assert isinstance(session, Shell)
         grants = session.grants
     assert grants == Grants(

@@ -54,7 +54,7 @@ def test_ask_approved_runs_the_command_and_the_user_saw_it_exactly(
     run = run_agent([cmd("touch new.txt", "make a file"), done("made")], shell, approver=approver)
     request = approver.requests[0]
     assert (request.command, request.why, request.turn) == ("touch new.txt", "make a file", 1)
-    assert request.decision.decision == "ask"
+    assert request.evaluation.decision == "ask"
     assert [r.command for r in run.outcome.commands] == ["touch new.txt"]
     assert run.sink.of_type(ApprovalRecord)[0].decision == "approve"
     if isinstance(shell, FakeShell):

@@ -8,7 +8,7 @@ from shellagent.agent import Environment, parse_action, system_prompt
 from shellagent.agent.examples import default_library, render, rewrite
 from shellagent.agent.observation import cut
 from shellagent.agent.prompts import describe_environment, format_example
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 
 
 def test_the_prompt_states_cwd_writable_paths_network_and_turn_limit() -> None:
@@ -21,14 +21,14 @@ def test_the_prompt_states_cwd_writable_paths_network_and_turn_limit() -> None:
 
 
 def test_an_ephemeral_sandbox_is_described_as_writable_everywhere() -> None:
-    with Session("ephemeral") as session:
+    with Sandbox("ephemeral") as session:
         env = describe_environment(session, max_turns=5)
     assert env.anywhere_writable
     assert "You can write: everywhere" in system_prompt(env)
 
 
 def test_the_default_profile_grants_its_workspace(tmp_path: Path) -> None:
-    with Session(get_profile("default", cwd=tmp_path).with_options(network=True)) as session:
+    with Sandbox(get_profile("default", cwd=tmp_path).with_options(network=True)) as session:
         env = describe_environment(session, max_turns=5)
     assert str(tmp_path) in env.writable
     assert "Network is on." in system_prompt(env)

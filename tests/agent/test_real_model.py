@@ -13,7 +13,7 @@ import pytest
 from shellagent.agent import AgentConfig, AutoApprover, run_task
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink
 from shellagent.transcript import TranscriptWriter, export, iter_transcripts
 
@@ -41,7 +41,7 @@ def test_the_embedded_model_proposes_a_valid_action_for_everyday_tasks(
     backend: Any, workspace: Path, policy: PolicyEngine, task: str
 ) -> None:
     sink = MemorySink()
-    with Session(get_profile("default", cwd=workspace), timeout=10) as shell:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as shell:
         run_task(
             task,
             backend=backend,
@@ -64,7 +64,7 @@ def test_a_whole_run_with_the_real_model_reuses_its_prefix_and_exports(
     backend: Any, workspace: Path, policy: PolicyEngine
 ) -> None:
     with (
-        Session(get_profile("default", cwd=workspace), timeout=10) as shell,
+        Sandbox(get_profile("default", cwd=workspace), timeout=10) as shell,
         TranscriptWriter() as sink,
     ):
         outcome = run_task(

@@ -16,7 +16,7 @@ from shellagent.agent.recipe_step import RecipeBook
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine
 from shellagent.recipes import DATA_DIR, load, render
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -56,7 +56,7 @@ def test_the_embedded_model_fills_an_offered_recipe(
     (work / "logs" / "b.log").write_text("y\n")
     (work / "notes.txt").write_text("one\ntwo\nthree\n")
     sink = MemorySink()
-    with Session(get_profile("default", cwd=work), timeout=10) as shell:
+    with Sandbox(get_profile("default", cwd=work), timeout=10) as shell:
         run_task(
             task,
             backend=backend,

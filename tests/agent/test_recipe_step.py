@@ -22,7 +22,7 @@ from shellagent.model.backend import ReplyFormat
 from shellagent.policy import PolicyEngine
 from shellagent.recipes import load
 from shellagent.recipes.rank import Ranker
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
 
 from .conftest import cmd
@@ -115,8 +115,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sandbox(workspace: Path) -> Iterator[Session]:
-    with Session(get_profile("default", cwd=workspace), timeout=10) as session:
+def sandbox(workspace: Path) -> Iterator[Sandbox]:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as session:
         yield session
 
 
@@ -167,7 +167,7 @@ def run(
 
 
 def test_a_fitting_recipe_answers_the_question_with_its_output(
-    book: RecipeBook, sandbox: Session, workspace: Path
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
 ) -> None:
     outcome, sink, backend = run(
         "which 1 files in big are the largest",
@@ -301,7 +301,7 @@ def test_when_the_chosen_recipe_fails_the_next_ones_are_tried_without_the_model(
 
 
 def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
-    book: RecipeBook, sandbox: Session, workspace: Path
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
 ) -> None:
     unsure = replace(book, confident=99.0, fits=-99.0, writer_trial=OverlayTrial())
     outcome, sink, _ = run(
@@ -322,7 +322,7 @@ def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(
 
 
 def test_a_trial_that_changes_directory_leaves_the_session_where_it_was(
-    book: RecipeBook, sandbox: Session, workspace: Path
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
 ) -> None:
     unsure = replace(book, confident=99.0, fits=-99.0, offered=4)  # every recipe is tried
     outcome, sink, _ = run(
@@ -342,7 +342,7 @@ def test_a_trial_that_changes_directory_leaves_the_session_where_it_was(
 
 
 def test_an_answer_the_task_wants_in_a_file_is_saved_there(
-    book: RecipeBook, sandbox: Session, workspace: Path
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
 ) -> None:
     sure = replace(book, confident=-99.0, fits=-99.0)
     outcome, sink, _ = run(
@@ -360,7 +360,7 @@ def test_an_answer_the_task_wants_in_a_file_is_saved_there(
 
 
 def test_a_file_the_task_reads_is_never_where_the_answer_goes(
-    book: RecipeBook, sandbox: Session, workspace: Path
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
 ) -> None:
     sure = replace(book, confident=-99.0, fits=-99.0)
     before = (workspace / "notes.txt").read_text()
@@ -376,7 +376,7 @@ def test_a_file_the_task_reads_is_never_where_the_answer_goes(
     assert (workspace / "notes.txt").read_text() == before
 
 
-def test_an_answer_never_overwrites_an_existing_file(sandbox: Session, workspace: Path) -> None:
+def test_an_answer_never_overwrites_an_existing_file(sandbox: Sandbox, workspace: Path) -> None:
     from shellagent.agent.recipe_step import redirect
 
     result = sandbox.run(redirect("echo new", "notes.txt"), timeout=10)
@@ -392,7 +392,7 @@ def test_a_redirect_quotes_the_path() -> None:
 
 
 def test_a_read_only_trial_that_writes_is_refused_by_the_kernel(
-    book: RecipeBook, sandbox: Session, workspace: Path
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
 ) -> None:
     # A command the policy wrongly thought read-only still cannot write when tried.
     result = sandbox.run("rm -f a.tmp", timeout=10, confined=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.eval import Agent, NothingAgent, RunConfig, Task, TaskResult, run_one
+from shellagent.eval import EvalAgent, NothingAgent, RunConfig, Task, TaskResult, run_one
 
 from .agents_for_tests import CommandsAgent
 from .conftest import make_task
@@ -31,7 +31,7 @@ def config(tmp_path: Path) -> RunConfig:
     return RunConfig(transcripts_dir=tmp_path / "transcripts", setup_timeout=20.0)
 
 
-def run(agent: Agent, config: RunConfig, task: Task = LARGEST) -> TaskResult:
+def run(agent: EvalAgent, config: RunConfig, task: Task = LARGEST) -> TaskResult:
     return run_one(task, agent, config, threading.Event())
 
 

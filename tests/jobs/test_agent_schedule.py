@@ -13,7 +13,7 @@ from shellagent.agent import Approval, ApprovalRequest, AutoApprover, run_task
 from shellagent.events import ChatMessage, JobInstalled
 from shellagent.jobs import Installer, all_jobs, load, run_job
 from shellagent.policy import PolicyEngine
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
 
 BACKUP = '{"cmd": "tar czf backups/docs.tgz -C ../Documents .", "why": "back up Documents"}'
@@ -44,7 +44,7 @@ def work(user_home: Path) -> Path:
 
 def converse(work: Path, approver: object, profile: str = "default") -> tuple[object, MemorySink]:
     sink = MemorySink()
-    with Session(get_profile(profile, cwd=work), timeout=30) as shell:
+    with Sandbox(get_profile(profile, cwd=work), timeout=30) as shell:
         outcome = run_task(
             "back up Documents weekly",
             backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
@@ -108,7 +108,7 @@ def test_a_session_without_an_installer_asks_nobody_and_installs_nothing(
 ) -> None:
     person = Person()
     sink = MemorySink()
-    with Session(get_profile("default", cwd=work), timeout=30) as shell:
+    with Sandbox(get_profile("default", cwd=work), timeout=30) as shell:
         run_task(
             "back up Documents weekly",
             backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),

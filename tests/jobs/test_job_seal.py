@@ -21,7 +21,7 @@ import pytest
 from shellagent.jobs import Schedule, install, load, make_job, run_job, save
 from shellagent.jobs.seal import PREFIX, key_path
 from shellagent.jobs.store import Job
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from tests.jobs.conftest import shellagent
 from tests.sandbox.conftest import PROBE
 from tests.unprivileged import NOBODY, SYSTEM_PYTHON, unprivileged_site
@@ -166,7 +166,7 @@ def test_the_key_cannot_be_read_inside_the_sandbox_even_under_a_write_grant(
     assert key_path().is_relative_to(outside_tmp / "granted")
     (outside_tmp / "granted" / "beside.txt").write_text("visible")
     profile = get_profile("default", cwd=work).with_options(writable=[outside_tmp / "granted"])
-    with Session(profile, timeout=10) as shell:
+    with Sandbox(profile, timeout=10) as shell:
         beside = shell.run(f"cat {outside_tmp}/granted/beside.txt")
         key = shell.run(f"cat {key_path()}")
         listing = shell.run(f"ls -A {state}")

@@ -25,7 +25,7 @@ from shellagent.jobs import Installer, Schedule, all_jobs, install, load, make_j
 from shellagent.jobs.scheduler import CronScheduler, cron_word, unit_word
 from shellagent.jobs.store import dumps, jobs_dir, toml_string
 from shellagent.policy import PolicyEngine
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
 from tests.jobs.conftest import shellagent
 from tests.jobs.test_agent_schedule import BACKUP, DONE, Person
@@ -98,7 +98,7 @@ def test_a_command_line_that_is_not_utf8_is_an_error_not_a_traceback(
 
 def converse(work: Path, schedule_reply: str) -> MemorySink:
     sink = MemorySink()
-    with Session(get_profile("default", cwd=work), timeout=30) as shell:
+    with Sandbox(get_profile("default", cwd=work), timeout=30) as shell:
         run_task(
             "back up Documents weekly",
             backend=ScriptedBackend([BACKUP, schedule_reply, DONE]),

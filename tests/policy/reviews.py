@@ -12,7 +12,7 @@ from pathlib import Path
 from shellagent.agent import AgentConfig, Outcome, RefuseApprover, run_task
 from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
 
 CORPUS = Path(__file__).parent / "adversarial.txt"
@@ -61,7 +61,7 @@ def run_refused(ws: Path, commands: list[str]) -> tuple[list[str], dict[str, str
     replies = [json.dumps({"cmd": c, "why": "review"}) for c in commands]
     replies.append(json.dumps({"done": "finished"}))
     sink = MemorySink()
-    with Session(get_profile("default", cwd=ws), timeout=5) as shell:
+    with Sandbox(get_profile("default", cwd=ws), timeout=5) as shell:
         outcome = run_task(
             "try everything",
             backend=ScriptedBackend(replies),

@@ -20,7 +20,7 @@ from shellagent.agent import Approval, ApprovalRequest
 from shellagent.cli.main import main
 from shellagent.daemon.review import ChangesApprover, file_changes_only
 from shellagent.policy import PolicyEngine, ShellState
-from shellagent.policy.evaluation import Carried
+from shellagent.policy.values import Carried
 from tests.policy.conftest import STATE, WORKSPACE
 from tests.policy.reviews import corpus_section, git_workspace, run_refused, snapshot
 
@@ -239,7 +239,7 @@ def test_review_changes_keeps_the_prompt_for_anything_but_file_changes(
         return Approval("refuse", reason="no")
 
     request = ApprovalRequest(command, "test", decision, 1)
-    assert ChangesApprover(person)(request).decision == "refuse"
+    assert ChangesApprover(person)(request).kind == "refuse"
     assert asked == [command]
 
 
@@ -255,7 +255,7 @@ def test_review_changes_skips_the_prompt_for_file_changes(
     approval = ChangesApprover(lambda r: Approval("refuse"))(
         ApprovalRequest(command, "test", decision, 1)
     )
-    assert approval.decision == "approve"
+    assert approval.kind == "approve"
 
 
 # -- L8: git 2.46's config subcommands ------------------------------------------------------

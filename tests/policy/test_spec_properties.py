@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from shellagent.policy import PolicyEngine, ShellState, default_policy_path
 from shellagent.policy.specs import OptionSpec, ProgramSpec
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 
 FILES = {"a.txt": "b 2\na 1\nc 3\n", "b.txt": "a 1\nx 9\n", "data.csv": "k,v\n1,2\n"}
 # Programs that wait for input or time, or need the network: drawing them proves nothing.
@@ -31,13 +31,13 @@ VALUES = {"N": "2", "NUM": "2", "COLS": "8", "LEN": "4", "WIDTH": "20", "SIZE": 
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Session]]:
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Sandbox]]:
     ws = tmp_path_factory.mktemp("scratch")
     for name, text in FILES.items():
         (ws / name).write_text(text)
     (ws / "sub").mkdir()
     (ws / "sub" / "c.txt").write_text("c\n")
-    with Session(get_profile("default", cwd=ws), timeout=3) as session:
+    with Sandbox(get_profile("default", cwd=ws), timeout=3) as session:
         yield ws, session
 
 
@@ -95,7 +95,7 @@ def commands(draw: st.DrawFn) -> str:
 )
 @given(command=commands())
 def test_allowed_read_only_option_combinations_change_nothing(
-    world: tuple[Path, Session], command: str
+    world: tuple[Path, Sandbox], command: str
 ) -> None:
     ws, session = world
     engine = PolicyEngine.load([default_policy_path()], workspace=ws)
@@ -107,7 +107,7 @@ def test_allowed_read_only_option_combinations_change_nothing(
     assert snapshot(ws) == before, f"`{command}` was allowed as read-only but changed the workspace"
 
 
-def test_the_property_can_see_a_change(world: tuple[Path, Session]) -> None:
+def test_the_property_can_see_a_change(world: tuple[Path, Sandbox]) -> None:
     """Positive control: a writer run the same way is seen."""
     ws, session = world
     before = snapshot(ws)

@@ -101,7 +101,7 @@ def test_hostile_values_run_for_real_touch_no_canary() -> None:
     """Every shipped recipe with a free-text or path slot, rendered with each canary value
     wherever the type accepts it, is run in one throwaway sandbox; no canary file appears."""
     from shellagent.recipes import DATA_DIR, SlotError, load, render
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Sandbox
 
     from .test_shipped import base_args
 
@@ -117,7 +117,7 @@ def test_hostile_values_run_for_real_touch_no_canary() -> None:
                     with contextlib.suppress(SlotError):
                         commands.append(render(recipe, {**base, name: value}, i))
     assert len(commands) > 100
-    shell = Session("ephemeral", timeout=600)
+    shell = Sandbox("ephemeral", timeout=600)
     try:
         shell.run("mkdir -p /srv/x /etc/app /var/log/app /var/log/nginx && cd /srv/x", timeout=30)
         for command in commands:

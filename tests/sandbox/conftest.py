@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from tests.unprivileged import SYSTEM_PYTHON, nobody_home, run_as_nobody
 
 # Run by the unprivileged Python: one session, the commands in turn, results as JSON (then,
@@ -21,18 +21,18 @@ from tests.unprivileged import SYSTEM_PYTHON, nobody_home, run_as_nobody
 PROBE = r"""
 import dataclasses, json, sys
 from pathlib import Path
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.limits import Limits
 spec = json.loads(sys.argv[1])
 profile = get_profile(spec["profile"], cwd=Path(spec["cwd"]))
 if spec.get("limits"):
     profile = dataclasses.replace(profile, limits=Limits(**spec["limits"]))
-with Session(profile, timeout=spec["timeout"]) as session:
+with Sandbox(profile, timeout=spec["timeout"]) as session:
     confined = spec.get("confined") or [False] * len(spec["commands"])
     out = [session.run(c, confined=k).to_json() for c, k in zip(spec["commands"], confined)]
     state = session.export_state() if spec.get("then") else None
 if spec.get("then"):  # a follow-up sandbox seeded with the first one's shell state
-    with Session(profile, timeout=spec["timeout"], state=state) as session:
+    with Sandbox(profile, timeout=spec["timeout"], state=state) as session:
         out += [session.run(c).to_json() for c in spec["then"]]
 print(json.dumps(out))
 """
@@ -70,14 +70,14 @@ def workspace(home: Path) -> Path:
 
 
 @pytest.fixture
-def session(workspace: Path) -> Iterator[Session]:
-    with Session(get_profile("default", cwd=workspace), timeout=5) as s:
+def session(workspace: Path) -> Iterator[Sandbox]:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=5) as s:
         yield s
 
 
 @pytest.fixture
-def ephemeral() -> Iterator[Session]:
-    with Session("ephemeral", timeout=5) as s:
+def ephemeral() -> Iterator[Sandbox]:
+    with Sandbox("ephemeral", timeout=5) as s:
         yield s
 
 

@@ -14,8 +14,8 @@ from tests.unprivileged import SYSTEM_PYTHON, nobody_home, run_as_nobody
 PROBE = r"""
 import base64, sys
 from pathlib import Path
-from shellagent.sandbox import Session, get_profile
-with Session(get_profile("default", cwd=Path.cwd()), timeout=5) as session:
+from shellagent.sandbox import Sandbox, get_profile
+with Sandbox(get_profile("default", cwd=Path.cwd()), timeout=5) as session:
     result = session.run("read -r v < VERSION; n=41")
     assert result.exit_code == 0, result
     print(base64.b64encode(session.export_state() or b"").decode())

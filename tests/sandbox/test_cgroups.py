@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.sandbox import Session, get_profile, procs
+from shellagent.sandbox import Sandbox, get_profile, procs
 from shellagent.sandbox.limits import CGROUP_ROOT, Cgroup, Limits, MiB
 
 
@@ -39,7 +39,7 @@ def _v2() -> bool:
 
 def test_every_process_of_a_session_is_in_a_cgroup_below_the_callers(workspace: Path) -> None:
     mine = _cgroups(os.getpid())
-    with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
         s.run("sleep 30 &")
         assert s.pid is not None
         pidns = procs.child_pidns(s.pid)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 
 Runner = Callable[..., list[dict[str, Any]]]
 
@@ -31,7 +31,7 @@ def test_a_repository_made_in_the_session_loses_what_would_run_on_the_host(
     fresh = workspace / "fresh"
     fresh.mkdir()
     pwned = workspace.parent / "PWNED_fresh_repo"
-    with Session(get_profile("default", cwd=fresh), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=fresh), timeout=10) as s:
         planted = s.run(PLANT.format(pwned=pwned))
         assert "planted" in planted.output
         for what in ("hooks/post-checkout", "core.fsmonitor", "alias.st", "include.path"):
@@ -53,7 +53,7 @@ def test_a_repository_made_in_the_session_loses_what_would_run_on_the_host(
 def test_a_gitdir_pointer_made_in_the_session_is_removed(workspace: Path) -> None:
     fresh = workspace / "fresh2"
     fresh.mkdir()
-    with Session(get_profile("default", cwd=fresh), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=fresh), timeout=10) as s:
         result = s.run("echo 'gitdir: /tmp/elsewhere' > .git && echo made")
         assert "made" in result.output and ".git" in result.note
         assert s.run("test -e .git").exit_code != 0
@@ -65,7 +65,7 @@ def test_the_sweep_never_follows_a_symlink_out_of_the_repository(workspace: Path
     fresh.mkdir()
     outside.mkdir()
     (outside / "keep-me").write_text("mine\n")
-    with Session(get_profile("default", cwd=fresh), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=fresh), timeout=10) as s:
         s.run("git init -q && rm -rf .git/hooks && ln -s ../../outside .git/hooks")
     assert (outside / "keep-me").read_text() == "mine\n"
     assert not (fresh / ".git" / "hooks").exists()  # the link itself went
@@ -74,7 +74,7 @@ def test_the_sweep_never_follows_a_symlink_out_of_the_repository(workspace: Path
 def test_a_repository_that_existed_at_the_start_is_not_rewritten(workspace: Path) -> None:
     _host_git(workspace, "config", "alias.lg", "!git log --oneline")
     before = (workspace / ".git" / "config").read_text()
-    with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
         result = s.run("echo y > g && git add g && echo staged")
         assert result.output == "staged\n" and result.note == ""
     assert (workspace / ".git" / "config").read_text() == before

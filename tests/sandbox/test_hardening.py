@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from shellagent.errors import UsageError
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 
 Runner = Callable[..., list[dict[str, Any]]]
 
@@ -30,14 +30,14 @@ READS_OK = "cat /proc/sys/kernel/ostype; cat /proc/self/stat | cut -d' ' -f1 | g
 
 
 @pytest.fixture(params=["default", "ephemeral"])
-def any_profile(request: pytest.FixtureRequest, workspace: Path) -> Session:
+def any_profile(request: pytest.FixtureRequest, workspace: Path) -> Sandbox:
     profile = get_profile(request.param, cwd=workspace)
-    session = Session(profile, timeout=10)
+    session = Sandbox(profile, timeout=10)
     request.addfinalizer(session.close)
     return session
 
 
-def test_kernel_tunables_are_read_only_and_debug_views_hidden(any_profile: Session) -> None:
+def test_kernel_tunables_are_read_only_and_debug_views_hidden(any_profile: Sandbox) -> None:
     write = any_profile.run(WRITE_SYSCTL)
     assert write.exit_code != 0 and "WRITE-OK" not in write.output
     assert "Read-only file system" in write.output
@@ -69,7 +69,7 @@ def test_no_process_in_the_sandbox_holds_the_callers_environment(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-FAKE-0123456789")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "AWSFAKE0123456789")
     for name in ("default", "ephemeral"):
-        with Session(get_profile(name, cwd=workspace), timeout=10) as s:
+        with Sandbox(get_profile(name, cwd=workspace), timeout=10) as s:
             own = s.run("env")
             assert own.exit_code == 0 and "PATH=" in own.output  # readable: the control
             assert "sk-FAKE" not in own.output and "AWSFAKE" not in own.output
@@ -105,7 +105,7 @@ def test_a_host_write_during_a_session_does_not_show_in_the_throwaway_root(
     monkeypatch.setenv("SHELLAGENT_ROOTFS_DIR", str(tmp_path / "rootfs"))
     tag = uuid.uuid4().hex[:8]
     host_files(f"/etc/sa-before-{tag}", "there before\n")
-    with Session("ephemeral", timeout=10) as s:
+    with Sandbox("ephemeral", timeout=10) as s:
         assert s.run(f"ls /etc/sa-later-{tag}").exit_code != 0  # looked up before it exists
         host_files(f"/etc/sa-later-{tag}", "host wrote this\n")
         host_files(f"/var/lib/sa-later-{tag}", "host wrote this\n")
@@ -127,7 +127,7 @@ def test_files_only_root_may_read_are_not_in_the_throwaway_root(
     tag = uuid.uuid4().hex[:8]
     host_files(f"/etc/sa-secret-{tag}", "ROOT-ONLY-SECRET\n", mode=0o600)
     host_files(f"/etc/sa-public-{tag}", "public\n", mode=0o644)
-    with Session("ephemeral", timeout=10) as s:
+    with Sandbox("ephemeral", timeout=10) as s:
         secret = s.run(f"cat /etc/sa-secret-{tag}; stat -c %s /etc/sa-secret-{tag}")
         assert "ROOT-ONLY-SECRET" not in secret.output and secret.output.strip() == "0"
         assert s.run(f"cat /etc/sa-public-{tag}").output == "public\n"
@@ -170,7 +170,7 @@ def repo(workspace: Path) -> Path:
 
 
 def test_everyday_git_works_but_git_code_paths_stay_read_only(repo: Path) -> None:
-    with Session(get_profile("default", cwd=repo), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=repo), timeout=10) as s:
         everyday = s.run(
             "git checkout -qb topic && echo x >> notes.txt && git add notes.txt && "
             "git -c user.email=a@b -c user.name=a commit -qm two && git stash list && "
@@ -204,7 +204,7 @@ def test_a_commondir_redirect_is_removed_and_never_reaches_host_git(repo: Path) 
         "echo ../evilcommon > .git/commondir && echo planted"
     )
     pwned = repo.parent / "PWNED_commondir"
-    with Session(get_profile("default", cwd=repo), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=repo), timeout=10) as s:
         result = s.run(attack % pwned)
         assert "planted" in result.output  # the write itself is possible ...
         assert "removed" in result.note and "commondir" in result.note  # ... and undone
@@ -217,7 +217,7 @@ def test_a_nested_repository_cannot_be_renamed_away_and_replaced(workspace: Path
     nested = workspace / "vendor" / "lib"
     nested.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(nested)], check=True)
-    with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
         assert s.run("mv vendor/lib vendor/lib2").exit_code != 0
         assert s.run("mv vendor vendor2").exit_code != 0
         assert s.run("echo x > vendor/lib/.git/hooks/post-checkout").exit_code != 0
@@ -227,7 +227,7 @@ def test_a_nested_repository_cannot_be_renamed_away_and_replaced(workspace: Path
 def test_startup_places_refuse_grants_or_stay_read_only(home: Path) -> None:
     config = home / ".config"
     (config / "autostart").mkdir(parents=True)
-    with Session(get_profile("default", cwd=config), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=config), timeout=10) as s:
         write = s.run("mkdir -p systemd/user && echo '[Desktop Entry]' > autostart/x.desktop")
         assert write.exit_code != 0
         assert s.run("ls autostart && echo readable").exit_code == 0  # still readable
@@ -236,13 +236,13 @@ def test_startup_places_refuse_grants_or_stay_read_only(home: Path) -> None:
     local_bin.mkdir(parents=True)
     for grant in (local_bin, config):
         with pytest.raises(UsageError, match="refusing to make"):
-            Session(get_profile("default", cwd=home).with_options(writable=[grant]))
+            Sandbox(get_profile("default", cwd=home).with_options(writable=[grant]))
     project = home / "project2"
     (project / "bin").mkdir(parents=True)
     path_dirs = f"{project / 'bin'}:/usr/bin:/bin"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PATH", path_dirs)
-        with Session(get_profile("default", cwd=project), timeout=10) as s:
+        with Sandbox(get_profile("default", cwd=project), timeout=10) as s:
             assert s.run("echo x > bin/ls").exit_code != 0  # a bin directory on PATH
             assert s.run("echo x > other && echo ok").output == "ok\n"
 
@@ -320,7 +320,7 @@ def test_more_secrets_are_masked_by_place_and_by_name(home: Path, workspace: Pat
     os.link(home / ".ssh" / "id_rsa", workspace / "innocent.txt")  # a hard link to a key
     (workspace / "ordinary.txt").write_text("ordinary\n")
     files = [home / rel for rel in HOME_FAKES] + [workspace / rel for rel in WORKSPACE_FAKES]
-    with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
         for path in [*files, workspace / "innocent.txt"]:
             out = s.run(f"cat '{path}' 2>/dev/null").output
             assert "SECRET" not in out and "PRIVATE-KEY" not in out, path
@@ -353,8 +353,8 @@ def test_paths_the_user_lists_in_config_are_hidden_too(home: Path, workspace: Pa
     (home / "clients" / "contract.txt").write_text("CONFIDENTIAL\n")
     (home / "public.txt").write_text("public\n")
     config.set_value("sandbox.hide", '["~/clients"]')
-    with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
         assert "CONFIDENTIAL" not in s.run("cat ~/clients/contract.txt").output
         assert s.run("cat ~/public.txt").output == "public\n"
     with pytest.raises(UsageError, match="protected"):
-        Session(get_profile("default", cwd=workspace).with_options(writable=[home / "clients"]))
+        Sandbox(get_profile("default", cwd=workspace).with_options(writable=[home / "clients"]))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.hostview import hide_secrets
 
 Runner = Callable[..., list[dict[str, Any]]]
@@ -55,7 +55,7 @@ def test_host_processes_are_listed_but_out_of_reach(
     workspace: Path, host_process: tuple[int, str]
 ) -> None:
     pid, tag = host_process
-    with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
         outputs = [(r.exit_code, r.output) for r in (s.run(p) for p in _probes(pid, tag))]
     _check(outputs, pid, tag)
     os.kill(pid, 0)  # still alive: the kill inside never reached it
@@ -83,7 +83,7 @@ def test_a_host_command_line_longer_than_awk_buffers_is_cut_not_fatal(workspace:
         ]
     )
     try:
-        with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+        with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
             aux = s.run(f"ps aux | grep -F {tag} | grep -v grep")
             custom = s.run(f"ps -eo args,pid | grep -F {tag} | grep -v grep")
     finally:
@@ -95,7 +95,7 @@ def test_a_host_command_line_longer_than_awk_buffers_is_cut_not_fatal(workspace:
     assert custom.exit_code == 0 and str(proc.pid) in custom.output, custom.output[:300]
 
 
-def test_a_throwaway_root_has_no_host_view(ephemeral: Session) -> None:
+def test_a_throwaway_root_has_no_host_view(ephemeral: Sandbox) -> None:
     assert ephemeral.run("ls /run/host").exit_code != 0
 
 
@@ -211,7 +211,7 @@ def _check_m6(listed: tuple[int, str], tag: str) -> None:
 
 def test_credentials_on_host_command_lines_are_hidden(workspace: Path, m6_processes: str) -> None:
     tag = m6_processes
-    with Session(get_profile("default", cwd=workspace), timeout=10) as s:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
         r = s.run(f"ps auxww | grep -F {tag} | grep -v grep")
     _check_m6((r.exit_code, r.output), tag)
 

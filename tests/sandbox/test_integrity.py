@@ -1,4 +1,4 @@
-"""Session integrity (review finding H2): nothing a command does can make the host believe a
+"""Sandbox integrity (review finding H2): nothing a command does can make the host believe a
 wrong exit code, cwd or function list, or run a line the host did not send.
 
 The attacks are the review's: reopen the driver's pipes through ``/proc/PID/fd`` of every
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from shellagent.sandbox import Session, get_profile, procs, wire
+from shellagent.sandbox import Sandbox, get_profile, procs, wire
 
 PROBE = Path(__file__).with_name("forge_probe.py")
 
@@ -44,7 +44,7 @@ def report(output: str) -> dict[str, Any]:
     return result
 
 
-def told_matches_seen(session: Session) -> None:
+def told_matches_seen(session: Sandbox) -> None:
     """What the host was told about the shell is what the next command starts with."""
     told_cwd, told_functions = session.cwd, session.functions
     seen = session.run("pwd; declare -F").output.splitlines()
@@ -86,7 +86,7 @@ def test_a_changed_replayed_or_foreign_frame_does_not_verify() -> None:
 
 @pytest.mark.parametrize("confined", [False, True], ids=["approved", "read-only"])
 def test_every_descriptor_of_every_process_is_tried_and_nothing_reaches_the_driver(
-    session: Session, workspace: Path, probe: str, confined: bool
+    session: Sandbox, workspace: Path, probe: str, confined: bool
 ) -> None:
     marker = workspace / "INJECTED"
     session.run("cd /usr")
@@ -109,7 +109,7 @@ def test_every_descriptor_of_every_process_is_tried_and_nothing_reaches_the_driv
 
 
 def test_a_process_left_by_an_earlier_command_cannot_reach_later_ones(
-    session: Session, workspace: Path, probe: str
+    session: Sandbox, workspace: Path, probe: str
 ) -> None:
     if session.landlock_abi < 2:
         pytest.skip("commands are kept apart by Landlock domains (ABI 2+)")
@@ -165,7 +165,7 @@ FORGED_DUMP = (
 )
 
 
-def test_a_forged_dump_is_not_kept_when_its_shell_is_killed(session: Session) -> None:
+def test_a_forged_dump_is_not_kept_when_its_shell_is_killed(session: Sandbox) -> None:
     session.run("cd /usr")
     result = session.run(f"{FORGED_DUMP}; kill -9 $$")
     assert result.exit_code == 137 and "were not kept" in result.note
@@ -174,7 +174,7 @@ def test_a_forged_dump_is_not_kept_when_its_shell_is_killed(session: Session) ->
 
 
 def test_a_forged_dump_that_is_kept_is_exactly_what_the_next_command_gets(
-    session: Session,
+    session: Sandbox,
 ) -> None:
     """A command may choose its own state by writing its dump (fd 10 holds the dump pipe
     while the command runs): then that state is what the host hears and the next command
@@ -188,7 +188,7 @@ def test_a_forged_dump_that_is_kept_is_exactly_what_the_next_command_gets(
 
 
 def test_a_process_flooding_the_dump_pipe_neither_hangs_the_driver_nor_outlives_it(
-    session: Session,
+    session: Sandbox,
 ) -> None:
     # It holds the pipe after its shell has exited and writes as fast as it can: the
     # driver reads at most a pipe's worth per turn, so it still sees the shell exit; the
@@ -200,7 +200,7 @@ def test_a_process_flooding_the_dump_pipe_neither_hangs_the_driver_nor_outlives_
     assert session.run('echo "$KEEP ${X-unset}"; pgrep -c -x cat').output == "1 unset\n0\n"
 
 
-def test_what_the_host_is_told_is_what_the_next_command_sees(session: Session) -> None:
+def test_what_the_host_is_told_is_what_the_next_command_sees(session: Sandbox) -> None:
     for command in (
         "cd /usr; f() { echo f; }",
         "g() { :; }; cd /tmp; exit 0",
@@ -217,7 +217,7 @@ def test_what_the_host_is_told_is_what_the_next_command_sees(session: Session) -
 # -- attacks from outside: frames not signed with the session key -------------------------
 
 
-def _driver(session: Session) -> tuple[int, list[str]]:
+def _driver(session: Sandbox) -> tuple[int, list[str]]:
     """(host pid, argv) of the sandbox's driver."""
     assert session.pid is not None
     pidns = procs.child_pidns(session.pid)
@@ -226,7 +226,7 @@ def _driver(session: Session) -> tuple[int, list[str]]:
     return host_pid, [a for a in argv if a]
 
 
-def test_a_status_frame_the_driver_did_not_sign_is_rejected(session: Session) -> None:
+def test_a_status_frame_the_driver_did_not_sign_is_rejected(session: Sandbox) -> None:
     if os.geteuid() != 0:
         pytest.skip("only root may open the non-dumpable driver's descriptors from outside")
     session.run("cd /usr")
@@ -249,7 +249,7 @@ def test_a_status_frame_the_driver_did_not_sign_is_rejected(session: Session) ->
 
 
 def test_a_command_frame_the_host_did_not_sign_runs_nothing(
-    session: Session, workspace: Path
+    session: Sandbox, workspace: Path
 ) -> None:
     marker = workspace / "INJECTED"
     box = session._box
@@ -268,7 +268,7 @@ def test_a_command_frame_the_host_did_not_sign_runs_nothing(
 def test_the_driver_outlives_signals_and_its_death_takes_the_sandbox_with_it(
     workspace: Path,
 ) -> None:
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         s.run("sleep 4848.48 & disown")
         assert s.run("kill -9 1 -1; echo alive").output.endswith("alive\n")
         host_pid, _ = _driver(s)

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from shellagent.errors import SandboxUnavailable, UsageError
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.bwrap import find_bwrap
 from shellagent.sandbox.shell import interpreter
 
 
-def run(session: Session, command: str) -> tuple[int, str]:
+def run(session: Sandbox, command: str) -> tuple[int, str]:
     result = session.run(command)
     return result.exit_code, result.output
 
@@ -31,7 +31,7 @@ def run(session: Session, command: str) -> tuple[int, str]:
 
 
 def test_writes_outside_granted_paths_fail_and_inside_succeed(
-    session: Session, workspace: Path, home: Path
+    session: Sandbox, workspace: Path, home: Path
 ) -> None:
     code, _ = run(session, "touch /etc/sa-probe || touch $HOME/sa-probe || touch /usr/sa-probe")
     assert code != 0
@@ -43,7 +43,7 @@ def test_writes_outside_granted_paths_fail_and_inside_succeed(
 
 
 def test_a_symlink_in_the_workspace_cannot_redirect_a_write(
-    session: Session, workspace: Path, home: Path
+    session: Sandbox, workspace: Path, home: Path
 ) -> None:
     target = home / "outside-target"
     code, _ = run(session, f"ln -s {target} link && echo x > link")
@@ -52,7 +52,7 @@ def test_a_symlink_in_the_workspace_cannot_redirect_a_write(
 
 
 def test_git_hooks_and_config_are_read_only_but_objects_are_writable(
-    session: Session, workspace: Path
+    session: Sandbox, workspace: Path
 ) -> None:
     for path in (".git/hooks/pre-commit", ".git/config"):
         assert run(session, f"echo evil >> {path}")[0] != 0, path
@@ -71,7 +71,7 @@ def test_git_hooks_and_config_are_read_only_but_objects_are_writable(
 
 def test_protected_paths_that_do_not_exist_yet_cannot_be_created(workspace: Path) -> None:
     subprocess.run(["rm", "-rf", str(workspace / ".git/hooks")], check=True)
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         code, _ = run(s, "mkdir -p .git/hooks && echo x > .git/hooks/post-checkout")
         assert code != 0
         assert run(s, "rm -rf .git/hooks; mv .git/hooks .git/h2")[0] != 0
@@ -86,14 +86,14 @@ def test_a_protected_path_replaced_by_a_symlink_is_refused(workspace: Path) -> N
     (workspace / "h").mkdir()
     hooks.symlink_to(workspace / "h")
     with pytest.raises(UsageError, match="symlink"):
-        Session(get_profile("default", cwd=workspace))
+        Sandbox(get_profile("default", cwd=workspace))
 
 
 def test_nested_repositories_are_protected(workspace: Path) -> None:
     nested = workspace / "vendor/x"
     nested.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(nested)], check=True)
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         assert run(s, "echo x > vendor/x/.git/hooks/pre-commit")[0] != 0
         assert run(s, "echo x > vendor/x/file && echo ok")[1] == "ok\n"
 
@@ -102,10 +102,10 @@ def test_a_writable_grant_that_resolves_to_a_secret_is_refused(home: Path, works
     (workspace / "cache").symlink_to(home / ".ssh")
     profile = get_profile("default", cwd=workspace).with_options(writable=[workspace / "cache"])
     with pytest.raises(UsageError, match="protected"):
-        Session(profile)
+        Sandbox(profile)
 
 
-def test_secrets_are_unreadable_and_ordinary_files_readable(session: Session, home: Path) -> None:
+def test_secrets_are_unreadable_and_ordinary_files_readable(session: Sandbox, home: Path) -> None:
     probe = (
         "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.netrc ~/.gnupg/private.key "
         "~/.bash_history .env /etc/shadow 2>/dev/null; ls -A ~/.ssh"
@@ -130,11 +130,11 @@ def test_own_state_directories_are_invisible(home: Path, workspace: Path) -> Non
 
     data = paths.ensure_private_dir(paths.data_dir())
     (data / "transcript.jsonl").write_text("TRANSCRIPTSECRET")
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         assert "TRANSCRIPTSECRET" not in run(s, f"cat {data}/transcript.jsonl")[1]
 
 
-def test_no_device_nodes_or_hardlinks_to_protected_files(session: Session) -> None:
+def test_no_device_nodes_or_hardlinks_to_protected_files(session: Sandbox) -> None:
     assert run(session, "mknod x c 1 3")[0] != 0
     assert run(session, "ln /etc/passwd hl")[0] != 0
 
@@ -143,14 +143,14 @@ def test_writable_dotfiles_in_the_workspace_are_never_sourced(workspace: Path, h
     (workspace / ".bashrc").write_text("echo PWNED\n")
     (workspace / ".profile").write_text("echo PWNED\n")
     (home / ".bashrc").write_text("echo PWNED\n")
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         assert "PWNED" not in run(s, "echo start")[1]
         assert "PWNED" not in run(s, "bash -c 'echo inner'")[1]
 
 
 def test_granting_the_home_directory_keeps_startup_files_read_only(home: Path) -> None:
     profile = get_profile("default", cwd=home).with_options(writable=[home])
-    with Session(profile) as s:
+    with Sandbox(profile) as s:
         assert run(s, "echo evil >> ~/.bashrc")[0] != 0
         assert run(s, "echo evil > ~/.zshrc")[0] != 0
         assert run(s, "mkdir -p ~/.config/autostart && touch ~/.config/autostart/x")[0] != 0
@@ -193,7 +193,7 @@ CONNECT = (
 )
 
 
-def test_network_is_off_by_default(session: Session) -> None:
+def test_network_is_off_by_default(session: Sandbox) -> None:
     probes = [
         "getent ahosts example.com",
         "bash -c 'echo > /dev/tcp/1.1.1.1/443'",
@@ -206,7 +206,7 @@ def test_network_is_off_by_default(session: Session) -> None:
 
 
 def test_host_loopback_services_are_unreachable_without_network(
-    session: Session, host_listener: int
+    session: Sandbox, host_listener: int
 ) -> None:
     code, output = run(session, CONNECT.format(host="127.0.0.1", port=host_listener))
     assert code != 0 and "HOSTSERVICE" not in output
@@ -214,11 +214,11 @@ def test_host_loopback_services_are_unreachable_without_network(
 
 def test_network_option_reaches_host_services(workspace: Path, host_listener: int) -> None:
     profile = get_profile("default", cwd=workspace).with_options(network=True)
-    with Session(profile) as s:
+    with Sandbox(profile) as s:
         assert "HOSTSERVICE" in run(s, CONNECT.format(host="127.0.0.1", port=host_listener))[1]
 
 
-def test_abstract_unix_sockets_of_the_host_are_unreachable(session: Session) -> None:
+def test_abstract_unix_sockets_of_the_host_are_unreachable(session: Sandbox) -> None:
     name = f"shellagent-probe-{os.getpid()}"
     server = socket.socket(socket.AF_UNIX)
     server.bind("\0" + name)
@@ -238,7 +238,7 @@ def test_abstract_unix_sockets_of_the_host_are_unreachable(session: Session) -> 
 # -- C. process and kernel surface ----------------------------------------------------
 
 
-def test_no_terminal_so_tiocsti_injection_fails(session: Session) -> None:
+def test_no_terminal_so_tiocsti_injection_fails(session: Sandbox) -> None:
     probe = (
         "python3 -c 'import fcntl,termios,sys\n"
         "for fd in (0,1,2):\n"
@@ -253,7 +253,7 @@ def test_no_terminal_so_tiocsti_injection_fails(session: Session) -> None:
     assert run(session, "ps -o tty= -p $$")[1].strip() == "?"
 
 
-def test_pid_namespace_hides_host_processes(session: Session) -> None:
+def test_pid_namespace_hides_host_processes(session: Sandbox) -> None:
     count = int(run(session, "ls /proc | grep -c '^[0-9]'")[1])
     assert count < 12
     assert str(os.getpid()) not in run(session, "ls /proc")[1].split()
@@ -261,7 +261,7 @@ def test_pid_namespace_hides_host_processes(session: Session) -> None:
     assert "shellagent.sandbox.driver" in run(session, "tr '\\0' ' ' < /proc/1/cmdline")[1]
 
 
-def test_no_capabilities_and_no_new_privileges(session: Session) -> None:
+def test_no_capabilities_and_no_new_privileges(session: Sandbox) -> None:
     output = run(session, "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status")[1]
     assert "CapEff:\t0000000000000000" in output
     assert "CapBnd:\t0000000000000000" in output
@@ -269,7 +269,7 @@ def test_no_capabilities_and_no_new_privileges(session: Session) -> None:
     assert run(session, "sudo -n true")[0] != 0
 
 
-def test_no_namespace_or_mount_games(session: Session) -> None:
+def test_no_namespace_or_mount_games(session: Sandbox) -> None:
     for probe in (
         "unshare -U true",
         "unshare -m true",
@@ -280,7 +280,7 @@ def test_no_namespace_or_mount_games(session: Session) -> None:
     assert run(session, "true")[0] == 0
 
 
-def test_a_command_that_looks_like_bwrap_options_is_just_a_command(session: Session) -> None:
+def test_a_command_that_looks_like_bwrap_options_is_just_a_command(session: Sandbox) -> None:
     code, output = run(session, "--bind / / true")
     assert code == 127 and "not found" in output
     code, _ = run(session, "'--ro-bind' /tmp /tmp")
@@ -288,7 +288,7 @@ def test_a_command_that_looks_like_bwrap_options_is_just_a_command(session: Sess
 
 
 def test_killing_the_sandbox_stops_background_work(workspace: Path) -> None:
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         s.run("(while :; do date >> tick; sleep 0.1; done) &")
         time.sleep(0.5)
         assert s.pid is not None
@@ -307,7 +307,7 @@ def test_missing_bwrap_fails_closed_with_the_fix(
     monkeypatch.setenv("SHELLAGENT_BWRAP", "/nonexistent/bwrap")
     try:
         with pytest.raises(SandboxUnavailable) as info:
-            Session(get_profile("default", cwd=workspace))
+            Sandbox(get_profile("default", cwd=workspace))
         assert "apt-get install bubblewrap" in info.value.show()
     finally:
         find_bwrap.cache_clear()
@@ -326,7 +326,7 @@ def test_a_bwrap_that_cannot_start_is_reported_not_bypassed(
     monkeypatch.setenv("SHELLAGENT_BWRAP", str(fake))
     try:
         with pytest.raises(SandboxUnavailable, match="uid map") as info:
-            Session(get_profile("default", cwd=workspace))
+            Sandbox(get_profile("default", cwd=workspace))
         assert "sysctl" in (info.value.hint or "")
     finally:
         find_bwrap.cache_clear()
@@ -340,7 +340,7 @@ def test_host_ipc_sockets_and_their_variables_are_absent(
 ) -> None:
     monkeypatch.setenv("SSH_AUTH_SOCK", "/run/user/0/ssh-agent.sock")
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus")
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         output = run(s, 'echo "[$SSH_AUTH_SOCK][$DBUS_SESSION_BUS_ADDRESS]"; ls -A /run')[1]
         sockets = run(s, "find /run -type s | wc -l")[1]
     # /run holds only the read-only host view (hostview.py), and no socket anywhere below.
@@ -355,19 +355,19 @@ def test_the_daemon_socket_is_not_reachable_from_inside(workspace: Path) -> None
     server.bind(str(runtime / "daemon.sock"))
     server.listen(1)
     try:
-        with Session(get_profile("default", cwd=workspace)) as s:
+        with Sandbox(get_profile("default", cwd=workspace)) as s:
             assert run(s, f"test -e {runtime}/daemon.sock")[0] != 0
     finally:
         server.close()
 
 
-def test_commands_inherit_only_the_standard_file_descriptors(session: Session) -> None:
+def test_commands_inherit_only_the_standard_file_descriptors(session: Sandbox) -> None:
     output = run(session, "ls /proc/self/fd")[1].split()
     assert set(output) <= {"0", "1", "2", "3"}  # 3 is ls's own directory handle
     assert run(session, "readlink /proc/self/fd/0")[1] == "/dev/null\n"
 
 
-def test_hostname_and_ipc_are_isolated(session: Session) -> None:
+def test_hostname_and_ipc_are_isolated(session: Sandbox) -> None:
     assert run(session, "hostname")[1] == "sandbox\n"
     assert run(session, "cat /proc/sys/kernel/hostname")[1] != socket.gethostname() + "\n"
 
@@ -389,7 +389,7 @@ def test_environment_is_cleared_to_the_allowlist(
         "PROMPT_COMMAND",
     ):
         monkeypatch.setenv(key, "LEAKED-VALUE" if key != "LD_PRELOAD" else "")
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         env = run(s, "env")[1]
     assert "LEAKED-VALUE" not in env
     names = {line.split("=", 1)[0] for line in env.splitlines() if "=" in line}
@@ -428,7 +428,7 @@ def test_environment_is_cleared_to_the_allowlist(
     assert names <= allowed, names - allowed
 
 
-def test_a_long_git_log_and_an_editor_commit_do_not_hang(session: Session) -> None:
+def test_a_long_git_log_and_an_editor_commit_do_not_hang(session: Sandbox) -> None:
     make = (
         "for i in $(seq 300); do git -c user.email=a@b -c user.name=a commit -q "
         "--allow-empty -m c$i; done; echo made"
@@ -443,7 +443,7 @@ def test_a_long_git_log_and_an_editor_commit_do_not_hang(session: Session) -> No
 # -- ephemeral profile ----------------------------------------------------------------
 
 
-def test_ephemeral_root_is_writable_everywhere_and_vanishes(ephemeral: Session) -> None:
+def test_ephemeral_root_is_writable_everywhere_and_vanishes(ephemeral: Sandbox) -> None:
     setup = (
         "mkdir -p /var/log/app /opt/tool /data /home/user/x /etc/app && "
         "echo log > /var/log/app/a.log && echo conf > /etc/app/c && touch /usr/local/bin/t"
@@ -452,11 +452,11 @@ def test_ephemeral_root_is_writable_everywhere_and_vanishes(ephemeral: Session) 
     assert run(ephemeral, setup)[1] == "ok\n"
     assert not Path("/var/log/app/a.log").exists() and not Path("/data").exists()
     assert run(ephemeral, "cat /var/log/app/a.log /etc/app/c")[1] == "log\nconf\n"
-    with Session("ephemeral") as fresh:
+    with Sandbox("ephemeral") as fresh:
         assert run(fresh, "test -e /var/log/app/a.log")[0] != 0
 
 
-def test_ephemeral_sees_no_user_files_or_secrets(ephemeral: Session, home: Path) -> None:
+def test_ephemeral_sees_no_user_files_or_secrets(ephemeral: Sandbox, home: Path) -> None:
     # The only thing below /home or /root is the driver's interpreter, if it lives there
     # (pyenv, uv), bound read-only.
     bound = [Path(p) for p in interpreter()[1]]
@@ -501,20 +501,20 @@ print("{name}", call({nr}, {args}))
     ],
 )
 def test_seccomp_filter_blocks_dangerous_syscalls(
-    session: Session, name: str, nr: int, args: str, expected: str
+    session: Sandbox, name: str, nr: int, args: str, expected: str
 ) -> None:
     output = run(session, SYSCALL_PROBE.format(name=name, nr=nr, args=args))[1]
     assert output == f"{name} {expected}\n"
 
 
-def test_raw_packet_sockets_are_refused(session: Session) -> None:
+def test_raw_packet_sockets_are_refused(session: Sandbox) -> None:
     probe = "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'"
     assert run(session, probe)[0] != 0
     assert run(session, "python3 -c 'import socket; socket.socket()' && echo inet")[1] == "inet\n"
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="only root may map every id")
-def test_ephemeral_run_by_root_maps_every_id_for_task_setups(ephemeral: Session) -> None:
+def test_ephemeral_run_by_root_maps_every_id_for_task_setups(ephemeral: Sandbox) -> None:
     setup = (
         "touch /usr/local/bin/s && chown nobody:nogroup /usr/local/bin/s && "
         "stat -c %U:%G /usr/local/bin/s && mkdir -p /etc/postgresql/14/main && "
@@ -528,7 +528,7 @@ def test_ephemeral_run_by_root_maps_every_id_for_task_setups(ephemeral: Session)
 @pytest.mark.parametrize("profile", ["default", "ephemeral"])
 def test_no_profile_can_create_a_nested_user_namespace(workspace: Path, profile: str) -> None:
     probe = SYSCALL_PROBE.format(name="clone-newuser", nr=56, args="0x10000000 | 17, 0, 0, 0, 0")
-    with Session(get_profile(profile, cwd=workspace)) as s:
+    with Sandbox(get_profile(profile, cwd=workspace)) as s:
         output = run(s, probe)[1]
         assert output == "clone-newuser Operation not permitted\n"
         assert run(s, "unshare -U true")[0] != 0

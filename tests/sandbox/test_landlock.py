@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from shellagent.sandbox import Session, landlock
+from shellagent.sandbox import Sandbox, landlock
 
 pytestmark = pytest.mark.skipif(
     landlock.abi_version() == 0, reason="this kernel has no Landlock: the policy alone decides"
 )
 
 
-def test_the_sandbox_reports_the_kernel_abi(session: Session) -> None:
+def test_the_sandbox_reports_the_kernel_abi(session: Sandbox) -> None:
     assert session.landlock_abi == landlock.abi_version() >= 1
 
 
@@ -43,7 +43,7 @@ def test_the_sandbox_reports_the_kernel_abi(session: Session) -> None:
     ],
 )
 def test_a_confined_command_cannot_change_files(
-    session: Session, workspace: Path, write: str
+    session: Sandbox, workspace: Path, write: str
 ) -> None:
     def snapshot() -> list[tuple[str, int, int, bytes]]:
         return sorted(
@@ -67,7 +67,7 @@ def _xattr(path: Path) -> bytes:
         return b""
 
 
-def test_a_confined_command_reads_and_writes_its_output(session: Session) -> None:
+def test_a_confined_command_reads_and_writes_its_output(session: Sandbox) -> None:
     result = session.run(
         "cat README; ls -a | grep -c README; grep hello README > /dev/null && echo found",
         confined=True,
@@ -76,7 +76,7 @@ def test_a_confined_command_reads_and_writes_its_output(session: Session) -> Non
     assert result.confined and not result.refused and result.note == ""
 
 
-def test_a_confined_command_cannot_write_outside_the_workspace_either(session: Session) -> None:
+def test_a_confined_command_cannot_write_outside_the_workspace_either(session: Sandbox) -> None:
     for target in ("/tmp/x", "/dev/shm/x", "/proc/sys/kernel/core_pattern"):
         # the sysctl write repeats its own value, so a failure of this test changes nothing
         write = f"v=$(cat {target} 2>/dev/null); printf '%s\\n' \"$v\" > {target}"
@@ -84,7 +84,7 @@ def test_a_confined_command_cannot_write_outside_the_workspace_either(session: S
     assert session.run("echo x > /tmp/x").exit_code == 0  # positive control
 
 
-def test_a_confined_command_cannot_connect_or_listen(session: Session) -> None:
+def test_a_confined_command_cannot_connect_or_listen(session: Sandbox) -> None:
     started = session.run(
         "python3 -m http.server 8766 --bind 127.0.0.1 >/dev/null 2>&1 & "
         "for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/8766) 2>/dev/null && break; "
@@ -101,7 +101,7 @@ def test_a_confined_command_cannot_connect_or_listen(session: Session) -> None:
     assert session.run(listen).output == "ok\n"
 
 
-def test_a_confined_command_cannot_send_datagrams_either(session: Session) -> None:
+def test_a_confined_command_cannot_send_datagrams_either(session: Sandbox) -> None:
     """Landlock leaves UDP out: a DNS query could carry a file's content away."""
     receive = (
         "python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
@@ -124,7 +124,7 @@ def test_a_confined_command_cannot_send_datagrams_either(session: Session) -> No
     assert session.run("sleep 0.3; cat /tmp/got").output == "leaked\n"
 
 
-def test_a_confined_command_cannot_signal_or_reach_older_processes(session: Session) -> None:
+def test_a_confined_command_cannot_signal_or_reach_older_processes(session: Sandbox) -> None:
     started = session.run("sleep 4949.49 & echo $!")
     pid = started.output.strip()
     assert session.run(f"kill -0 {pid}", confined=True).exit_code != 0
@@ -141,7 +141,7 @@ def test_a_confined_command_cannot_signal_or_reach_older_processes(session: Sess
     assert session.run(f"kill {pid}").exit_code == 0  # positive control
 
 
-def test_commands_cannot_open_the_proc_entries_of_other_commands(session: Session) -> None:
+def test_commands_cannot_open_the_proc_entries_of_other_commands(session: Sandbox) -> None:
     if session.landlock_abi < 2:
         pytest.skip("commands are separate domains from ABI 2")
     pid = session.run("sleep 5050.50 & ls /proc/$!/fd >/dev/null && echo $!").output.strip()
@@ -150,7 +150,7 @@ def test_commands_cannot_open_the_proc_entries_of_other_commands(session: Sessio
     assert "Permission denied" in later.output and later.exit_code != 0
 
 
-def test_state_set_by_confined_commands_carries_over(session: Session, workspace: Path) -> None:
+def test_state_set_by_confined_commands_carries_over(session: Sandbox, workspace: Path) -> None:
     (workspace / "sub").mkdir()
     session.run("cd sub; export COLOUR=blue; n=3", confined=True)
     result = session.run("pwd; echo $COLOUR $n", confined=True)
@@ -159,7 +159,7 @@ def test_state_set_by_confined_commands_carries_over(session: Session, workspace
     assert session.run("echo $COLOUR").output == "blue\n"  # and into unconfined ones
 
 
-def test_a_confined_command_cannot_widen_what_later_globs_and_lines_mean(session: Session) -> None:
+def test_a_confined_command_cannot_widen_what_later_globs_and_lines_mean(session: Sandbox) -> None:
     # dotglob would make an approved `rm -rf *` take .git too; without globskipdots, .*
     # names ..; posix and the like change how later lines are read. The policy asks first.
     # globstar, noglob and brace expansion off change what a later command's words name.
@@ -192,7 +192,7 @@ def test_a_confined_command_cannot_widen_what_later_globs_and_lines_mean(session
     assert session.run("shopt -p dotglob").output == "shopt -s dotglob\n"
 
 
-def test_a_confined_command_cannot_add_change_or_export_functions(session: Session) -> None:
+def test_a_confined_command_cannot_add_change_or_export_functions(session: Sandbox) -> None:
     # The policy asks before a definition or an export -f; if it was fooled, the change
     # does not reach later commands (an exported function runs in place of the program in
     # every bash they start). Removing one is no harm and stays.
@@ -225,7 +225,7 @@ def test_a_confined_command_cannot_add_change_or_export_functions(session: Sessi
     ],
 )
 def test_a_confined_command_cannot_change_variables_that_run_code(
-    session: Session, change: str
+    session: Sandbox, change: str
 ) -> None:
     name = change.removeprefix("export ").split("=")[0]
     before = session.run(f"declare -p {name} 2>&1").output
@@ -237,7 +237,7 @@ def test_a_confined_command_cannot_change_variables_that_run_code(
 
 
 @pytest.mark.parametrize("first", [True, False], ids=["first-command", "later"])
-def test_a_confined_command_cannot_loosen_the_umask(session: Session, first: bool) -> None:
+def test_a_confined_command_cannot_loosen_the_umask(session: Sandbox, first: bool) -> None:
     """Even the session's first command: the umask decides who may write every file made
     after it."""
     if not first:
@@ -249,13 +249,13 @@ def test_a_confined_command_cannot_loosen_the_umask(session: Session, first: boo
     assert session.run("umask").output == "0027\n"
 
 
-def test_refused_is_only_said_of_confined_commands(session: Session) -> None:
+def test_refused_is_only_said_of_confined_commands(session: Sandbox) -> None:
     denied = session.run("cat /proc/1/environ")
     assert "denied" in denied.output and not denied.refused and not denied.confined
 
 
 def test_the_ephemeral_root_with_its_capabilities_is_still_read_only_when_confined(
-    ephemeral: Session,
+    ephemeral: Sandbox,
 ) -> None:
     assert ephemeral.run("echo x > /etc/app.conf", confined=True).exit_code != 0
     assert ephemeral.run("cat /etc/app.conf").exit_code != 0

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.limits import Limits, MiB
 
 Runner = Callable[..., list[dict[str, Any]]]
@@ -49,7 +49,7 @@ def _check(outputs: list[str], codes: list[int]) -> None:
 @pytest.mark.parametrize("profile", ["default", "ephemeral"])
 def test_limits_stop_each_exhaustion_probe(workspace: Path, profile: str) -> None:
     session_profile = dataclasses.replace(get_profile(profile, cwd=workspace), limits=SMALL)
-    with Session(session_profile, timeout=20) as s:
+    with Sandbox(session_profile, timeout=20) as s:
         results = [s.run(probe) for probe in PROBES]
         _check([r.output for r in results], [r.exit_code for r in results])
         where = "/var" if profile == "ephemeral" else "."

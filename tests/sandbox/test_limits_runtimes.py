@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.limits import GiB, Limits, MiB
 
 LIMITS = Limits(processes=256, memory_bytes=2 * GiB, tmp_bytes=64 * MiB, file_bytes=GiB)
@@ -28,7 +28,7 @@ def test_runtimes_that_reserve_address_space_start_under_the_limits(
     if shutil.which(tool) is None:
         pytest.skip(f"{tool} is not installed")
     profile = dataclasses.replace(get_profile("default", cwd=workspace), limits=LIMITS)
-    with Session(profile, timeout=60) as s:
+    with Sandbox(profile, timeout=60) as s:
         started = s.run(probe)
         hog = s.run(HOG)
     assert expected in started.output, started.output

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.sandbox import Session, procs
+from shellagent.sandbox import Sandbox, procs
 from shellagent.sandbox.userns import HOST_BASE, SHIFTED_COUNT
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="only root maps a range of ids")
@@ -38,7 +38,7 @@ NPROC_PROBE = (
 )
 
 
-def _host_uids(session: Session) -> set[int]:
+def _host_uids(session: Sandbox) -> set[int]:
     """The real uids, as the host sees them, of every process inside the sandbox."""
     assert session.pid is not None
     pidns = procs.child_pidns(session.pid)
@@ -53,7 +53,7 @@ def _host_uids(session: Session) -> set[int]:
 
 
 def test_root_inside_is_an_unprivileged_host_uid_that_can_still_set_up_tasks() -> None:
-    with Session("ephemeral", timeout=20) as s:
+    with Sandbox("ephemeral", timeout=20) as s:
         inside = s.run("id -u; cat /proc/self/uid_map")
         assert inside.output.split() == ["0", "0", str(HOST_BASE), str(SHIFTED_COUNT)]
         assert _host_uids(s) == {HOST_BASE}
@@ -66,10 +66,10 @@ def test_root_inside_is_an_unprivileged_host_uid_that_can_still_set_up_tasks() -
 def test_the_process_limit_binds_root_inside_only_when_it_is_not_host_root(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    with Session("ephemeral", timeout=20) as s:
+    with Sandbox("ephemeral", timeout=20) as s:
         shifted = s.run(NPROC_PROBE).output
     monkeypatch.setenv("SHELLAGENT_IDMAP", "off")
-    with Session("ephemeral", timeout=20) as s:
+    with Sandbox("ephemeral", timeout=20) as s:
         assert s.run("cat /proc/self/uid_map").output.split() == ["0", "0", "4294967295"]
         identity = s.run(NPROC_PROBE).output
         assert s.run(TASK_SETUP).output.endswith("setup-ok\n")  # the control works alike
@@ -78,7 +78,7 @@ def test_the_process_limit_binds_root_inside_only_when_it_is_not_host_root(
 
 
 def test_no_namespace_handle_reaches_the_sandbox() -> None:
-    with Session("ephemeral", timeout=10) as s:
+    with Sandbox("ephemeral", timeout=10) as s:
         fds = s.run("ls -l /proc/self/fd /proc/1/fd 2>/dev/null")
     assert "user:[" not in fds.output and "mnt:[" not in fds.output
     assert "/dev/null" in fds.output  # positive control: the listing itself worked

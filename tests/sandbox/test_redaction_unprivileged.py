@@ -25,14 +25,14 @@ SESSION = r"""
 import io, json, sys
 from pathlib import Path
 from shellagent.events import ChatMessage, End, Execution, ModelTurn, PolicyVerdict, SessionStart
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.transcript import TranscriptWriter, export, iter_transcripts, read_transcript
 from shellagent.transcript.render import render_transcript
 spec = json.loads(sys.argv[1])
 writer = TranscriptWriter()
 writer.write(SessionStart(session=writer.session_id, task=spec["task"]))
 writer.write(ChatMessage(role="user", content=spec["task"]))
-with Session(get_profile("default", cwd=Path(spec["cwd"])), timeout=20) as session:
+with Sandbox(get_profile("default", cwd=Path(spec["cwd"])), timeout=20) as session:
     for turn, command in enumerate(spec["commands"]):
         raw = json.dumps({"cmd": command, "why": "look"})
         writer.write(ModelTurn(turn=turn, raw=raw, action={"cmd": command, "why": "look"}))

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from shellagent.errors import InputError, SessionClosed
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 
 from .conftest import host_processes
 
 
-def test_cwd_variables_and_functions_persist_between_commands(session: Session) -> None:
+def test_cwd_variables_and_functions_persist_between_commands(session: Sandbox) -> None:
     session.run("cd /usr/share; export A=1; B=2; greet() { echo hi $1; }")
     result = session.run("pwd; echo $A $B; greet you")
     assert result.output == "/usr/share\n1 2\nhi you\n"
@@ -36,7 +36,7 @@ def test_cwd_variables_and_functions_persist_between_commands(session: Session) 
     ],
 )
 def test_exit_codes_are_exact(
-    session: Session, command: str, code: int, output: str | None
+    session: Sandbox, command: str, code: int, output: str | None
 ) -> None:
     result = session.run(command)
     assert result.exit_code == code
@@ -45,7 +45,7 @@ def test_exit_codes_are_exact(
 
 
 def test_commands_that_change_no_state_keep_it_and_their_own_exit_codes(
-    session: Session,
+    session: Sandbox,
 ) -> None:
     # Such a command leaves the same dump as the one before, which the driver does not parse
     # again; a read-only one whose guarded change was undone must not count as unchanged.
@@ -60,7 +60,7 @@ def test_commands_that_change_no_state_keep_it_and_their_own_exit_codes(
     assert session.cwd == "/usr/share" and "greet" in session.functions
 
 
-def test_options_carry_over_and_act_on_the_command_only(session: Session) -> None:
+def test_options_carry_over_and_act_on_the_command_only(session: Sandbox) -> None:
     # Most options are set before the command is known; xtrace and allexport after the
     # job's own lines, which they would print or export.
     assert session.run("set -eaxu -o noglob; shopt -s extglob nullglob").exit_code == 0
@@ -80,7 +80,7 @@ def test_options_carry_over_and_act_on_the_command_only(session: Session) -> Non
 
 
 def test_a_state_larger_than_the_dump_pipe_carries_and_one_over_the_limit_does_not_hang(
-    session: Session,
+    session: Sandbox,
 ) -> None:
     # The dump pipe holds 1 MiB and is read only once the shell exits, unless the command
     # runs longer than DUMP_WATCH_MS: a bigger dump must not block the shell.
@@ -98,13 +98,13 @@ def test_a_state_larger_than_the_dump_pipe_carries_and_one_over_the_limit_does_n
     assert session.run('echo "${#y}"').output == "3000000\n"
 
 
-def test_pipefail_stays_on_even_if_a_command_turns_it_off(session: Session) -> None:
+def test_pipefail_stays_on_even_if_a_command_turns_it_off(session: Sandbox) -> None:
     session.run("set +o pipefail")
     assert session.run("true | false").exit_code == 1
 
 
 def test_timeout_kills_background_children_and_the_shell_stays_usable(
-    session: Session,
+    session: Sandbox,
 ) -> None:
     marker = "4242.4242"
     result = session.run(f"sleep {marker} & sleep {marker}; wait", timeout=1)
@@ -113,19 +113,19 @@ def test_timeout_kills_background_children_and_the_shell_stays_usable(
     assert session.run("echo still here").output == "still here\n"
 
 
-def test_background_jobs_of_earlier_commands_survive_a_later_timeout(session: Session) -> None:
+def test_background_jobs_of_earlier_commands_survive_a_later_timeout(session: Sandbox) -> None:
     session.run("sleep 4343.4343 &")
     session.run("sleep 100", timeout=0.5)
     assert host_processes("4343.4343") != []
 
 
-def test_grandchild_holding_stdout_does_not_hang_completion(session: Session) -> None:
+def test_grandchild_holding_stdout_does_not_hang_completion(session: Sandbox) -> None:
     result = session.run("(sleep 4444.1 >&1 &) ; echo done", timeout=30)
     assert result.output == "done\n" and not result.timed_out  # no wait for pipe EOF
 
 
 def test_setsid_processes_die_with_the_session(workspace: Path) -> None:
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         s.run("setsid sleep 4545.45 & disown; (setsid sleep 4545.45 &)")
         assert host_processes("4545.45")
     time.sleep(0.2)
@@ -142,13 +142,13 @@ def test_setsid_processes_die_with_the_session(workspace: Path) -> None:
         "ssh -o BatchMode=yes example.invalid",
     ],
 )
-def test_stdin_readers_get_end_of_file_at_once(session: Session, command: str) -> None:
+def test_stdin_readers_get_end_of_file_at_once(session: Sandbox, command: str) -> None:
     result = session.run(command, timeout=30)
     assert not result.timed_out
     assert session.run("echo next").output == "next\n"
 
 
-def test_pagers_and_editors_never_wait_for_a_human(session: Session) -> None:
+def test_pagers_and_editors_never_wait_for_a_human(session: Sandbox) -> None:
     session.run("git config --global user.email a@b.c 2>/dev/null; true")
     setup = (
         "git -c user.email=a@b.c -c user.name=a commit -q --allow-empty -m one && "
@@ -168,27 +168,27 @@ def test_pagers_and_editors_never_wait_for_a_human(session: Session) -> None:
 
 
 def test_large_output_is_capped_with_head_tail_and_a_note(workspace: Path) -> None:
-    with Session(get_profile("default", cwd=workspace), head=1000, tail=500) as s:
+    with Sandbox(get_profile("default", cwd=workspace), head=1000, tail=500) as s:
         result = s.run("head -c 10000000 /dev/urandom | base64", timeout=60)
     assert result.truncated and result.exit_code == 0
     assert "bytes omitted …]" in result.output
     assert len(result.output) < 2000
 
 
-def test_infinite_output_is_killed_at_the_timeout_with_bounded_output(session: Session) -> None:
+def test_infinite_output_is_killed_at_the_timeout_with_bounded_output(session: Sandbox) -> None:
     result = session.run("yes", timeout=1.5)
     assert result.timed_out and result.truncated
     assert len(result.output) < 20000
 
 
-def test_binary_output_and_terminal_queries_are_decoded_and_stripped(session: Session) -> None:
+def test_binary_output_and_terminal_queries_are_decoded_and_stripped(session: Sandbox) -> None:
     result = session.run("head -c 4000 /bin/ls; printf '\\e[6n\\e]11;?\\a\\e[31mred\\e[0m\\n'")
     assert result.exit_code == 0
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert result.output.endswith("red\n")
 
 
-def test_printed_markers_and_prompt_changes_cannot_fake_completion(session: Session) -> None:
+def test_printed_markers_and_prompt_changes_cannot_fake_completion(session: Sandbox) -> None:
     spoof = (
         "printf 'S\\0deadbeef\\0000\\0/\\0\\0'; echo 'S 0'; PS1=x; "
         "unset PROMPT_COMMAND; trap '' DEBUG; sleep 0.5; echo real; (exit 4)"
@@ -212,7 +212,7 @@ def test_printed_markers_and_prompt_changes_cannot_fake_completion(session: Sess
     ],
 )
 def test_a_command_that_ends_its_shell_keeps_the_state_from_before_it(
-    session: Session, command: str, code: int
+    session: Sandbox, command: str, code: int
 ) -> None:
     session.run("cd /usr; export KEEP=1")
     result = session.run(f"cd /; export KEEP=2; {command}")
@@ -222,19 +222,19 @@ def test_a_command_that_ends_its_shell_keeps_the_state_from_before_it(
     assert after.output == "/usr\nkeep=1\n" and after.note == ""
 
 
-def test_break_outside_a_loop_is_an_ordinary_error(session: Session) -> None:
+def test_break_outside_a_loop_is_an_ordinary_error(session: Sandbox) -> None:
     result = session.run("cd /usr; break; echo after")
     assert result.output.endswith("after\n") and result.note == ""
     assert session.cwd == "/usr"
 
 
-def test_the_driver_ignores_signals_from_inside(session: Session) -> None:
+def test_the_driver_ignores_signals_from_inside(session: Sandbox) -> None:
     result = session.run("kill -9 1; kill -KILL -1; kill -TERM $PPID; echo alive")
     assert result.output.endswith("alive\n") and not result.shell_restarted
     assert session.run("echo still").output == "still\n"
 
 
-def test_a_sandbox_killed_from_outside_is_recreated(session: Session) -> None:
+def test_a_sandbox_killed_from_outside_is_recreated(session: Sandbox) -> None:
     session.run("cd /usr")
     assert session.pid is not None
     os.killpg(session.pid, signal.SIGKILL)
@@ -243,7 +243,7 @@ def test_a_sandbox_killed_from_outside_is_recreated(session: Session) -> None:
     assert session.run("pwd; echo back").output == "/usr\nback\n"
 
 
-def test_multiline_commands_and_heredocs_complete_once(session: Session) -> None:
+def test_multiline_commands_and_heredocs_complete_once(session: Sandbox) -> None:
     result = session.run("for i in 1 2; do\n  echo $i\ndone\ncat <<'EOF'\na $HOME\nEOF")
     assert result.output == "1\n2\na $HOME\n"
     body = "x" * 10_000
@@ -251,20 +251,20 @@ def test_multiline_commands_and_heredocs_complete_once(session: Session) -> None
     assert result.output.strip() == "10001"
 
 
-def test_syntax_errors_are_reported_without_wedging_the_shell(session: Session) -> None:
+def test_syntax_errors_are_reported_without_wedging_the_shell(session: Sandbox) -> None:
     result = session.run('echo "unterminated')
     assert result.exit_code == 2 and "unexpected EOF" in result.output
     assert session.run("echo fine").output == "fine\n"
 
 
-def test_interrupt_from_another_thread_stops_the_command(session: Session) -> None:
+def test_interrupt_from_another_thread_stops_the_command(session: Sandbox) -> None:
     threading.Timer(0.5, session.interrupt).start()
     result = session.run("while :; do echo x; sleep 0.1; done", timeout=60)
     assert result.timed_out and "interrupted" in result.note
     assert session.run("echo next").output == "next\n"
 
 
-def test_a_builtin_busy_loop_is_stopped_at_the_timeout(session: Session) -> None:
+def test_a_builtin_busy_loop_is_stopped_at_the_timeout(session: Sandbox) -> None:
     session.run("cd /usr")
     result = session.run("cd /; while :; do :; done", timeout=0.5)
     assert result.timed_out and not result.shell_restarted
@@ -272,7 +272,7 @@ def test_a_builtin_busy_loop_is_stopped_at_the_timeout(session: Session) -> None
     assert session.run("pwd").output == "/usr\n"
 
 
-def test_background_servers_do_not_block_and_are_reachable_inside(session: Session) -> None:
+def test_background_servers_do_not_block_and_are_reachable_inside(session: Sandbox) -> None:
     started = session.run("python3 -m http.server 8765 >/dev/null 2>&1 &", timeout=30)
     assert started.exit_code == 0 and not started.timed_out
     fetch = (
@@ -284,7 +284,7 @@ def test_background_servers_do_not_block_and_are_reachable_inside(session: Sessi
 
 
 def test_repeated_shell_and_sandbox_kills_leave_no_processes(workspace: Path) -> None:
-    with Session(get_profile("default", cwd=workspace)) as s:
+    with Sandbox(get_profile("default", cwd=workspace)) as s:
         for i in range(12):
             s.run("sleep 4646.46 &")
             if i % 2:
@@ -306,7 +306,7 @@ def test_repeated_shell_and_sandbox_kills_leave_no_processes(workspace: Path) ->
 
 
 def test_session_time_limit_destroys_the_sandbox(workspace: Path) -> None:
-    with Session(get_profile("default", cwd=workspace), max_session_s=1) as s:
+    with Sandbox(get_profile("default", cwd=workspace), max_session_s=1) as s:
         result = s.run("sleep 4747.47", timeout=30)
         assert "time limit" in result.note
         with pytest.raises(SessionClosed):
@@ -323,7 +323,7 @@ def test_session_time_limit_destroys_the_sandbox(workspace: Path) -> None:
     ],
 )
 def test_bad_commands_are_refused_with_a_clear_error(
-    session: Session, command: str, message: str
+    session: Sandbox, command: str, message: str
 ) -> None:
     with pytest.raises(InputError, match=message):
         session.run(command)

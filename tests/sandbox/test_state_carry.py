@@ -1,5 +1,5 @@
 """A follow-up task's sandbox starts from the shell state of the one before it
-(``Session.export_state`` → ``Session(state=…)``), read as strictly as any command's dump."""
+(``Sandbox.export_state`` → ``Sandbox(state=…)``), read as strictly as any command's dump."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 
 
-def _session(workspace: Path, state: bytes | None = None) -> Session:
-    return Session(get_profile("default", cwd=workspace), state=state)
+def _session(workspace: Path, state: bytes | None = None) -> Sandbox:
+    return Sandbox(get_profile("default", cwd=workspace), state=state)
 
 
 def test_variables_functions_options_and_umask_carry_over(workspace: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.transaction import Workspace
 
 
@@ -37,16 +37,16 @@ def home(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def open_session(home: Path) -> Iterator[Callable[[], tuple[Workspace, Session]]]:
+def open_session(home: Path) -> Iterator[Callable[[], tuple[Workspace, Sandbox]]]:
     """A fresh overlay session over the home directory, cwd ~/Documents."""
-    opened: list[Session] = []
+    opened: list[Sandbox] = []
 
-    def make() -> tuple[Workspace, Session]:
+    def make() -> tuple[Workspace, Sandbox]:
         ws = Workspace.create(f"t-{uuid.uuid4().hex[:8]}", [home])
         profile = dataclasses.replace(
             get_profile("default", cwd=home / "Documents"), writable=(), overlays=ws.overlays()
         )
-        session = Session(profile, timeout=10)
+        session = Sandbox(profile, timeout=10)
         opened.append(session)
         return ws, session
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shellagent.cli.main import main
-from shellagent.sandbox import Session
+from shellagent.sandbox import Sandbox
 from shellagent.transaction import Workspace, compute
 from shellagent.transaction.apply import (
     ApplyRefused,
@@ -26,7 +26,7 @@ from shellagent.transaction.apply import (
 )
 from shellagent.transaction.workspace import SessionInUse, workspaces_root
 
-Opener = Callable[[], tuple[Workspace, Session]]
+Opener = Callable[[], tuple[Workspace, Sandbox]]
 
 
 def test_apply_copies_the_upper_file_and_refuses_a_session_in_use(
@@ -255,14 +255,14 @@ def test_the_change_set_counts_what_the_upper_layers_take(home: Path, open_sessi
 NOBODY_SWAP = r"""
 import dataclasses, json, sys
 from pathlib import Path
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.transaction import Workspace, compute
 from shellagent.transaction.apply import ApplyRefused, ApplyStopped, Baseline, apply
 home, elsewhere = Path(sys.argv[1]), Path(sys.argv[2])
 ws = Workspace.create("nobody-swap", [home], workdir=home / "work")
 profile = dataclasses.replace(get_profile("default", cwd=home / "work"), writable=(),
                               overlays=ws.overlays())
-with Session(profile, timeout=10) as s:
+with Sandbox(profile, timeout=10) as s:
     s.run("printf job > sub/newjob && cp /bin/true tool && chmod 4755 tool && mkfifo p")
 changes = compute(ws)
 Baseline(ws).note(changes)

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from shellagent.cli.main import main
-from shellagent.sandbox import Session
+from shellagent.sandbox import Sandbox
 from shellagent.transaction import Workspace
 from tests.transaction.conftest import tree
 
 
 def test_apply_then_undo_through_the_command_line(
     home: Path,
-    open_session: Callable[[], tuple[Workspace, Session]],
+    open_session: Callable[[], tuple[Workspace, Sandbox]],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     before = tree(home)
@@ -39,7 +39,7 @@ def test_apply_then_undo_through_the_command_line(
 
 def test_discard_and_unknown_sessions(
     home: Path,
-    open_session: Callable[[], tuple[Workspace, Session]],
+    open_session: Callable[[], tuple[Workspace, Sandbox]],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     before = tree(home)

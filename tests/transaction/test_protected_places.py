@@ -13,7 +13,7 @@ import pytest
 
 from shellagent import protected
 from shellagent.policy.pathclass import Places
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.mounts import default_plan
 from shellagent.sandbox.profiles import Overlay
 from shellagent.transaction import Workspace, compute
@@ -105,18 +105,18 @@ def test_an_unreadable_directory_on_path_never_stops_a_session(
     try:
         monkeypatch.setenv("PATH", f"{locked / 'bin'}:/usr/bin:/bin")
         assert protected.path_dirs(home)  # no error
-        with Session(get_profile("default", cwd=home / "Documents"), timeout=10) as s:
+        with Sandbox(get_profile("default", cwd=home / "Documents"), timeout=10) as s:
             assert s.run("echo ok").output == "ok\n"
     finally:
         locked.chmod(0o755)
 
 
-def _overlay_session(home: Path, cwd: Path) -> tuple[Workspace, Session]:
+def _overlay_session(home: Path, cwd: Path) -> tuple[Workspace, Sandbox]:
     ws = Workspace.create(f"t-{uuid.uuid4().hex[:8]}", [home], workdir=cwd)
     profile = dataclasses.replace(
         get_profile("default", cwd=cwd), writable=(), overlays=ws.overlays()
     )
-    return ws, Session(profile, timeout=10)
+    return ws, Sandbox(profile, timeout=10)
 
 
 REVIEW_H1 = (
@@ -222,7 +222,7 @@ def test_a_bare_repository_look_alike_is_held_back_like_dot_git(home: Path) -> N
 NOBODY_SCRIPT = r"""
 import dataclasses, json, sys
 from pathlib import Path
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.transaction import Workspace, compute
 from shellagent.transaction.apply import ApplyRefused, apply
 home = Path(sys.argv[1])
@@ -231,7 +231,7 @@ for n, rel in enumerate(json.loads(sys.argv[2])):
     ws = Workspace.create(f"nobody-{n}", [home], workdir=home / "work")
     profile = dataclasses.replace(get_profile("default", cwd=home / "work"), writable=(),
                                   overlays=ws.overlays())
-    with Session(profile, timeout=10) as s:
+    with Sandbox(profile, timeout=10) as s:
         r = s.run(f"mkdir -p \"$(dirname ~/{rel})\" && echo x >> ~/{rel}")
     if r.exit_code != 0:
         out[rel] = "read-only"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shellagent.errors import ShellagentError
-from shellagent.sandbox import Session
+from shellagent.sandbox import Sandbox
 from shellagent.transaction import Workspace, compute
 from shellagent.transaction.apply import (
     ApplyRefused,
@@ -26,7 +26,7 @@ from shellagent.transaction.apply import (
 )
 from tests.transaction.conftest import tree
 
-Opener = Callable[[], tuple[Workspace, Session]]
+Opener = Callable[[], tuple[Workspace, Sandbox]]
 
 
 def test_moving_files_into_the_private_tmp_loses_nothing(home: Path, open_session: Opener) -> None:
@@ -215,14 +215,14 @@ def test_a_full_disk_stops_the_apply_with_nothing_half_written(
 NOBODY_SCRIPT = """
 import dataclasses, json, sys
 from pathlib import Path
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.transaction import Workspace, compute
 from shellagent.transaction.apply import Baseline, apply, undo
 home = Path(sys.argv[1])
 ws = Workspace.create("nobody-1", [home])
 profile = dataclasses.replace(get_profile("default", cwd=home), writable=(),
                               overlays=ws.overlays())
-with Session(profile, timeout=10) as s:
+with Sandbox(profile, timeout=10) as s:
     outs = [s.run(c).exit_code for c in (
         "mv notes /tmp/gone && echo new > fresh.txt && echo more >> report.md",
         "rm -rf keep && mkdir keep && echo q > keep/q",

@@ -27,7 +27,7 @@ from shellagent.agent import AgentConfig, AutoApprover, run_task
 from shellagent.agent.observation import cut
 from shellagent.policy import PolicyEngine
 from shellagent.redaction import BlockTracker, cut_text
-from shellagent.sandbox import Session, get_profile
+from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.output import CappedBuffer
 from shellagent.testing import ScriptedBackend
 from shellagent.transcript import Redactor, TranscriptWriter
@@ -274,7 +274,7 @@ def test_a_key_cut_by_the_sandbox_itself_leaves_no_piece_on_disk_or_in_the_expor
     policy = PolicyEngine.load(workspace=outside_tmp)
     replies = [json.dumps({"cmd": "cat blob.txt", "why": "show"}), json.dumps({"done": "ok"})]
     with (
-        Session(get_profile("default", cwd=outside_tmp), timeout=10) as shell,
+        Sandbox(get_profile("default", cwd=outside_tmp), timeout=10) as shell,
         TranscriptWriter() as sink,
     ):
         run_task(

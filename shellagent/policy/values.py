@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from shellagent.policy.decision import Decision
 from shellagent.policy.words import WordReader
 
 # bash keeps these itself and they always hold integers.
@@ -576,7 +577,7 @@ def _runs_code(value: str) -> bool:
 
 @dataclass(frozen=True)
 class Finding:
-    verdict: str  # ask | deny
+    decision: Decision  # ASK or DENY
     reason: str
     where: str
 
@@ -617,7 +618,7 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
             value = next(v for v in bad if _runs_code(v))
             findings.append(
                 Finding(
-                    "deny",
+                    Decision.DENY,
                     f"bash evaluates {use.name} {what} in {use.where}, and the value carried "
                     f"from an earlier command, {_short(value)!r}, runs a command when evaluated",
                     use.where,
@@ -627,7 +628,7 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
         if bad:
             findings.append(
                 Finding(
-                    "ask",
+                    Decision.ASK,
                     f"bash evaluates {use.name} {what} in {use.where}, and its carried value "
                     f"{_short(bad[0])!r} is not a plain "
                     + (
@@ -644,7 +645,7 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
         if any(v is None for v in values):
             findings.append(
                 Finding(
-                    "ask",
+                    Decision.ASK,
                     f"bash evaluates {use.name} {what} in {use.where}, and its value is only "
                     "known when it runs (a value like a[$(cmd)] runs cmd)",
                     use.where,
@@ -655,7 +656,7 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
         if static_bad:
             findings.append(
                 Finding(
-                    "ask",
+                    Decision.ASK,
                     f"bash evaluates {use.name} {what} in {use.where}, and the value "
                     f"{_short(static_bad[0])!r} set here is not plain",
                     use.where,
@@ -666,7 +667,7 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
         if None in flow.assigned.get(name, []):
             findings.append(
                 Finding(
-                    "ask",
+                    Decision.ASK,
                     f"{name} is an integer variable (declare -i): bash evaluates whatever is "
                     "read into it as arithmetic, and that is only known when it runs",
                     name,
@@ -676,7 +677,7 @@ def judge(flow: Flow, carried: Carried | None) -> list[Finding]:
         if carried is not None and name in carried.integers and not plain_integer(text):
             findings.append(
                 Finding(
-                    "ask",
+                    Decision.ASK,
                     f"{name} is an integer variable carried from an earlier command: bash "
                     f"evaluates {_short(text)!r} assigned to it as arithmetic",
                     f"{name}={text}",
