@@ -27,7 +27,6 @@ from shellagent.eval.report import (
     write_results,
 )
 from shellagent.eval.runner import (
-    EpisodeSink,
     EvalRun,
     RunConfig,
     TaskResult,
@@ -48,7 +47,6 @@ from shellagent.eval.tasks import (
 __all__ = [
     "Agent",
     "AgentRun",
-    "EpisodeSink",
     "EvalRun",
     "Gold",
     "ModelAgent",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from shellagent.model.backend import Backend
     from shellagent.model.pool import ModelPool
     from shellagent.policy import PolicyEngine
-    from shellagent.sandbox import Session
+    from shellagent.sandbox import Shell
     from shellagent.transcript import TranscriptSink
 
 
@@ -41,7 +41,7 @@ class Agent(Protocol):
     name: str
 
     def run(
-        self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun: ...
 
 
@@ -51,7 +51,7 @@ class NothingAgent:
     name = "nothing"
 
     def run(
-        self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
         sink.write(
             SessionStart(
@@ -152,7 +152,7 @@ class ModelAgent:
             return self._book
 
     def run(
-        self, task: Task, *, shell: Session, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
         from shellagent.agent import Agent, AgentConfig, AutoApprover
 
