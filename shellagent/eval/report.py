@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-
 from shellagent.eval.runner import EvalRun, TaskResult
 from shellagent.jsontypes import JsonObject
 from shellagent.transcript.redact import Redactor
