@@ -154,7 +154,7 @@ class ModelAgent:
     def run(
         self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
-        from shellagent.agent import Agent, AgentConfig, AutoApprover
+        from shellagent.agent import Agent, AgentConfig, AutoApprover, Hooks
 
         backend = self.pool.backend_for(None, task.task, cancel=cancel) if self.pool else None
         agent = Agent(
@@ -172,7 +172,8 @@ class ModelAgent:
             examples=self._examples(),
             recipes=self.recipe_book(),
         )
-        outcome = agent.run(task.task, shell=shell, sink=sink, cancel=cancel, task_id=task.id)
+        hooks = Hooks(cancel=cancel)
+        outcome = agent.run(task.task, shell=shell, sink=sink, hooks=hooks, task_id=task.id)
         return AgentRun(
             reason=outcome.reason,
             summary=str(outcome.summary or ""),

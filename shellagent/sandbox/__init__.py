@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shellagent.sandbox.bwrap import Bwrap, find_bwrap
-from shellagent.sandbox.interface import Grants, Shell
+from shellagent.sandbox.interface import Grants, Resumable, Shell
 from shellagent.sandbox.profiles import PROFILES, Profile, get_profile
 from shellagent.sandbox.shell import CommandResult, Session
 
@@ -13,6 +13,7 @@ __all__ = [
     "CommandResult",
     "Grants",
     "Profile",
+    "Resumable",
     "Session",
     "Shell",
     "find_bwrap",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.agent import AgentConfig, RefuseApprover, run_task
+from shellagent.agent import AgentConfig, Oversight, Parts, Recording, RefuseApprover, run_task
 from shellagent.cli.main import main
 from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine
@@ -98,12 +98,14 @@ def test_the_agent_loop_with_a_refusing_approver_changes_nothing(tmp_path: Path)
     with Session(get_profile("default", cwd=ws), timeout=5) as shell:
         outcome = run_task(
             "try everything",
-            backend=ScriptedBackend(replies),
-            shell=shell,
-            policy=PolicyEngine.load(workspace=ws),
-            approver=RefuseApprover("refused in a test"),
-            sink=sink,
-            config=AgentConfig(max_turns=len(replies) + 1),
+            Parts(
+                backend=ScriptedBackend(replies),
+                shell=shell,
+                policy=PolicyEngine.load(workspace=ws),
+                config=AgentConfig(max_turns=len(replies) + 1),
+            ),
+            Oversight(approver=RefuseApprover("refused in a test")),
+            Recording(sink=sink),
         )
     ran = [e.command for e in sink.of_type(Execution)]
     assert ran == ["cat notes.txt"], ran  # the control ran; no review command did

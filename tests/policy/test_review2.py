@@ -16,9 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.agent import AgentConfig, Approval, ApprovalRequest, RefuseApprover, run_task
+from shellagent.agent import (
+    AgentConfig,
+    Approval,
+    ApprovalRequest,
+    Oversight,
+    Parts,
+    Recording,
+    RefuseApprover,
+    run_task,
+)
+from shellagent.agent.approval import ChangesApprover, file_changes_only
 from shellagent.cli.main import main
-from shellagent.daemon.review import ChangesApprover, file_changes_only
 from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine, ShellState
 from shellagent.policy.evaluation import Carried
@@ -110,12 +119,14 @@ def test_the_agent_loop_with_a_refusing_approver_runs_none_of_them(tmp_path: Pat
     with Session(get_profile("default", cwd=ws), timeout=5) as shell:
         outcome = run_task(
             "try everything",
-            backend=ScriptedBackend(replies),
-            shell=shell,
-            policy=PolicyEngine.load(workspace=ws),
-            approver=RefuseApprover("refused in a test"),
-            sink=sink,
-            config=AgentConfig(max_turns=len(replies) + 1),
+            Parts(
+                backend=ScriptedBackend(replies),
+                shell=shell,
+                policy=PolicyEngine.load(workspace=ws),
+                config=AgentConfig(max_turns=len(replies) + 1),
+            ),
+            Oversight(approver=RefuseApprover("refused in a test")),
+            Recording(sink=sink),
         )
     ran = [e.command for e in sink.of_type(Execution)]
     assert ran == controls, ran  # the controls ran; no review command did
