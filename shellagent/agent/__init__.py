@@ -9,9 +9,9 @@ and wraps a session up through its hooks); ``loop`` runs a session (``run_task``
 part given, by role: ``parts``), ``session`` holds its state and the steps turns share,
 ``scheduling`` the schedule action, ``proposal`` the job it proposes and the installer it
 is handed to, ``schedule`` the schedule format, ``approval`` is what the user is asked
-(and ``ChangesApprover``, what only changes files goes to the change set), ``prompts`` the system prompt, ``observation`` what the model is told back,
-``context`` keeps the conversation inside the model's context, ``actions`` the action
-schema and grammar.
+(and ``ChangesApprover``, what only changes files goes to the change set), ``prompts``
+the system prompt, ``observation`` what the model is told back, ``context`` keeps the
+conversation inside the model's context, ``actions`` the action schema and grammar.
 """
 
 from __future__ import annotations
