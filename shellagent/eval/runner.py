@@ -398,6 +398,9 @@ def run_eval(
                 on_result(result)
 
     started = time.monotonic()
+    # Daemon threads, not a ``concurrent.futures`` pool: its workers are joined when the
+    # interpreter exits, so after a second Ctrl-C the process would still wait for a task
+    # that does not stop (a long prompt evaluation) instead of leaving at once.
     threads = [
         threading.Thread(target=worker, name=f"eval-{i}", daemon=True) for i in range(max(1, jobs))
     ]
