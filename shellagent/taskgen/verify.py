@@ -39,9 +39,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from shellagent.eval.tasks import Observation, Task
+
+if TYPE_CHECKING:
+    from shellagent.sandbox import Shell
 
 VERIFY_VERSION = 2
 """Part of every cache key: bump it when what verification does changes."""
@@ -111,7 +114,7 @@ def _clip(text: str) -> str:
 
 
 def _batch(
-    shell: Any,
+    shell: Shell,
     parts: Sequence[str],
     env: dict[str, str],
     cwd: str,

@@ -55,7 +55,7 @@ PATHS_RECORDED = 50  # changed paths kept in the transcript's ``changes`` event
 
 def overlay_problem() -> str | None:
     """Why this machine cannot run sessions on overlays, or None when it can."""
-    from shellagent.sandbox.bwrap import find_bwrap
+    from shellagent.sandbox import find_bwrap
 
     try:
         bwrap = find_bwrap()
