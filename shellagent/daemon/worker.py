@@ -433,7 +433,9 @@ class TaskWorker:
         req = self.request
         decision: ChangesDecision | None = None
         choices: tuple[ChangesDecision, ...] = ()
-        if req.yes and not req.dry_run:
+        if req.dry_run:  # shown, never applied (the review discards it)
+            pass
+        elif req.yes:
             decision = "apply" if req.apply else "keep"
         elif req.interactive and reason != "cancelled" and not self.cancelled.is_set():
             choices = ("apply", "discard", "keep")
