@@ -15,6 +15,12 @@ transcript (a ``TranscriptWriter`` in ``transcripts``, one per ``run`` unless a 
 given). The daemon, ``shellagent eval``, ``shellagent jobs`` and the benchmarks all go
 through here; ``run_task`` stays the loop itself, for callers that bring every part.
 
+What ``ask`` adds to a bare session is hooks of ``run`` (``agent.parts.Hooks``): the
+change-set review (a ``shellagent.transaction.review.Review``), "did that do it?", the
+user's history (``examples.remember``) and the shell state a follow-up starts from
+(``followup.ShellStates``). The daemon passes its own, which ask its client; anyone else
+gets the same session from the same calls.
+
 Without an ``approver``, every command the policy asks about is refused (nobody is there
 to answer); without a ``job_installer``, a schedule action installs nothing; without
 ``examples`` (an ``ExampleLibrary``, e.g. ``examples.default_library()``), no worked
