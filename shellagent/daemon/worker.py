@@ -5,10 +5,10 @@ output, approval requests) is turned into protocol lines and handed to ``emit``,
 the server makes thread-safe. What ``ask`` adds to a bare session (the change-set review,
 "did that do it?", the user's history, the shell state a follow-up starts from) are the
 front door's hooks (``agent.parts.Hooks``); the daemon passes its own, which ask the
-client. An approval request blocks the worker until the client
-answers (``answer``) or the task is cancelled (``cancel``: the client pressed Ctrl-C or
-went away). Cancelling stops the running command, makes the loop end with ``cancelled``
-in the transcript, and the sandbox is torn down when the thread finishes.
+client. An approval request blocks the worker until the client answers (``answer``) or
+the task is cancelled (``cancel``: the client pressed Ctrl-C or went away). Cancelling
+stops the running command, makes the loop end with ``cancelled`` in the transcript, and
+the sandbox is torn down when the thread finishes.
 
 The daemon runs exactly the bytes it asked about: an approval must echo the command it
 approves, and a mismatch is refused rather than guessed at.
