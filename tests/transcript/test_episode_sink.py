@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shellagent.events import Check, ChangeSetRecord, End, Execution, ModelTurn, SessionStart
+from shellagent.events import ChangeSetRecord, Check, End, Execution, ModelTurn, SessionStart
 from shellagent.testing import MemorySink
 from shellagent.transcript import EpisodeSink
 
