@@ -188,8 +188,8 @@ def evaluate(args: argparse.Namespace) -> int:
         "answered by: "
         + ", ".join(f"{k} {v}/{valid} (solved {solved_by[k]})" for k, v in ways.most_common())
     )
-    secs = [r["wall_s"] for r in records if r["status"] in ("solved", "failed")]
-    agent_s = [r["agent_s"] for r in records if r["status"] in ("solved", "failed")]
+    secs = [r.wall_s for r in run.results if r.valid]
+    agent_s = [r.agent_s for r in run.results if r.valid]
     if secs:
         wall, in_agent = sum(secs) / len(secs), sum(agent_s) / len(agent_s)
         print(f"seconds per task: {wall:.2f} wall, {in_agent:.2f} agent")

@@ -248,6 +248,7 @@ class FakeShell:
         self.ran: list[str] = []
         self.confined: list[str] = []
         self.interrupted = threading.Event()
+        self.closed = False
 
     def run(
         self,
@@ -284,6 +285,10 @@ class FakeShell:
 
     def interrupt(self) -> None:
         self.interrupted.set()
+
+    def close(self) -> None:
+        """Nothing to tear down; ``closed`` says it was asked to."""
+        self.closed = True
 
 
 # --- model: LlamaServer (a real OpenAI-compatible server) -------------------------------

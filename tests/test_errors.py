@@ -13,7 +13,7 @@ import pytest
 
 import shellagent
 from shellagent import errors
-from shellagent.agent import AutoApprover, run_task
+from shellagent.agent import AutoApprover, Hooks, Oversight, Parts, Recording, run_task
 from shellagent.model.pool import ModelPool
 from shellagent.policy import PolicyEngine
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
@@ -84,12 +84,14 @@ def test_a_task_cancelled_while_it_waits_for_the_model_ends_as_cancelled(
         outcomes.append(
             run_task(
                 "anything",
-                backend=backend,
-                shell=FakeShell(cwd=str(tmp_path)),
-                policy=PolicyEngine.load(workspace=tmp_path),
-                approver=AutoApprover(),
-                sink=MemorySink(),
-                cancel=cancel,
+                Parts(
+                    backend=backend,
+                    shell=FakeShell(cwd=str(tmp_path)),
+                    policy=PolicyEngine.load(workspace=tmp_path),
+                ),
+                Oversight(approver=AutoApprover()),
+                Recording(sink=MemorySink()),
+                Hooks(cancel=cancel),
             )
         )
 

@@ -1,16 +1,17 @@
 """The agent: the loop, its prompts, and the action schema the model answers in.
 
     outcome = Agent(cwd=project, approver=AutoApprover()).run("free up space in ~/Downloads")
-    outcome = run_task("free up space in ~/Downloads", backend=backend, shell=session,
-                       policy=engine, approver=AutoApprover(), sink=writer)
+    outcome = run_task("free up space in ~/Downloads", Parts(backend, session, engine),
+                       Oversight(AutoApprover()), Recording(writer))
 
-``front`` is the front door (``Agent``: builds the model, policy, sandbox and transcript);
-``loop`` runs a session (``run_task``: every part given), ``session`` holds its state and the
-steps turns share, ``scheduling`` the schedule action, ``proposal`` the job it proposes and
-the installer it is handed to, ``schedule`` the schedule format, ``approval`` is what the
-user is asked, ``prompts`` the system prompt, ``observation`` what the model is told back,
-``context`` keeps the conversation inside the model's context, ``actions`` the action
-schema and grammar.
+``front`` is the front door (``Agent``: builds the model, policy, sandbox and transcript,
+and wraps a session up through its hooks); ``loop`` runs a session (``run_task``: every
+part given, by role: ``parts``), ``session`` holds its state and the steps turns share,
+``scheduling`` the schedule action, ``proposal`` the job it proposes and the installer it
+is handed to, ``schedule`` the schedule format, ``approval`` is what the user is asked
+(and ``ChangesApprover``, what only changes files goes to the change set), ``prompts``
+the system prompt, ``observation`` what the model is told back, ``context`` keeps the
+conversation inside the model's context, ``actions`` the action schema and grammar.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from shellagent.agent.approval import (
     ApprovalRequest,
     Approver,
     AutoApprover,
+    ChangesApprover,
     RefuseApprover,
     is_automatic,
 )
 from shellagent.agent.config import AgentConfig
 from shellagent.agent.front import Agent
 from shellagent.agent.loop import Outcome, run_task
+from shellagent.agent.parts import ChangeReview, Hooks, Oversight, Parts, Recording
 from shellagent.agent.prompts import Environment, system_prompt
 from shellagent.agent.proposal import InstalledJob, JobInstaller, JobProposal, describe_job
 from shellagent.agent.schedule import Schedule
@@ -39,12 +42,18 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AutoApprover",
+    "ChangeReview",
+    "ChangesApprover",
     "Environment",
     "FinishAction",
+    "Hooks",
     "InstalledJob",
     "JobInstaller",
     "JobProposal",
     "Outcome",
+    "Oversight",
+    "Parts",
+    "Recording",
     "RefuseApprover",
     "RunAction",
     "Schedule",

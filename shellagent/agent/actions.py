@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from shellagent.agent import schedule
 from shellagent.chars import HIDDEN_RANGES, NON_ASCII_SPACES, check_text
 from shellagent.errors import InputError
+from shellagent.jsontypes import JsonObject
 from shellagent.model.backend import ReplyFormat
 
 __all__ = [
@@ -216,7 +217,7 @@ ACTION_GBNF = (
     + "\n"
 )
 
-ACTION_JSON_SCHEMA: dict[str, Any] = {
+ACTION_JSON_SCHEMA: JsonObject = {
     "title": "action",
     "anyOf": [
         {
@@ -253,7 +254,7 @@ USE_ARGS_MAX = 16
 USE_VALUE_MAX = 200
 # The shape of a ``use`` reply in general; the per-task schema (``recipe_grammar``) also
 # enumerates the recipes and values.
-USE_JSON_SCHEMA: dict[str, Any] = {
+USE_JSON_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
         "use": {"type": "string", "minLength": 1, "maxLength": USE_NAME_MAX},
@@ -292,31 +293,33 @@ def parse_action(text: str) -> Action:
     return _from_object(obj, text)
 
 
-def _from_object(obj: dict[str, Any], text: str) -> Action:
+def _from_object(obj: JsonObject, text: str) -> Action:
     keys = set(obj)
     if "use" in keys:
         return _use(obj, text)
+    fields: dict[str, str] = {}
     for key, value in obj.items():
         if not isinstance(value, str):
             raise InputError(
                 f"action field {_key_name(key)} must be a string, got {type(value).__name__}",
                 hint=_EXPECTED,
             )
+        fields[key] = value
     if "cmd" in keys and keys <= {"cmd", "why"}:
-        cmd = _text(obj, "cmd", limit=CMD_MAX, lines=True, spaces=False)
+        cmd = _text(fields, "cmd", limit=CMD_MAX, lines=True, spaces=False)
         if not cmd:
             raise InputError("action has an empty command", hint=_EXPECTED)
-        return RunAction(cmd=cmd, why=_text(obj, "why", limit=WHY_MAX))
+        return RunAction(cmd=cmd, why=_text(fields, "why", limit=WHY_MAX))
     if keys == {"done"}:
-        done = _text(obj, "done", limit=DONE_MAX, lines=True)
+        done = _text(fields, "done", limit=DONE_MAX, lines=True)
         if not done:
             raise InputError("finish action has an empty summary", hint=_EXPECTED)
         return FinishAction(done=done)
     if "every" in keys and keys <= {"every", "on", "at", "name"}:
-        every = _text(obj, "every", limit=16).lower()
-        on = _text(obj, "on", limit=16, default="mon").lower()
-        at = _text(obj, "at", limit=5, default="09:00")
-        name = _text(obj, "name", limit=NAME_MAX)
+        every = _text(fields, "every", limit=16).lower()
+        on = _text(fields, "on", limit=16, default="mon").lower()
+        at = _text(fields, "at", limit=5, default="09:00")
+        name = _text(fields, "name", limit=NAME_MAX)
         day = next((d for d in DAYS if _WEEKDAY.get(on, on) == d), None)
         if every not in EVERY or day is None or not _HHMM.fullmatch(at):
             raise InputError(
@@ -333,7 +336,7 @@ _SLOT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}", re.ASCII)
 _USE_HINT = 'e.g. {"use": "largest_files", "args": {"dir": "~/Downloads", "count": "5"}}'
 
 
-def _use(obj: dict[str, Any], text: str) -> UseAction:
+def _use(obj: JsonObject, text: str) -> UseAction:
     """A ``use`` reply: a recipe name and its arguments, each a string or an integer."""
     name, args = obj.get("use"), obj.get("args", {})
     if set(obj) - {"use", "args"} or not isinstance(name, str) or not isinstance(args, dict):
@@ -378,7 +381,7 @@ _FIELDS = {
 
 
 def _text(
-    obj: dict[str, Any],
+    obj: Mapping[str, str],
     key: str,
     *,
     limit: int,
@@ -387,7 +390,7 @@ def _text(
     default: str = "",
 ) -> str:
     """One field, stripped, holding nothing a terminal would hide or reinterpret."""
-    value: str = obj.get(key, default).strip()
+    value = obj.get(key, default).strip()
     hint = "write one line of visible text" if not lines else "write visible text"
     return check_text(value, what=_FIELDS[key], limit=limit, lines=lines, spaces=spaces, hint=hint)
 

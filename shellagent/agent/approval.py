@@ -11,6 +11,8 @@ reason, the policy's ``Evaluation``: decision and reasons) and gets an ``Approva
 ``AutoApprover`` is ``--yes``: it approves every ``ask`` (the loop never asks about a
 ``deny``), and the transcript records its answers as ``auto``. ``RefuseApprover`` is what an
 unattended run without ``--yes`` gets: every ``ask`` is refused, and the reason says so.
+``ChangesApprover`` is ``review = "changes"`` on overlays: what only changes files runs
+without a prompt, since the change set shows it before anything lands.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AutoApprover",
+    "ChangesApprover",
     "RefuseApprover",
     "Scope",
+    "file_changes_only",
     "is_automatic",
 ]
 
@@ -108,3 +112,61 @@ class RefuseApprover:
 
     def __call__(self, request: ApprovalRequest) -> Approval:
         return Approval("refuse", reason=self.reason)
+
+
+# Effects a change set cannot show or take back: these keep their per-command prompt.
+OUTSIDE_FILES = frozenset(
+    {
+        "network",
+        "network-redirect",
+        "lookup",
+        "sends-data",
+        "fetch",
+        "download-to-shell",
+        "privilege",
+        "changes-state",
+    }
+)
+# The rules whose "ask" means only "this changes files", which the change set shows.
+FILE_CHANGE_RULES = frozenset({"file-changes", "writes-files", "sed-write"})
+# Traits of code running that the policy could not read: never file changes only.
+RUNS_CODE = frozenset(
+    {"executes", "code-from-stdin", "script-file", "sed-exec", "awk-side-effects", "evaluates"}
+)
+
+
+def file_changes_only(evaluation: Evaluation) -> bool:
+    """Whether every reason the policy asks about ``evaluation`` is a file change: each
+    segment asked about was asked by a file-change rule alone, and nothing in the line is
+    an interpreter, a script given to a shell, code the policy could not read, or an effect
+    outside the files (network, privilege, processes, shell state, scheduling …)."""
+    from shellagent.policy.programs import INTERPRETERS
+
+    segments = evaluation.segments
+    if evaluation.decision != "ask" or not segments:
+        return False
+    for s in segments:
+        if s.program in INTERPRETERS or s.context.endswith(" -c") or s.context == "eval":
+            return False
+        if (OUTSIDE_FILES | RUNS_CODE) & set(s.traits):
+            return False
+        if s.decision == "ask" and not (s.asked_by and set(s.asked_by) <= FILE_CHANGE_RULES):
+            return False
+        if s.decision == "deny":
+            return False
+    return True
+
+
+class ChangesApprover:
+    """``review = "changes"``: a command the policy asks about only because it changes
+    files runs without a prompt (its changes wait in the change set); anything else —
+    interpreters, code it cannot read, processes, shell state, scheduling, effects outside
+    the files — goes to ``ask_person`` as before."""
+
+    def __init__(self, ask_person: Approver) -> None:
+        self.ask_person = ask_person
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        if request.job is None and file_changes_only(request.evaluation):
+            return Approval("approve", reason="file changes only: reviewed in the change set")
+        return self.ask_person(request)

@@ -22,7 +22,10 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shellagent.agent.loop import Outcome
 
 __all__ = [
     "Example",
@@ -31,6 +34,7 @@ __all__ = [
     "abstract",
     "default_library",
     "library_files",
+    "remember",
     "render",
     "rewrite",
     "slots_of",
@@ -342,6 +346,19 @@ def forget_default_library() -> None:
     global _DEFAULT
     with _DEFAULT_LOCK:
         _DEFAULT = None
+
+
+def remember(task: str, outcome: Outcome) -> None:
+    """Keep a session the user confirmed as a worked example (``Hooks.history``): its
+    task, commands, outputs and summary, redacted, join the user's history
+    (``history.py``); the cached library is dropped so the next task retrieves from it."""
+    from shellagent.agent.history import add_session
+    from shellagent.transcript.redact import Redactor
+
+    redact = Redactor.from_environment().redact
+    steps = [(redact(c.command), redact(c.output), c.exit_code) for c in outcome.commands]
+    if add_session(redact(task), steps, redact(outcome.summary), session=outcome.session_id):
+        forget_default_library()
 
 
 # -- rewriting and rendering --------------------------------------------------------------

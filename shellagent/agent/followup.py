@@ -12,20 +12,27 @@ first, and ``Earlier.dropped`` says how many, so the user can be told.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from shellagent.errors import InputError
+from shellagent.errors import InputError, ShellagentError
 from shellagent.events import ChangeSetRecord, Execution
 from shellagent.transcript.reader import Transcript, find_session, read_transcript
 
-__all__ = ["DIGEST_CHARS", "Earlier", "last_session", "load_earlier"]
+if TYPE_CHECKING:
+    from shellagent.sandbox import Shell
+
+__all__ = ["DIGEST_CHARS", "Earlier", "ShellStates", "last_session", "load_earlier"]
 
 DIGEST_CHARS = 1_500  # the digest's share of the task message
 CHAIN_MAX = 50  # earlier sessions followed back at most
 OUTPUT_LINES = 3  # last lines of each command's output kept
 LINE_CHARS = 120
 COMMANDS_KEPT = 6  # the last commands of each earlier task
+SHELL_STATES_KEPT = 32  # sessions whose final shell state a follow-up can start from
 
 
 @dataclass(frozen=True)
@@ -124,3 +131,38 @@ def _digest(transcript: Transcript) -> str:
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1] + "…"
+
+
+class ShellStates:
+    """The final shell states (``Sandbox.export_state``) of the last ``kept`` sessions,
+    newest last, so a follow-up's sandbox starts with the variables and functions its
+    session left. In memory only: a state may hold values a command set (tokens), so it
+    dies with the process that keeps it. Safe from any thread."""
+
+    def __init__(self, kept: int = SHELL_STATES_KEPT) -> None:
+        self.kept = kept
+        self._states: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session: str) -> bytes | None:
+        with self._lock:
+            return self._states.get(session)
+
+    def keep(self, session: str, shell: Shell) -> None:
+        """Remember ``shell``'s final state for a follow-up of ``session``; a shell that
+        cannot export one (not a sandbox, or gone) leaves nothing."""
+        from shellagent.sandbox import Resumable
+
+        if not isinstance(shell, Resumable):
+            return
+        try:
+            state = shell.export_state()
+        except (OSError, ShellagentError):
+            state = None
+        if state is None:
+            return
+        with self._lock:
+            self._states[session] = state
+            self._states.move_to_end(session)
+            while len(self._states) > self.kept:
+                self._states.popitem(last=False)

@@ -15,6 +15,12 @@ transcript (a ``TranscriptWriter`` in ``transcripts``, one per ``run`` unless a 
 given). The daemon, ``shellagent eval``, ``shellagent jobs`` and the benchmarks all go
 through here; ``run_task`` stays the loop itself, for callers that bring every part.
 
+What ``ask`` adds to a bare session is hooks of ``run`` (``agent.parts.Hooks``): the
+change-set review (a ``shellagent.transaction.review.Review``), "did that do it?", the
+user's history (``examples.remember``) and the shell state a follow-up starts from
+(``followup.ShellStates``). The daemon passes its own, which ask its client; anyone else
+gets the same session from the same calls.
+
 Without an ``approver``, every command the policy asks about is refused (nobody is there
 to answer); without a ``job_installer``, a schedule action installs nothing; without
 ``examples`` (an ``ExampleLibrary``, e.g. ``examples.default_library()``), no worked
@@ -24,25 +30,26 @@ writes every command itself.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellagent.agent.approval import Approver, RefuseApprover
 from shellagent.agent.config import AgentConfig
 from shellagent.agent.loop import Outcome, run_task
+from shellagent.agent.parts import Hooks, Oversight, Parts, Recording
 
 if TYPE_CHECKING:
     from shellagent.agent.examples import ExampleLibrary
     from shellagent.agent.followup import Earlier
     from shellagent.agent.proposal import JobInstaller
     from shellagent.agent.recipe_step import RecipeBook
-    from shellagent.events import EventSource, TranscriptEvent
+    from shellagent.events import EventSource
     from shellagent.model.backend import Backend
     from shellagent.policy import PolicyEngine
     from shellagent.sandbox import Profile, Sandbox, Shell
-    from shellagent.transcript import TranscriptSink, TranscriptWriter
+    from shellagent.transcript import EpisodeSink, TranscriptSink, TranscriptWriter
 
 __all__ = ["Agent"]
 
@@ -118,12 +125,20 @@ class Agent:
     def profile(self, profile: Profile | str) -> None:
         self._profile = profile
 
-    def open_shell(self, *, timeout: float | None = None, state: bytes | None = None) -> Sandbox:
-        """A new sandbox of the profile; the caller closes it (it is a context manager).
-        ``state`` is an earlier sandbox's ``export_state()`` to start from."""
+    def open_shell(
+        self,
+        *,
+        timeout: float | None = None,
+        state: bytes | None = None,
+        profile: Profile | None = None,
+    ) -> Sandbox:
+        """A new sandbox of the profile (or of ``profile``); the caller closes it (it is a
+        context manager). ``state`` is an earlier sandbox's ``export_state()`` to start from."""
         from shellagent.sandbox import Sandbox
 
-        return Sandbox(self.profile, timeout=timeout or self.config.command_timeout, state=state)
+        return Sandbox(
+            profile or self.profile, timeout=timeout or self.config.command_timeout, state=state
+        )
 
     def open_transcript(self, session_id: str | None = None) -> TranscriptWriter:
         """A new transcript file (redacted, 0600) in ``transcripts``; the caller closes it."""
@@ -139,45 +154,94 @@ class Agent:
         *,
         shell: Shell | None = None,
         sink: TranscriptSink | None = None,
-        cancel: threading.Event | None = None,
-        on_event: Callable[[TranscriptEvent], None] | None = None,
-        on_output: Callable[[str], None] | None = None,
-        on_token: Callable[[str], None] | None = None,
+        hooks: Hooks = Hooks(),  # noqa: B008 - frozen, so sharing it is safe
         task_id: str | None = None,
         earlier: Earlier | None = None,
     ) -> Outcome:
-        """Run ``task`` to its end (``run_task``). A shell or sink it opened itself is closed
-        afterwards; one that was given is left to its owner."""
-        backend, policy = self.backend, self.policy
+        """Run ``task`` to its end (``run_task``), then what ``hooks`` ask for after the
+        loop (``Hooks``: the shell state kept, the change set reviewed, the summary
+        checked, the user asked, the session remembered); the transcript's ``end`` is
+        written last. A shell or sink it opened itself is closed afterwards; one that was
+        given is left to its owner, except that with work after the loop
+        (``Hooks.wrap_up``) the shell is closed when the loop ends.
+
+        Without a shell, one is opened on the review's overlays (``hooks.review``) and
+        from the state a follow-up's session left (``hooks.shell_states``, ``earlier``)."""
+        from shellagent.transcript import EpisodeSink
+
+        backend, policy, review = self.backend, self.policy, hooks.review
         own_sink: TranscriptWriter | None = None
         if sink is None:
-            sink = own_sink = self.open_transcript()
+            sink = own_sink = self.open_transcript(review.session if review else None)
+        held = EpisodeSink(sink)
         own_shell: Sandbox | None = None
         try:
             if shell is None:
-                own_shell = shell = self.open_shell()
-            return run_task(
-                task,
-                backend=backend,
-                shell=shell,
-                policy=policy,
-                approver=self.approver,
-                sink=sink,
-                config=self.config,
-                cancel=cancel,
-                on_event=on_event,
-                on_output=on_output,
-                on_token=on_token,
-                source=self.source,
-                model_name=self.model_name or backend.name,
-                task_id=task_id,
-                job_installer=self.job_installer,
-                examples=self.examples,
-                earlier=earlier,
-                recipes=self.recipes,
-            )
+                seed = None
+                if earlier is not None and hooks.shell_states is not None:
+                    seed = hooks.shell_states.get(earlier.session)
+                profile = review.profile(self.profile) if review else self.profile
+                own_shell = shell = self.open_shell(state=seed, profile=profile)
+            try:
+                outcome = run_task(
+                    task,
+                    Parts(backend, shell, policy, self.config, self.examples, self.recipes),
+                    Oversight(self.approver, self.job_installer),
+                    Recording(held, self.source, self.model_name or backend.name, task_id),
+                    hooks,
+                    earlier=earlier,
+                )
+            finally:
+                if hooks.shell_states is not None:
+                    hooks.shell_states.keep(held.session_id, shell)
+                if own_shell is not None or hooks.wrap_up:
+                    shell.close()
+            outcome = self._after(task, outcome, held, hooks)
+            held.finish(success=outcome.success, unsupported=outcome.unsupported)
+            return outcome
         finally:
-            if own_shell is not None:
-                own_shell.close()
+            held.finish()  # the loop's ``end`` is not lost when a hook failed
+            if review is not None:
+                review.release()
             if own_sink is not None:
                 own_sink.close()
+
+    def _after(self, task: str, outcome: Outcome, held: EpisodeSink, hooks: Hooks) -> Outcome:
+        """The change set concluded, the summary checked, the user asked: ``outcome``
+        with what they said (``Hooks``, in that order)."""
+        review, changes = hooks.review, outcome.changes
+        changed: list[tuple[str, Path]] | None = None
+        if review is not None:
+            held.write(review.conclude(outcome.reason))  # before the held ``end``
+            changes, changed = review.outcome, review.changed or []
+        problems = self._unsupported(task, outcome, changed) if hooks.check_summary else ()
+        success: bool | None = None
+        cancelled = hooks.cancel is not None and hooks.cancel.is_set()
+        if (
+            hooks.confirm is not None
+            and outcome.reason == "finished"
+            and changes not in ("discarded", "dry_run")
+            and not cancelled
+        ):
+            success = hooks.confirm(outcome, problems)
+            if success and hooks.history is not None and outcome.commands and not problems:
+                hooks.history(task, outcome)
+        return dataclasses.replace(outcome, success=success, unsupported=problems, changes=changes)
+
+    def _unsupported(
+        self, task: str, outcome: Outcome, changed: list[tuple[str, Path]] | None
+    ) -> tuple[str, ...]:
+        """What the session does not back of a finished task's summary: the last command
+        failed, or a claim no change and no output supports (``agent/support.py``;
+        ``changed`` None: the changes are not known, no overlays)."""
+        from shellagent.agent.support import Ran, last_failed, unsupported
+
+        if outcome.reason != "finished" or self.config.propose_only:
+            return ()
+        ran = [Ran(c.command, c.output, c.exit_code) for c in outcome.commands]
+        problems: list[str] = []
+        failed = last_failed(ran)
+        if failed is not None:
+            problems.append(f"the last command failed (exit {failed.exit_code})")
+        problems += unsupported(outcome.summary, task, ran, changed)
+        return tuple(problems)

@@ -20,7 +20,7 @@ import platform
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,10 +33,11 @@ from shellagent.agent.actions import (
     UseAction,
     parse_action,
 )
-from shellagent.agent.approval import ApprovalRequest, Approver
+from shellagent.agent.approval import ApprovalRequest
 from shellagent.agent.config import AgentConfig
 from shellagent.agent.context import ContextWindow
 from shellagent.agent.examples import render, rewrite
+from shellagent.agent.parts import Hooks, Oversight, Parts, Recording
 from shellagent.agent.prompts import (
     Environment,
     describe_environment,
@@ -48,10 +49,10 @@ from shellagent.agent.session import SessionEnd, SessionState, ask, check, obser
 from shellagent.agent.support import succeeded
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import (
+    ChangesOutcome,
     ChatMessage,
     End,
     EndReason,
-    EventSource,
     Execution,
     ModelTurn,
     SessionStart,
@@ -60,21 +61,31 @@ from shellagent.events import (
 )
 
 if TYPE_CHECKING:
-    from shellagent.agent.examples import Example, ExampleLibrary
+    from shellagent.agent.examples import Example
     from shellagent.agent.followup import Earlier
-    from shellagent.agent.proposal import JobInstaller
     from shellagent.agent.recipe_step import RecipeBook
-    from shellagent.model.backend import Backend, Generation
-    from shellagent.policy import PolicyEngine
-    from shellagent.sandbox import CommandResult, Shell
-    from shellagent.transcript import TranscriptSink
+    from shellagent.model.backend import Generation
+    from shellagent.sandbox import CommandResult
 
-__all__ = ["AgentConfig", "EndReason", "Outcome", "run_task"]
+__all__ = [
+    "AgentConfig",
+    "EndReason",
+    "Hooks",
+    "Oversight",
+    "Outcome",
+    "Parts",
+    "Recording",
+    "run_task",
+]
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a session ended. ``commands`` are the results of the commands that ran."""
+    """How a session ended. ``commands`` are the results of the commands that ran.
+
+    The last three are what ``Agent.run``'s hooks (``Hooks``) learn after the loop:
+    whether the user said it did it (None: not asked, or no answer), what the session
+    does not back of the summary, and what became of the change set."""
 
     reason: EndReason
     summary: str
@@ -84,6 +95,9 @@ class Outcome:
     error: str = ""
     environment_problem: bool = False
     cwd: str | None = None  # the shell's working directory at the end
+    success: bool | None = None
+    unsupported: tuple[str, ...] = ()
+    changes: ChangesOutcome = "none"
 
     @property
     def finished(self) -> bool:
@@ -110,39 +124,30 @@ class _Observed:
 
 def run_task(
     task: str,
+    parts: Parts,
+    oversight: Oversight,
+    recording: Recording,
+    hooks: Hooks = Hooks(),  # noqa: B008 - frozen, so sharing it is safe
     *,
-    backend: Backend,
-    shell: Shell,
-    policy: PolicyEngine,
-    approver: Approver,
-    sink: TranscriptSink,
-    config: AgentConfig = AgentConfig(),  # noqa: B008 - frozen, so sharing it is safe
-    cancel: threading.Event | None = None,
-    on_event: Callable[[TranscriptEvent], None] | None = None,
-    on_output: Callable[[str], None] | None = None,
-    on_token: Callable[[str], None] | None = None,
-    source: EventSource = "ask",
-    model_name: str = "",
-    task_id: str | None = None,
-    job_installer: JobInstaller | None = None,
-    examples: ExampleLibrary | None = None,
     earlier: Earlier | None = None,
-    recipes: RecipeBook | None = None,
 ) -> Outcome:
     """Run ``task`` to its end and return how it ended (see the module docstring).
 
-    ``shell`` is a ``shellagent.sandbox.Shell`` (a sandbox ``Sandbox``, or
-    ``shellagent.testing.FakeShell``); its ``interrupt()`` stops a command on cancellation.
-    Commands the policy allows as read-only run with ``confined=True``: the kernel refuses
-    their writes, and one it caught is judged as a writer from then on.
-    ``job_installer`` installs a recurring job the user approved; without one the model is
-    told that jobs cannot be made here. ``examples`` is the library worked examples are
-    retrieved from (``config.examples`` of them, rewritten to the task's paths); without
-    one the prompt shows the reply format on the task's own paths. ``earlier`` makes the
-    task a follow-up: the digest of the sessions it continues opens the task message.
-    ``recipes`` makes the session try verified recipes first (``recipe_step``); the model
-    writes commands itself only when none fits.
+    ``parts.shell`` is a ``shellagent.sandbox.Shell`` (a ``Sandbox``, or
+    ``shellagent.testing.FakeShell``); its ``interrupt()`` stops a command on cancellation
+    (``hooks.cancel``). Commands the policy allows as read-only run with ``confined=True``:
+    the kernel refuses their writes, and one it caught is judged as a writer from then on.
+    ``oversight.job_installer`` installs a recurring job the user approved; without one the
+    model is told that jobs cannot be made here. ``parts.examples`` is the library worked
+    examples are retrieved from (``config.examples`` of them, rewritten to the task's
+    paths); without one the prompt shows the reply format on the task's own paths.
+    ``earlier`` makes the task a follow-up: the digest of the sessions it continues opens
+    the task message. ``parts.recipes`` makes the session try verified recipes first
+    (``recipe_step``); the model writes commands itself only when none fits. Only the
+    loop's hooks are used here (``Hooks``); the rest are ``Agent.run``'s.
     """
+    backend, shell, policy, config = parts.backend, parts.shell, parts.policy, parts.config
+    sink, on_event = recording.sink, hooks.on_event
     session_id = sink.session_id
     if not session_id:
         from shellagent.transcript.store import new_session_id
@@ -154,19 +159,20 @@ def run_task(
         if on_event is not None:
             on_event(event)
 
+    cancel = hooks.cancel
     state = SessionState(
         task=task,
         backend=backend,
         shell=shell,
         policy=policy,
-        approver=approver,
+        approver=oversight.approver,
         config=config,
         emit=emit,
         cancel=cancel if cancel is not None else threading.Event(),
-        on_output=on_output,
+        on_output=hooks.on_output,
         session_id=session_id,
-        on_token=on_token,
-        job_installer=job_installer,
+        on_token=hooks.on_token,
+        job_installer=oversight.job_installer,
     )
     env = describe_environment(shell, max_turns=config.max_turns)
     from shellagent.policy.sources import describe_files
@@ -175,17 +181,18 @@ def run_task(
         SessionStart(
             session=session_id,
             task=task,
-            model=model_name or backend.name,
+            model=recording.model_name or backend.name,
             backend=type(backend).__name__,
             policy=describe_files(policy.policy.files),
             profile=shell.grants.profile,
             cwd=env.cwd,
             versions=_versions(),
-            source=source,
-            task_id=task_id,
+            source=recording.source,
+            task_id=recording.task_id,
             continues=earlier.session if earlier else None,
         )
     )
+    examples, recipes = parts.examples, parts.recipes
     chosen = examples.search(task, config.examples) if examples is not None else []
     system, user = opening(env, task, chosen, config.observation_chars, earlier)
     state.conversation = [

@@ -19,9 +19,9 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from shellagent.agent.actions import PROSE_CLASS, VISIBLE_CLASS
+from shellagent.jsontypes import JsonObject, JsonValue
 from shellagent.model.backend import ReplyFormat
 
 __all__ = ["FREE", "Offer", "SlotOffer", "use_format"]
@@ -118,9 +118,9 @@ class Offer:
     summary: str
     slots: tuple[SlotOffer, ...] = ()
 
-    def example(self) -> dict[str, Any]:
+    def example(self) -> JsonObject:
         """The reply with each slot's first value: how the prompt shows the format."""
-        args = {s.name: (s.values() or ("",))[0] for s in self.slots}
+        args: JsonObject = {s.name: (s.values() or ("",))[0] for s in self.slots}
         return {"use": self.name, "args": args}
 
 
@@ -217,16 +217,16 @@ def use_format(offers: Sequence[Offer]) -> ReplyFormat:
     return ReplyFormat("use", "\n".join(lines) + "\n", use_schema(offers))
 
 
-def use_schema(offers: Sequence[Offer]) -> dict[str, Any]:
+def use_schema(offers: Sequence[Offer]) -> JsonObject:
     """The same shape as a JSON schema, for OpenAI-compatible servers."""
-    variants = []
+    variants: list[JsonValue] = []
     for offer in offers:
-        properties: dict[str, Any] = {}
+        properties: JsonObject = {}
         for slot in offer.slots:
-            values = list(slot.values())
+            values: list[JsonValue] = list(slot.values())
             if slot.free or not values:
                 kind = "text" if slot.type in ("pattern", "text") else FREE_OF_TYPE.get(slot.type)
-                free: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": TEXT_MAX}
+                free: JsonObject = {"type": "string", "minLength": 1, "maxLength": TEXT_MAX}
                 if kind and kind != "text":
                     free["pattern"] = FREE[kind][1]
                 properties[slot.name] = {"anyOf": [{"enum": values}, free]} if values else free

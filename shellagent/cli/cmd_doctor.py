@@ -29,8 +29,8 @@ def _changes() -> Check:
     """Whether ask sessions can work on a copy of the home directory (overlays)."""
     import uuid
 
-    from shellagent.daemon.review import Review, interrupted_note, overlay_problem
     from shellagent.sandbox import Sandbox, get_profile
+    from shellagent.transaction.review import Review, interrupted_note, overlay_problem
 
     fix = "sessions then write straight into the working directory after each approval"
     problem = overlay_problem()

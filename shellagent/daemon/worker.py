@@ -1,11 +1,14 @@
 """One client's task: the agent loop in its own thread, with its own sandbox and transcript.
 
-``run_task`` blocks, so it runs in a worker thread. Everything it reports (events, live
+``Agent.run`` blocks, so it runs in a worker thread. Everything it reports (events, live
 output, approval requests) is turned into wire events and handed to ``emit``, which
-the server encodes and makes thread-safe. An approval request blocks the worker until the client
-answers (``answer``) or the task is cancelled (``cancel``: the client pressed Ctrl-C or
-went away). Cancelling stops the running command, makes the loop end with ``cancelled``
-in the transcript, and the sandbox is torn down when the thread finishes.
+the server encodes and makes thread-safe. What ``ask`` adds to a bare session (the change-set review,
+"did that do it?", the user's history, the shell state a follow-up starts from) are the
+front door's hooks (``agent.parts.Hooks``); the daemon passes its own, which ask the
+client. An approval request blocks the worker until the client answers (``answer``) or
+the task is cancelled (``cancel``: the client pressed Ctrl-C or went away). Cancelling
+stops the running command, makes the loop end with ``cancelled`` in the transcript, and
+the sandbox is torn down when the thread finishes.
 
 The daemon runs exactly the bytes it asked about: an approval must echo the command it
 approves, and a mismatch is refused rather than guessed at.
@@ -17,11 +20,10 @@ import dataclasses
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from shellagent import protocol
 from shellagent.errors import ShellagentError
@@ -31,13 +33,16 @@ from shellagent.events import (
     ApprovalRecord,
     ApprovalReply,
     Ask,
+    ChangesDecision,
     ChangesDone,
+    ChangesOutcome,
     ChangesReady,
     ChangesReply,
     ConfirmReply,
     ConfirmRequest,
     Decided,
     End,
+    EndReason,
     Execution,
     Failure,
     InvalidReply,
@@ -56,20 +61,31 @@ from shellagent.events import (
 )
 
 if TYPE_CHECKING:
-    from shellagent.agent import Approval, ApprovalRequest, Approver, JobInstaller, Outcome
-    from shellagent.agent.followup import Earlier
-    from shellagent.daemon.review import Review
+    from shellagent.agent import Agent, Approval, ApprovalRequest, Approver, JobInstaller, Outcome
+    from shellagent.agent.followup import Earlier, ShellStates
+    from shellagent.config import Config
     from shellagent.model.pool import ModelPool
     from shellagent.sandbox import Sandbox
-    from shellagent.transcript import TranscriptSink
+    from shellagent.transaction.changeset import ChangeSet
+    from shellagent.transaction.review import Review
 
 log = logging.getLogger("shellagent.daemon")
 
-SHELL_STATES_KEPT = 32  # sessions whose final shell state a follow-up can start from
-# session id -> its shell's final state (``Sandbox.export_state``), newest last. In memory
-# only: it may hold values a command set (tokens), and dies with the daemon.
-_shell_states: OrderedDict[str, bytes] = OrderedDict()
+# The final shell states of the last sessions, for their follow-ups; in memory only, so
+# they die with the daemon (``agent.followup.ShellStates``).
+_shell_states: ShellStates | None = None
 _shell_states_lock = threading.Lock()
+
+
+def shell_states() -> ShellStates:
+    global _shell_states
+    with _shell_states_lock:
+        if _shell_states is None:
+            from shellagent.agent.followup import ShellStates
+
+            _shell_states = ShellStates()
+        return _shell_states
+
 
 START_UMASK: int | None = None  # the daemon's umask before it made its own 077
 OUTPUT_CAP_BYTES = 256 * 1024  # live output streamed per command; the rest is summarised
@@ -82,33 +98,9 @@ Emit = Callable[[WireEvent], None]
 class _Pending:
     id: int
     command: str  # the command asked about; "" for another question
-    kind: str = "approval"  # approval | changes | confirm: the reply type it expects
+    kind: Literal["approval", "changes", "confirm"] = "approval"  # the reply type it expects
     answered: threading.Event = field(default_factory=threading.Event)
     reply: ApprovalReply | ChangesReply | ConfirmReply | None = None
-
-
-class _HoldEnd:
-    """The transcript sink, holding back the loop's ``end`` so the change set's event can
-    be written before it (``end`` stays the last line of a complete transcript)."""
-
-    def __init__(self, target: TranscriptSink) -> None:
-        self.target = target
-        self.session_id = target.session_id
-        self.end: End | None = None
-
-    def write(self, event: TranscriptEvent) -> None:
-        if isinstance(event, End):
-            self.end = event
-        else:
-            self.target.write(event)
-
-    def close(self) -> None:
-        """The loop is done with the sink; the worker closes the real one."""
-
-    def finish(self) -> None:
-        if self.end is not None:
-            self.target.write(self.end)
-            self.end = None
 
 
 class TaskWorker:
@@ -144,8 +136,6 @@ class TaskWorker:
         self._told_trimmed = False  # the user heard the conversation was cut to fit
         self._told_no_scheduler = False
         self._refused: list[str] = []  # commands the user refused in this task
-        # the change set as (kind, path), once the review read it; None: no overlays
-        self._changed: list[tuple[str, Path]] | None = None
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
     # -- control, from the server's thread ---------------------------------------------
@@ -235,6 +225,7 @@ class TaskWorker:
     def _run(self) -> None:
         from shellagent import config as settings_file
         from shellagent.agent import Agent, AgentConfig, AutoApprover, RefuseApprover
+        from shellagent.agent.parts import Hooks
         from shellagent.transcript import new_session_id
 
         req = self.request
@@ -280,9 +271,9 @@ class TaskWorker:
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()
+        states = shell_states()
         if earlier is not None:
-            with _shell_states_lock:
-                self._seed = _shell_states.get(earlier.session)
+            self._seed = states.get(earlier.session)
         umask = req.umask if req.umask is not None else START_UMASK
         if umask is not None:
             agent.profile = dataclasses.replace(agent.profile, umask=umask)
@@ -291,15 +282,14 @@ class TaskWorker:
         if self._shell is None:
             self._shell = agent.open_shell(state=self._seed)
         elif settings.ask.review == "changes" and not req.yes:
-            from shellagent.daemon.review import ChangesApprover
+            from shellagent.agent.approval import ChangesApprover
 
             agent.approver = ChangesApprover(agent.approver)
         sink = agent.open_transcript(self.session_id)
-        held = _HoldEnd(sink)
         self._send(
             Accepted(session=self.session_id, model=backend.name, overlay=bool(self._review))
         )
-        from shellagent.daemon.review import interrupted_note
+        from shellagent.transaction.review import interrupted_note
 
         seeded = self._seed is not None
         for line in (_continuing(earlier, self._review, seeded), note, interrupted_note()):
@@ -307,36 +297,25 @@ class TaskWorker:
                 self._send(Note(message=line))
         log.info("task %s started for pid %d", self.session_id, self.client_pid)
         self.state = "running"
+        asked = req.interactive and req.confirm and not req.yes and settings.ask.confirm
+        hooks = Hooks(
+            cancel=self.cancelled,
+            on_event=self._on_event,
+            on_output=self._on_output,
+            review=self._review,
+            confirm=self._confirm if asked else None,
+            history=self._remember if settings.ask.history else None,
+            shell_states=states,
+            check_summary=True,
+        )
         try:
-            try:
-                outcome = agent.run(
-                    req.task,
-                    shell=self._shell,
-                    sink=held,
-                    cancel=self.cancelled,
-                    on_event=self._on_event,
-                    on_output=self._on_output,
-                    earlier=earlier,
-                )
-            finally:
-                self.ended = True
-                shell, self._shell = self._shell, None
-                if shell is not None:
-                    _keep_shell_state(self.session_id, shell)
-                    shell.close()  # nothing may write into the overlays during the review
-            changes = "none"
-            if self._review is not None:
-                held.write(self._finish_review(outcome.reason))
-                changes = self._review.outcome
-            problems = self._unsupported(outcome)
-            success = self._confirm(outcome, settings, changes, problems)
-            if held.end is not None:
-                held.end = dataclasses.replace(held.end, success=success, unsupported=problems)
+            outcome = agent.run(
+                req.task, shell=self._shell, sink=sink, hooks=hooks, earlier=earlier
+            )
         finally:
-            held.finish()
+            self.ended = True
             sink.close()
-            if self._review is not None:
-                self._review.release()  # the sandbox and the review are over
+        success = outcome.success
         verdict = (
             "unverified"
             if outcome.reason == "finished" and success is None
@@ -359,12 +338,12 @@ class TaskWorker:
                 transcript=str(sink.path),
                 verdict=verdict,
                 cwd=outcome.cwd,
-                unsupported=problems,
+                unsupported=outcome.unsupported,
                 advice=self._advice(outcome, success, settings, backend.name),
             )
         )
 
-    def _advice(self, outcome: Outcome, success: bool | None, settings: Any, model: str) -> str:
+    def _advice(self, outcome: Outcome, success: bool | None, settings: Config, model: str) -> str:
         """The line for a task the local model could not do (``daemon/advice.py``)."""
         from shellagent.agent.support import succeeded
         from shellagent.daemon.advice import advice
@@ -387,23 +366,6 @@ class TaskWorker:
             log.warning("task %s: no advice: %s", self.session_id, exc)
             return ""
 
-    def _unsupported(self, outcome: Outcome) -> tuple[str, ...]:
-        """What the session does not back of a finished task's summary: the last command
-        failed, or a claim no change and no output supports (``agent/support.py``)."""
-        from shellagent.agent.support import Ran, last_failed, unsupported
-
-        if outcome.reason != "finished" or self.request.propose:
-            return ()
-        ran = [Ran(c.command, c.output, c.exit_code) for c in outcome.commands]
-        problems: list[str] = []
-        failed = last_failed(ran)
-        if failed is not None:
-            problems.append(f"the last command failed (exit {failed.exit_code})")
-        if self._review is not None and self._changed is None:
-            self._changed = []  # overlays, and nothing was written
-        problems += unsupported(outcome.summary, self.request.task, ran, self._changed)
-        return tuple(problems)
-
     # -- the change-set review ---------------------------------------------------------
 
     def _earlier(self) -> Earlier | None:
@@ -415,33 +377,27 @@ class TaskWorker:
 
         return load_earlier(last_session() if ident == "last" else ident)
 
-    def _open_sandbox(self, agent: Any, earlier: Earlier | None = None) -> str | None:
+    def _open_sandbox(self, agent: Agent, earlier: Earlier | None = None) -> str | None:
         """Start the session's sandbox on overlays (a follow-up goes on with the changes its
         session kept); the note to show when it cannot."""
-        from shellagent.daemon.review import Review, overlay_problem
+        from shellagent.transaction.review import open_reviewed
 
-        problem = overlay_problem()
-        if problem is None:
-            direct = agent.profile
-            kept = earlier is not None and earlier.changes == "kept"
-            resumed = Review.resume(earlier.session, direct) if earlier and kept else None
-            for review in (resumed, None):
-                review = review or Review.create(self.session_id, direct)
-                agent.profile = review.profile(direct)
-                try:
-                    self._shell = agent.open_shell(state=self._seed)
-                except ShellagentError as exc:
-                    agent.profile = direct
-                    problem = exc.message
-                    if not review.resumed:
-                        review.discard("none")
-                        break
-                else:
-                    self._review = review
-                    return None
-        log.info("task %s: no overlays: %s", self.session_id, problem)
+        kept = earlier is not None and earlier.changes == "kept"
+        opened = open_reviewed(
+            self.session_id,
+            agent.profile,
+            lambda profile: agent.open_shell(state=self._seed, profile=profile),
+            resume=earlier.session if earlier is not None and kept else None,
+        )
+        if not isinstance(opened, str):
+            self._shell, self._review = opened
+            self._review.decide = self._decide_changes
+            self._review.on_done = self._changes_done
+            self._review.dry_run = self.request.dry_run
+            return None
+        log.info("task %s: no overlays: %s", self.session_id, opened)
         return (
-            f"your files cannot be seen through a copy here ({problem}); approved commands "
+            f"your files cannot be seen through a copy here ({opened}); approved commands "
             "write straight into the working directory (`shellagent doctor` tells more)"
         )
 
@@ -469,23 +425,16 @@ class TaskWorker:
             self._send(Note(message=problem))
             self.cancel()
 
-    def _finish_review(self, reason: str) -> TranscriptEvent:
-        """Show the change set and apply, discard or keep it; its transcript event."""
-        from shellagent.daemon.review import diff_text
+    def _decide_changes(self, changes: ChangeSet, reason: EndReason) -> ChangesDecision | None:
+        """Show the change set; the client's choice when someone can answer (the review's
+        ``decide``): apply, discard or keep. A dry run is shown and never applied."""
+        from shellagent.transaction.review import diff_text
 
-        review = self._review
-        assert review is not None
         req = self.request
-        self.state = "reviewing changes"
-        changes = review.changes()
-        self._changed = [(c.kind, c.path) for c in changes]
-        if not changes:
-            review.discard("none")
-            return review.record(changes)
-        decision: Any = None
-        choices: tuple[Any, ...] = ()
-        if req.dry_run:
-            review.outcome = "dry_run"
+        decision: ChangesDecision | None = None
+        choices: tuple[ChangesDecision, ...] = ()
+        if req.dry_run:  # shown, never applied (the review discards it)
+            pass
         elif req.yes:
             decision = "apply" if req.apply else "keep"
         elif req.interactive and reason != "cancelled" and not self.cancelled.is_set():
@@ -507,17 +456,17 @@ class TaskWorker:
                 choices=choices,
             )
         )
-        if req.dry_run:
-            review.discard("dry_run")
-            self._send(ChangesDone(outcome="dry_run", message="dry run: nothing was applied"))
-            return review.record(changes)
         if choices:
-            decision = self._wait_for(pending) or "keep"
-        message, applied = review.finish(changes, decision)
-        self._send(ChangesDone(outcome=review.outcome, message=message, applied=applied))
-        return review.record(changes, message if review.outcome == "refused" else "")
+            answer = self._wait_for(pending)  # None: cancelled meanwhile, the changes are kept
+            decision = (
+                "apply" if answer == "apply" else "discard" if answer == "discard" else "keep"
+            )
+        return decision
 
-    def _wait_for(self, pending: _Pending) -> Any:
+    def _changes_done(self, outcome: ChangesOutcome, message: str, applied: int) -> None:
+        self._send(ChangesDone(outcome=outcome, message=message, applied=applied))
+
+    def _wait_for(self, pending: _Pending) -> str | None:
         """The client's answer (a change-set decision or a confirm answer); None if the
         task is cancelled meanwhile."""
         while not pending.answered.wait(0.1):
@@ -529,43 +478,21 @@ class TaskWorker:
         assert reply is not None and not isinstance(reply, ApprovalReply)
         return reply.decision if isinstance(reply, ChangesReply) else reply.answer
 
-    def _confirm(
-        self, outcome: Outcome, settings: Any, changes: str, problems: tuple[str, ...] = ()
-    ) -> bool | None:
-        """Ask "Did that do it?" when someone can answer; True, False or None (unverified).
-        A session the user confirmed joins their worked examples (``agent/history.py``),
-        unless the session does not support its summary (``problems``)."""
-        req = self.request
-        asked = (
-            outcome.reason == "finished"
-            and req.interactive
-            and req.confirm
-            and not req.yes
-            and settings.ask.confirm
-            and changes not in ("discarded", "dry_run")
-            and not self.cancelled.is_set()
-        )
-        if not asked:
-            return None
+    def _confirm(self, outcome: Outcome, problems: tuple[str, ...]) -> bool | None:
+        """Ask the client "Did that do it?" (``Hooks.confirm``): True, False or None."""
         with self._lock:
             self._next_id += 1
             pending = _Pending(self._next_id, "", "confirm")
             self._pending = pending
         self.state = "waiting for confirmation"
         self._send(ConfirmRequest(id=pending.id, summary=outcome.summary, unsupported=problems))
-        success = {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
-        if success and settings.ask.history and outcome.commands and not problems:
-            from shellagent.agent.examples import forget_default_library
-            from shellagent.agent.history import add_session
-            from shellagent.transcript import Redactor
+        return {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
 
-            redact = Redactor.from_environment().redact
-            steps = [(redact(c.command), redact(c.output), c.exit_code) for c in outcome.commands]
-            if add_session(
-                redact(req.task), steps, redact(outcome.summary), session=self.session_id
-            ):
-                forget_default_library()
-        return success
+    def _remember(self, task: str, outcome: Outcome) -> None:
+        """A confirmed session joins the user's worked examples (``agent/history.py``)."""
+        from shellagent.agent.examples import remember
+
+        remember(task, outcome)
 
     def _thinking(self) -> None:
         self.state = "thinking"
@@ -573,7 +500,11 @@ class TaskWorker:
 
     def _on_event(self, event: TranscriptEvent) -> None:
         """The loop's transcript events, turned into what the client is shown."""
-        if isinstance(event, ModelTurn):
+        if isinstance(event, End):  # the loop is over: nothing left to cancel
+            self.ended = True
+            if self._review is not None:
+                self.state = "reviewing changes"
+        elif isinstance(event, ModelTurn):
             if event.context_trims and not self._told_trimmed:
                 self._told_trimmed = True  # once: later cuts go further the same way
                 self._send(
@@ -714,19 +645,3 @@ def _continuing(earlier: Earlier | None, review: Review | None, seeded: bool) ->
         else:
             line += f"; its kept changes are not in this copy: `shellagent apply {earlier.session}`"
     return line
-
-
-def _keep_shell_state(session: str, shell: Any) -> None:
-    """Remember ``shell``'s final state for a follow-up of ``session`` (newest kept)."""
-    export = getattr(shell, "export_state", None)
-    try:
-        state = export() if export is not None else None
-    except (OSError, ShellagentError):
-        state = None
-    if state is None:
-        return
-    with _shell_states_lock:
-        _shell_states[session] = state
-        _shell_states.move_to_end(session)
-        while len(_shell_states) > SHELL_STATES_KEPT:
-            _shell_states.popitem(last=False)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from shellagent.errors import InputError
 from shellagent.eval.runner import (
@@ -32,6 +32,7 @@ from shellagent.eval.runner import (
     pristine_environment,
 )
 from shellagent.eval.tasks import Task
+from shellagent.jsontypes import JsonObject
 
 if TYPE_CHECKING:
     from shellagent.policy import PolicyEngine
@@ -62,7 +63,7 @@ class StepResult:
     reward: float | None = None
     success: bool | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "output": self.output,
             "exit_code": self.exit_code,

@@ -27,7 +27,6 @@ from shellagent.eval.report import (
     write_results,
 )
 from shellagent.eval.runner import (
-    EpisodeSink,
     EvalRun,
     RunConfig,
     TaskResult,
@@ -47,7 +46,6 @@ from shellagent.eval.tasks import (
 
 __all__ = [
     "AgentRun",
-    "EpisodeSink",
     "EvalAgent",
     "EvalRun",
     "Gold",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from shellagent.model.backend import Backend
     from shellagent.model.pool import ModelPool
     from shellagent.policy import PolicyEngine
-    from shellagent.sandbox import Sandbox
+    from shellagent.sandbox import Shell
     from shellagent.transcript import TranscriptSink
 
 
@@ -42,7 +42,7 @@ class EvalAgent(Protocol):
     name: str
 
     def run(
-        self, task: Task, *, shell: Sandbox, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun: ...
 
 
@@ -52,7 +52,7 @@ class NothingAgent:
     name = "nothing"
 
     def run(
-        self, task: Task, *, shell: Sandbox, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
         sink.write(
             SessionStart(
@@ -153,9 +153,9 @@ class ModelAgent:
             return self._book
 
     def run(
-        self, task: Task, *, shell: Sandbox, sink: TranscriptSink, cancel: threading.Event
+        self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
     ) -> AgentRun:
-        from shellagent.agent import Agent, AgentConfig, AutoApprover
+        from shellagent.agent import Agent, AgentConfig, AutoApprover, Hooks
 
         backend = self.pool.backend_for(None, task.task, cancel=cancel) if self.pool else None
         agent = Agent(
@@ -173,7 +173,8 @@ class ModelAgent:
             examples=self._examples(),
             recipes=self.recipe_book(),
         )
-        outcome = agent.run(task.task, shell=shell, sink=sink, cancel=cancel, task_id=task.id)
+        hooks = Hooks(cancel=cancel)
+        outcome = agent.run(task.task, shell=shell, sink=sink, hooks=hooks, task_id=task.id)
         return AgentRun(
             reason=outcome.reason,
             summary=str(outcome.summary or ""),

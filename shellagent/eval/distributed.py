@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from shellagent.errors import EnvironmentProblem
 from shellagent.eval.agents import EvalAgent
 from shellagent.eval.runner import EvalRun, RunConfig, TaskResult, run_one
 from shellagent.eval.tasks import Task
+from shellagent.jsontypes import JsonObject
 
 __all__ = ["RAY_HINT", "run_eval_ray"]
 
@@ -42,7 +43,7 @@ _POLL_S = 0.2
 
 @dataclass(frozen=True)
 class _Returned:
-    result: dict[str, Any]
+    result: TaskResult
     transcript: tuple[str, str] | None  # file name, text
 
 
@@ -82,7 +83,7 @@ def episode(
     if problem is not None:
         detail = f"node {socket.gethostname()} cannot sandbox: {problem}"
         failed = TaskResult(id=task.id, status="error", detail=detail, sample=sample)
-        return _Returned(asdict(failed), None)
+        return _Returned(failed, None)
     with tempfile.TemporaryDirectory(prefix="shellagent-episode-") as tmp:
         local = RunConfig(
             setup_timeout=config.setup_timeout,
@@ -93,7 +94,7 @@ def episode(
         result = run_one(task, _agent(make_agent), local, threading.Event(), sample=sample)
         files = sorted(Path(tmp).glob("*.jsonl"))
         transcript = (files[0].name, files[0].read_text(encoding="utf-8")) if files else None
-    return _Returned(asdict(result), transcript)
+    return _Returned(result, transcript)
 
 
 def run_eval_ray(
@@ -106,7 +107,7 @@ def run_eval_ray(
     done: Sequence[TaskResult] = (),
     cancel: threading.Event | None = None,
     on_result: Callable[[TaskResult], None] | None = None,
-    runtime_env: dict[str, Any] | None = None,
+    runtime_env: JsonObject | None = None,
 ) -> EvalRun:
     """Run every (task, sample) not already in ``done`` as a Ray task on the cluster at
     ``address`` (None: the one this process is connected to, else a new local one)."""
@@ -150,7 +151,7 @@ def run_eval_ray(
                         id=task_id, status="error", detail=f"worker failed: {exc}", sample=sample
                     )
                 else:
-                    result = TaskResult(**returned.result)
+                    result = returned.result
                     if returned.transcript is not None and config.transcripts_dir is not None:
                         config.transcripts_dir.mkdir(parents=True, exist_ok=True)
                         name, text = returned.transcript

@@ -20,9 +20,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 from shellagent.eval.runner import EvalRun, TaskResult
+from shellagent.jsontypes import JsonObject
 from shellagent.transcript.redact import Redactor
 
 RESULT_FIELDS = tuple(f.name for f in fields(TaskResult))
@@ -78,8 +78,8 @@ class Scorecard:
     tasks_solved_any: int | None = None
     """Tasks solved by at least one of their rollouts (pass@samples), with ``samples`` > 1."""
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+    def to_json(self) -> JsonObject:
+        data: JsonObject = asdict(self)
         if self.solve_rate_ci95 is not None:
             data["solve_rate_ci95"] = list(self.solve_rate_ci95)
         return data
@@ -190,13 +190,14 @@ def render_summary(summary: Scorecard) -> str:
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
 
-def result_row(result: TaskResult) -> dict[str, Any]:
+def result_row(result: TaskResult) -> JsonObject:
     """One line of ``results.jsonl`` (times and rewards rounded)."""
     row = result.to_json()
-    for key in ("wall_s", "sandbox_s", "agent_s"):
-        row[key] = round(row[key], 4)
-    if row["reward"] is not None:
-        row["reward"] = round(row["reward"], 6)
+    row["wall_s"] = round(result.wall_s, 4)
+    row["sandbox_s"] = round(result.sandbox_s, 4)
+    row["agent_s"] = round(result.agent_s, 4)
+    if result.reward is not None:
+        row["reward"] = round(result.reward, 6)
     return row
 
 

@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from shellagent.eval.agents import AgentRun, EvalAgent
 from shellagent.eval.tasks import Task
-from shellagent.events import Check, End, EndReason, Execution, ModelTurn, TranscriptEvent
+from shellagent.events import Check
+from shellagent.jsontypes import JsonObject
 
 if TYPE_CHECKING:
-    from shellagent.transcript import TranscriptSink
+    from shellagent.sandbox import Shell
 
 Status = Literal["solved", "failed", "invalid", "cancelled", "error"]
 INVALID_SETUP = "setup failed"
@@ -93,63 +94,15 @@ class TaskResult:
     def valid(self) -> bool:
         return self.status in ("solved", "failed")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(self)
-
-
-class EpisodeSink:
-    """The transcript sink handed to the agent: forwards events and keeps the tallies.
-
-    It holds back the agent's ``end`` event (and ignores its ``close``) so the runner can
-    write the success check before it, and then the ``end`` with the check's verdict.
-    """
-
-    def __init__(self, target: TranscriptSink) -> None:
-        self.target = target
-        self.session_id: str = target.session_id
-        self.turns = 0
-        self.exit_codes: list[int | None] = []
-        self.generated_tokens = 0
-        self.last_output = ""
-        self.end: End | None = None
-
-    def write(self, event: TranscriptEvent) -> None:
-        if isinstance(event, End):
-            self.end = event
-            return
-        if isinstance(event, ModelTurn):
-            self.turns += 1
-            self.generated_tokens += event.generated_tokens or 0
-        elif isinstance(event, Execution):
-            self.exit_codes.append(event.exit_code)
-            self.last_output = event.output
-        self.target.write(event)
-
-    def close(self) -> None:
-        """The agent is done with the sink; the runner closes the real one."""
-
-    def abandon(self) -> None:
-        """Close without an ``end``: the episode was cut short, and readers (RL export
-        included) treat a transcript without one as interrupted, not as a failure."""
-        self.target.close()
-
-    def finish(self, check: Check | None, reason: EndReason) -> None:
-        if check is not None:
-            self.target.write(check)
-        end = self.end or End(reason=reason)
-        if end.turns is None:
-            end = dataclasses.replace(end, turns=self.turns)
-        if check is not None:
-            end = dataclasses.replace(end, success=check.success)
-        self.target.write(end)
-        self.target.close()
 
 
 def _clip(text: str, limit: int = DETAIL_MAX) -> str:
     return text if len(text) <= limit else text[: limit // 2] + "\n…\n" + text[-limit // 2 :]
 
 
-def pristine_environment(shell: Any) -> tuple[dict[str, str], str]:
+def pristine_environment(shell: Shell) -> tuple[dict[str, str], str]:
     """The environment and cwd of a sandbox shell that has not run anything yet."""
     result = shell.run("env; printf '\\nPWD:%s\\n' \"$PWD\"", timeout=10)
     env: dict[str, str] = {}
@@ -226,7 +179,7 @@ def run_one(
     config: RunConfig,
     cancel: threading.Event,
     *,
-    on_session: Callable[[Any], None] | None = None,
+    on_session: Callable[[Shell], None] | None = None,
     sample: int = 0,
 ) -> TaskResult:
     """Run one task in its own sandbox; every failure is a ``TaskResult``, never raised.
@@ -238,8 +191,8 @@ def run_one(
     def done(status: Status, **fields: Any) -> TaskResult:
         elapsed = time.monotonic() - started
         # Before the agent runs, all the time is the sandbox's.
-        values: dict[str, Any] = {"sandbox_s": elapsed, **fields}
-        return TaskResult(id=task.id, status=status, wall_s=elapsed, sample=sample, **values)
+        result = TaskResult(task.id, status, wall_s=elapsed, sandbox_s=elapsed, sample=sample)
+        return dataclasses.replace(result, **fields)
 
     try:
         shell = Sandbox(
@@ -290,12 +243,12 @@ def _run_agent(
     agent: EvalAgent,
     config: RunConfig,
     cancel: threading.Event,
-    shell: Any,
+    shell: Shell,
     pristine: tuple[dict[str, str], str],
     done: Callable[..., TaskResult],
     sandbox_s: float,
 ) -> TaskResult:
-    from shellagent.transcript import Redactor, TranscriptWriter, episode_reward
+    from shellagent.transcript import EpisodeSink, Redactor, TranscriptWriter, episode_reward
 
     writer = TranscriptWriter(
         redactor=Redactor.from_environment(), directory=config.transcripts_dir
@@ -305,7 +258,8 @@ def _run_agent(
     try:
         run = agent.run(task, shell=shell, sink=sink, cancel=cancel)
     except Exception as exc:
-        sink.finish(None, "error")
+        sink.finish(fallback="error")
+        writer.close()
         return done(
             "error",
             detail=_clip(
@@ -317,7 +271,9 @@ def _run_agent(
         )
     agent_s = time.monotonic() - agent_started
     if cancel.is_set():
-        sink.abandon()
+        # Closed without an ``end``: the episode was cut short, and readers (RL export
+        # included) treat a transcript without one as interrupted, not as a failure.
+        writer.close()
         return done(
             "cancelled",
             session=sink.session_id,
@@ -336,15 +292,14 @@ def _run_agent(
     )
     sandbox_s += time.monotonic() - check_started
     success = after.exit_code == 0
-    sink.finish(
-        Check(
-            command=task.success_condition,
-            exit_code=after.exit_code,
-            success=success,
-            output=_clip(after.output),
-        ),
-        run.reason,
+    check = Check(
+        command=task.success_condition,
+        exit_code=after.exit_code,
+        success=success,
+        output=_clip(after.output),
     )
+    sink.finish(check, fallback=run.reason, success=success)
+    writer.close()
     exit_codes = sink.exit_codes
     return done(
         "solved" if success else "failed",
@@ -408,9 +363,9 @@ def run_eval(
                 pending.put((task, sample))
     results: list[TaskResult] = list(done)
     lock = threading.Lock()
-    live: dict[int, Any] = {}  # thread id -> the sandbox shell of the task it is running
+    live: dict[int, Shell] = {}  # thread id -> the sandbox shell of the task it is running
 
-    def track(shell: Any) -> None:
+    def track(shell: Shell) -> None:
         with lock:
             live[threading.get_ident()] = shell
         if cancel.is_set():
@@ -443,6 +398,9 @@ def run_eval(
                 on_result(result)
 
     started = time.monotonic()
+    # Daemon threads, not a ``concurrent.futures`` pool: its workers are joined when the
+    # interpreter exits, so after a second Ctrl-C the process would still wait for a task
+    # that does not stop (a long prompt evaluation) instead of leaving at once.
     threads = [
         threading.Thread(target=worker, name=f"eval-{i}", daemon=True) for i in range(max(1, jobs))
     ]

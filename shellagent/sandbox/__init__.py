@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from shellagent.sandbox.bwrap import Bwrap, find_bwrap
 from shellagent.sandbox.diagnosis import Check, diagnose
-from shellagent.sandbox.interface import Grants, Shell
+from shellagent.sandbox.interface import Grants, Resumable, Shell
 from shellagent.sandbox.profiles import PROFILES, Overlay, Profile, environment, get_profile
 from shellagent.sandbox.secrets import is_secret_name, secret_paths
 from shellagent.sandbox.shell import CommandResult, Sandbox, validate_command
@@ -23,6 +23,7 @@ __all__ = [
     "Grants",
     "Overlay",
     "Profile",
+    "Resumable",
     "Sandbox",
     "Shell",
     "State",

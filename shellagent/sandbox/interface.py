@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from shellagent.sandbox.shell import CommandResult
 
-__all__ = ["Grants", "Shell"]
+__all__ = ["Grants", "Resumable", "Shell"]
 
 
 @dataclass(frozen=True)
@@ -63,4 +63,18 @@ class Shell(Protocol):
 
     def interrupt(self) -> None:
         """Stop the running command as a timeout would; safe from any thread."""
+        ...
+
+    def close(self) -> None:
+        """End the shell (and its sandbox); closing twice is harmless."""
+        ...
+
+
+@runtime_checkable
+class Resumable(Protocol):
+    """A shell whose state a later shell can start from (a sandbox ``Sandbox``)."""
+
+    def export_state(self) -> bytes | None:
+        """The state (variables, functions, options, umask, cwd), or None when there is
+        none to give (no command left one, or the shell is gone)."""
         ...

@@ -10,12 +10,16 @@ see.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from shellagent.eval.agents import AgentRun
 from shellagent.eval.tasks import Task
 from shellagent.events import End, Execution, ModelTurn, SessionStart
 from shellagent.taskgen.answers import TemplateError, render
+
+if TYPE_CHECKING:
+    from shellagent.sandbox import Shell
+    from shellagent.transcript import TranscriptSink
 
 ANSWER_MAX = 400
 
@@ -26,10 +30,12 @@ class GoldAgent:
     def __init__(self, command_timeout: float = 30.0) -> None:
         self.command_timeout = command_timeout
 
-    def run(self, task: Task, *, shell: Any, sink: Any, cancel: threading.Event) -> AgentRun:
+    def run(
+        self, task: Task, *, shell: Shell, sink: TranscriptSink, cancel: threading.Event
+    ) -> AgentRun:
         sink.write(
             SessionStart(
-                session=getattr(sink, "session_id", ""),
+                session=sink.session_id,
                 task=task.task,
                 model=self.name,
                 backend="none",

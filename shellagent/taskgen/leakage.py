@@ -15,7 +15,8 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from shellagent.jsontypes import JsonObject, JsonValue
 
 
 def _words(text: str) -> list[str]:
@@ -71,7 +72,7 @@ class Pair:
     reference_id: str
     reference: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "similarity": round(self.similarity, 4),
             "candidate_id": self.candidate_id,
@@ -105,7 +106,8 @@ class LeakageReport:
     def above(self, threshold: float) -> int:
         return sum(1 for m in self.maxima if m >= threshold)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
+        nearest: list[JsonValue] = [p.to_json() for p in self.nearest]
         return {
             "candidates": self.candidates,
             "references": self.references,
@@ -114,7 +116,7 @@ class LeakageReport:
             "p99": round(self.quantile(0.99), 4),
             "exact": self.exact,
             "at_least_0.5": self.above(0.5),
-            "nearest": [p.to_json() for p in self.nearest],
+            "nearest": nearest,
         }
 
 

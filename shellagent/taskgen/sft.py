@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from shellagent.agent import observation
 from shellagent.agent.config import AgentConfig
@@ -37,9 +37,15 @@ class _Ran:
     duration_s: float = 0.0
 
 
-def conversations(
-    library: ExampleLibrary, *, k: int = AgentConfig.examples
-) -> Iterator[dict[str, Any]]:
+class SftRecord(TypedDict):
+    """One line of the SFT file: the chat, and which example it came from."""
+
+    messages: list[dict[str, str]]
+    task_id: str
+    family: str
+
+
+def conversations(library: ExampleLibrary, *, k: int = AgentConfig.examples) -> Iterator[SftRecord]:
     """One SFT record (``{"messages": [...]}``) per library example with gold steps."""
     config = AgentConfig()
     env = Environment(cwd="/root", anywhere_writable=True, max_turns=config.max_turns)

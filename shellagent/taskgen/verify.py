@@ -40,10 +40,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from shellagent.eval.tasks import Observation, Task
 from shellagent.jsontypes import JsonObject
+
+if TYPE_CHECKING:
+    from shellagent.sandbox import Shell
 
 VERIFY_VERSION = 2
 """Part of every cache key: bump it when what verification does changes."""
@@ -147,7 +150,7 @@ def _clip(text: str) -> str:
 
 
 def _batch(
-    shell: Any,
+    shell: Shell,
     parts: Sequence[str],
     env: dict[str, str],
     cwd: str,

@@ -9,6 +9,7 @@ The agent loop writes typed events (``shellagent.events``) through a ``Transcrip
 from __future__ import annotations
 
 from shellagent.events import MIGRATIONS, TRANSCRIPT_EVENTS, VERSION, TranscriptEvent, json_schema
+from shellagent.transcript.episode import EpisodeSink
 from shellagent.transcript.export import FORMATS, ExportReport, export
 from shellagent.transcript.reader import (
     SessionSummary,
@@ -30,6 +31,7 @@ from shellagent.transcript.store import (
 )
 
 __all__ = [
+    "EpisodeSink",
     "ExportReport",
     "FORMATS",
     "MIGRATIONS",

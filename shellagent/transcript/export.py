@@ -24,30 +24,39 @@ export: it is skipped and named in the report.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO, TypeGuard, TypeVar
 
 from shellagent.events import Check
 from shellagent.transcript.groups import with_advantages
 from shellagent.transcript.reader import Transcript
+from shellagent.transcript.records import (
+    DpoRecord,
+    Message,
+    Record,
+    RlCheck,
+    RlRecord,
+    RlTurn,
+    SftRecord,
+)
 from shellagent.transcript.reward import episode_reward
 from shellagent.transcript.steps import ACCEPTED, EXCLUDED, Step, conversation
 
-Record = dict[str, Any]
+T = TypeVar("T")
 
 
 class SkipSession(Exception):
     """This session cannot be exported in this format; the message says why."""
 
 
-def _assistant(content: str) -> list[dict[str, str]]:
+def _assistant(content: str) -> list[Message]:
     return [{"role": "assistant", "content": content}]
 
 
-def sft_records(transcript: Transcript) -> list[Record]:
+def sft_records(transcript: Transcript) -> list[SftRecord]:
     conv = conversation(transcript)
-    out: list[dict[str, str]] = []
+    out: list[Message] = []
     for message, index in zip(conv.messages, conv.step_of_message, strict=True):
         if index is None:
             out.append(dict(message))
@@ -69,10 +78,10 @@ def sft_records(transcript: Transcript) -> list[Record]:
     return [{"messages": out}]
 
 
-def dpo_records(transcript: Transcript) -> list[Record]:
+def dpo_records(transcript: Transcript) -> list[DpoRecord]:
     conv = conversation(transcript)
     first_message = [conv.step_of_message.index(i) for i in range(len(conv.steps))]
-    records: list[Record] = []
+    records: list[DpoRecord] = []
     for i, step in enumerate(conv.steps):
         prompt = [dict(m) for m in conv.messages[: first_message[i]]]
         if step.status == "edited":
@@ -94,7 +103,7 @@ def dpo_records(transcript: Transcript) -> list[Record]:
     return records
 
 
-def _pair(prompt: list[dict[str, str]], chosen: str, rejected: str) -> Record:
+def _pair(prompt: list[Message], chosen: str, rejected: str) -> DpoRecord:
     return {"prompt": prompt, "chosen": _assistant(chosen), "rejected": _assistant(rejected)}
 
 
@@ -102,7 +111,7 @@ def _next_accepted(steps: Iterable[Step]) -> Step | None:
     return next((s for s in steps if s.status in ACCEPTED), None)
 
 
-def rl_records(transcript: Transcript) -> list[Record]:
+def rl_records(transcript: Transcript) -> list[RlRecord]:
     if transcript.end is None:
         raise SkipSession("the episode never ended (interrupted)")
     # An unverified "done" is not a success: its reward is that of a failure.
@@ -112,7 +121,7 @@ def rl_records(transcript: Transcript) -> list[Record]:
     exit_codes = [s.exit_code for s in conv.steps if s.execution is not None]
     n_turns = max(len(conv.steps), transcript.turns)
     checks = transcript.of_type(Check)
-    check = None
+    check: RlCheck | None = None
     if checks:
         last = checks[-1]
         check = {
@@ -143,7 +152,7 @@ def rl_records(transcript: Transcript) -> list[Record]:
     ]
 
 
-def _rl_turn(step: Step) -> Record:
+def _rl_turn(step: Step) -> RlTurn:
     model_turn = step.model_turn
     action = step.action
     return {
@@ -160,11 +169,11 @@ def _rl_turn(step: Step) -> Record:
     }
 
 
-def _listed(values: tuple[Any, ...] | None) -> list[Any] | None:
+def _listed(values: tuple[T, ...] | None) -> list[T] | None:
     return list(values) if values is not None else None
 
 
-FORMATS: dict[str, Callable[[Transcript], list[Record]]] = {
+FORMATS: dict[str, Callable[[Transcript], Sequence[Record]]] = {
     "dpo": dpo_records,
     "rl": rl_records,
     "sft": sft_records,
@@ -214,7 +223,7 @@ def export(
     if group and fmt != "rl":
         raise ValueError("only the rl format can be grouped")
     convert = FORMATS[fmt]
-    held: list[Record] = []
+    held: list[RlRecord] = []
     if only_successful is None:
         only_successful = ONLY_SUCCESSFUL_BY_DEFAULT[fmt]
     report = ExportReport()
@@ -238,7 +247,7 @@ def export(
             ):
                 report.filtered += 1
                 continue
-            records = convert(transcript)
+            records = rl_records(transcript) if group else convert(transcript)
         except SkipSession as exc:
             report.skipped.append(f"{name}: {exc}")
             continue
@@ -246,7 +255,7 @@ def export(
             report.skipped.append(f"{name}: {exc.__class__.__name__}: {exc}")
             continue
         if group:
-            held.extend(records)
+            held.extend(r for r in records if _is_rl(r))
         else:
             for record in records:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -255,6 +264,10 @@ def export(
     for record in with_advantages(held) if group else ():
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return report
+
+
+def _is_rl(record: Record) -> TypeGuard[RlRecord]:
+    return "reward" in record
 
 
 def _undone() -> frozenset[str]:

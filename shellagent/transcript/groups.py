@@ -20,16 +20,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable
-from typing import Any
+
+from shellagent.transcript.records import GroupedRlRecord, RlRecord
 
 __all__ = ["EPS", "group_key", "with_advantages"]
 
 EPS = 1e-4
 
-Record = dict[str, Any]
 
-
-def group_key(record: Record) -> str:
+def group_key(record: RlRecord) -> str:
     """The group an RL record belongs to: its task id, else its task text."""
     task_id = record.get("task_id")
     if task_id:
@@ -37,12 +36,12 @@ def group_key(record: Record) -> str:
     return f"task:{record.get('task') or ''}"
 
 
-def with_advantages(records: Iterable[Record]) -> list[Record]:
+def with_advantages(records: Iterable[RlRecord]) -> list[GroupedRlRecord]:
     """``records`` grouped (see the module docstring), each with its group's figures."""
-    groups: dict[str, list[Record]] = {}
+    groups: dict[str, list[RlRecord]] = {}
     for record in records:
         groups.setdefault(group_key(record), []).append(record)
-    out: list[Record] = []
+    out: list[GroupedRlRecord] = []
     for key, members in groups.items():
         rewards = [float(r["reward"]) for r in members]
         mean = statistics.fmean(rewards)

@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 
-from shellagent.agent import AgentConfig, Approval, ApprovalRequest, Outcome, run_task
+from shellagent.agent import (
+    AgentConfig,
+    Approval,
+    ApprovalRequest,
+    Hooks,
+    Outcome,
+    Oversight,
+    Parts,
+    Recording,
+    run_task,
+)
 from shellagent.events import ChatMessage, End, TranscriptEvent
 from shellagent.policy import PolicyEngine
 from shellagent.sandbox import Sandbox, get_profile
@@ -108,14 +118,10 @@ def run_agent(policy: PolicyEngine) -> Callable[..., Run]:
         extra = {k: options.pop(k) for k in ("cancel", "on_output") if k in options}
         outcome = run_task(
             "do the thing",
-            backend=backend,
-            shell=shell,
-            policy=policy,
-            approver=approver or Approvals(),
-            sink=sink,
-            config=AgentConfig(**options),
-            on_event=events.append,
-            **extra,
+            Parts(backend=backend, shell=shell, policy=policy, config=AgentConfig(**options)),
+            Oversight(approver=approver or Approvals()),
+            Recording(sink=sink),
+            Hooks(on_event=events.append, **extra),
         )
         return Run(outcome, sink, backend, events)
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from shellagent.agent.actions import (
@@ -86,9 +88,10 @@ def test_grammar_bounds_every_string_and_forbids_raw_control_characters() -> Non
 
 
 def test_json_schema_matches_the_action_keys() -> None:
-    shapes = [set(branch["properties"]) for branch in ACTION_JSON_SCHEMA["anyOf"]]
+    schema = json.loads(json.dumps(ACTION_JSON_SCHEMA))  # as a server receives it
+    shapes = [set(branch["properties"]) for branch in schema["anyOf"]]
     assert shapes == [{"cmd", "why"}, {"done"}, {"every", "on", "at", "name"}]
-    assert all(branch["additionalProperties"] is False for branch in ACTION_JSON_SCHEMA["anyOf"])
+    assert all(branch["additionalProperties"] is False for branch in schema["anyOf"])
 
 
 def test_a_schedule_reply_parses_and_round_trips() -> None:

@@ -15,7 +15,7 @@ import shellagent
 from shellagent import Agent, AgentConfig, AutoApprover
 from shellagent.agent.prompts import describe_environment
 from shellagent.events import ApprovalRecord, Execution, SessionStart
-from shellagent.sandbox import Grants, Sandbox, Shell, get_profile
+from shellagent.sandbox import Grants, Profile, Sandbox, Shell, get_profile
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
 from shellagent.transcript import read_transcript
 
@@ -53,9 +53,13 @@ def test_a_sandbox_the_agent_opened_is_closed_after_the_run(workspace: Path) -> 
 
     class Watching(Agent):
         def open_shell(
-            self, *, timeout: float | None = None, state: bytes | None = None
+            self,
+            *,
+            timeout: float | None = None,
+            state: bytes | None = None,
+            profile: Profile | None = None,
         ) -> Sandbox:
-            opened.append(super().open_shell(timeout=timeout, state=state))
+            opened.append(super().open_shell(timeout=timeout, state=state, profile=profile))
             return opened[-1]
 
     agent = Watching(ScriptedBackend([cmd("echo $$"), done("ok")]), cwd=workspace)

@@ -40,14 +40,23 @@ def test_config_defaults_are_the_documented_ones() -> None:
     }
 
 
-def test_run_task_takes_the_documented_keywords() -> None:
+def test_run_task_takes_the_documented_parts() -> None:
     params = inspect.signature(agent.run_task).parameters
-    assert list(params) == [
-        "task", "backend", "shell", "policy", "approver", "sink", "config", "cancel",
-        "on_event", "on_output", "on_token", "source", "model_name", "task_id", "job_installer",
-        "examples", "earlier", "recipes",
-    ]  # fmt: skip
-    assert all(p.kind is p.KEYWORD_ONLY for name, p in params.items() if name != "task")
+    assert list(params) == ["task", "parts", "oversight", "recording", "hooks", "earlier"]
+    assert params["earlier"].kind is inspect.Parameter.KEYWORD_ONLY
+    fields = {
+        part.__name__: [f.name for f in dataclasses.fields(part)]
+        for part in (agent.Parts, agent.Oversight, agent.Recording, agent.Hooks)
+    }
+    assert fields == {
+        "Parts": ["backend", "shell", "policy", "config", "examples", "recipes"],
+        "Oversight": ["approver", "job_installer"],
+        "Recording": ["sink", "source", "model_name", "task_id"],
+        "Hooks": [
+            "cancel", "on_event", "on_output", "on_token",
+            "review", "confirm", "history", "shell_states", "check_summary",
+        ],
+    }  # fmt: skip
 
 
 def test_importing_the_agent_loads_neither_the_model_runtime_nor_the_policy_parser() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shellagent.agent import AgentConfig, AutoApprover, run_task
+from shellagent.agent import AgentConfig, AutoApprover, Oversight, Parts, Recording, run_task
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine
 from shellagent.sandbox import Sandbox, get_profile
@@ -44,12 +44,14 @@ def test_the_embedded_model_proposes_a_valid_action_for_everyday_tasks(
     with Sandbox(get_profile("default", cwd=workspace), timeout=10) as shell:
         run_task(
             task,
-            backend=backend,
-            shell=shell,
-            policy=policy,
-            approver=AutoApprover(),
-            sink=sink,
-            config=AgentConfig(max_turns=1, dry_run=True),
+            Parts(
+                backend=backend,
+                shell=shell,
+                policy=policy,
+                config=AgentConfig(max_turns=1, dry_run=True),
+            ),
+            Oversight(approver=AutoApprover()),
+            Recording(sink=sink),
         )
     turn = sink.of_type(ModelTurn)[0]
     if turn.stop == "end":
@@ -69,13 +71,14 @@ def test_a_whole_run_with_the_real_model_reuses_its_prefix_and_exports(
     ):
         outcome = run_task(
             "Count the lines of notes.txt.",
-            backend=backend,
-            shell=shell,
-            policy=policy,
-            approver=AutoApprover(),
-            sink=sink,
-            config=AgentConfig(max_turns=3, capture_logprobs=True),
-            model_name="smollm2-135m",
+            Parts(
+                backend=backend,
+                shell=shell,
+                policy=policy,
+                config=AgentConfig(max_turns=3, capture_logprobs=True),
+            ),
+            Oversight(approver=AutoApprover()),
+            Recording(sink=sink, model_name="smollm2-135m"),
         )
         path = sink.path
     # A 135M model may loop twice in a row: that ends the session, saying so.

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shellagent.agent import AgentConfig, AutoApprover, run_task
+from shellagent.agent import AgentConfig, AutoApprover, Oversight, Parts, Recording, run_task
 from shellagent.agent.actions import UseAction, parse_action
 from shellagent.agent.recipe_step import RecipeBook
 from shellagent.events import ModelTurn
@@ -59,13 +59,15 @@ def test_the_embedded_model_fills_an_offered_recipe(
     with Sandbox(get_profile("default", cwd=work), timeout=10) as shell:
         run_task(
             task,
-            backend=backend,
-            shell=shell,
-            policy=PolicyEngine.load(workspace=work),
-            approver=AutoApprover(),
-            sink=sink,
-            config=AgentConfig(max_turns=2, dry_run=True, examples=0),
-            recipes=book,
+            Parts(
+                backend=backend,
+                shell=shell,
+                policy=PolicyEngine.load(workspace=work),
+                config=AgentConfig(max_turns=2, dry_run=True, examples=0),
+                recipes=book,
+            ),
+            Oversight(approver=AutoApprover()),
+            Recording(sink=sink),
         )
     turn = sink.of_type(ModelTurn)[0]
     assert turn.valid is True and turn.stop == "end", turn.raw

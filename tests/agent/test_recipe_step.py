@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from shellagent.agent import AgentConfig, AutoApprover, RefuseApprover, run_task
+from shellagent.agent import (
+    AgentConfig,
+    AutoApprover,
+    Hooks,
+    Oversight,
+    Parts,
+    Recording,
+    RefuseApprover,
+    run_task,
+)
 from shellagent.agent.recipe_step import RecipeBook
 from shellagent.agent.trial import OverlayTrial
 from shellagent.events import ChatMessage, Execution, ModelTurn
@@ -154,14 +163,16 @@ def run(
     sink = MemorySink()
     outcome = run_task(
         task,
-        backend=backend,
-        shell=shell,
-        policy=PolicyEngine.load(workspace=workspace),
-        approver=approver or AutoApprover(),
-        sink=sink,
-        config=AgentConfig(examples=0, **config),
-        recipes=book,
-        cancel=threading.Event(),
+        Parts(
+            backend=backend,
+            shell=shell,
+            policy=PolicyEngine.load(workspace=workspace),
+            config=AgentConfig(examples=0, **config),
+            recipes=book,
+        ),
+        Oversight(approver=approver or AutoApprover()),
+        Recording(sink=sink),
+        Hooks(cancel=threading.Event()),
     )
     return outcome, sink, backend
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shellagent.agent import Approval, AutoApprover, run_task
+from shellagent.agent import Approval, AutoApprover, Oversight, Parts, Recording, run_task
 from shellagent.events import ChatMessage, End, SessionStart
 from shellagent.policy import PolicyEngine, default_policy_path, preset_path
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
@@ -46,13 +46,9 @@ def _session(
     with TranscriptWriter() as sink:
         outcome = run_task(
             "tidy up",
-            backend=ScriptedBackend(replies),
-            shell=shell,
-            policy=policy,
-            approver=approver,
-            sink=_Confirmed(sink),
-            source="eval" if task_id else "ask",
-            task_id=task_id,
+            Parts(backend=ScriptedBackend(replies), shell=shell, policy=policy),
+            Oversight(approver=approver),
+            Recording(sink=_Confirmed(sink), source="eval" if task_id else "ask", task_id=task_id),
         )
         assert outcome.session_id == sink.session_id
         path: Path = sink.path
@@ -128,11 +124,13 @@ def test_session_start_names_the_policy_files_in_force(fake: FakeShell, tmp_path
         sink = MemorySink()
         run_task(
             "t",
-            backend=ScriptedBackend([done("ok"), done("ok")]),
-            shell=fake,
-            policy=PolicyEngine.load(paths),
-            approver=AutoApprover(),
-            sink=sink,
+            Parts(
+                backend=ScriptedBackend([done("ok"), done("ok")]),
+                shell=fake,
+                policy=PolicyEngine.load(paths),
+            ),
+            Oversight(approver=AutoApprover()),
+            Recording(sink=sink),
         )
         named.append(sink.of_type(SessionStart)[0].policy)
     assert named == ["default", f"strict + {mine.resolve()}"]

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.agent import Approval, ApprovalRequest, AutoApprover, run_task
+from shellagent.agent import (
+    Approval,
+    ApprovalRequest,
+    AutoApprover,
+    Oversight,
+    Parts,
+    Recording,
+    run_task,
+)
 from shellagent.events import ChatMessage, JobInstalled
 from shellagent.jobs import Installer, all_jobs, load, run_job
 from shellagent.policy import PolicyEngine
@@ -47,12 +55,13 @@ def converse(work: Path, approver: object, profile: str = "default") -> tuple[ob
     with Sandbox(get_profile(profile, cwd=work), timeout=30) as shell:
         outcome = run_task(
             "back up Documents weekly",
-            backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
-            shell=shell,
-            policy=PolicyEngine.load(workspace=work),
-            approver=approver,  # type: ignore[arg-type]
-            sink=sink,
-            job_installer=Installer(),
+            Parts(
+                backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
+                shell=shell,
+                policy=PolicyEngine.load(workspace=work),
+            ),
+            Oversight(approver=approver, job_installer=Installer()),  # type: ignore[arg-type]
+            Recording(sink=sink),
         )
     return outcome, sink
 
@@ -111,11 +120,13 @@ def test_a_session_without_an_installer_asks_nobody_and_installs_nothing(
     with Sandbox(get_profile("default", cwd=work), timeout=30) as shell:
         run_task(
             "back up Documents weekly",
-            backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
-            shell=shell,
-            policy=PolicyEngine.load(workspace=work),
-            approver=person,
-            sink=sink,
+            Parts(
+                backend=ScriptedBackend([BACKUP, SCHEDULE, DONE]),
+                shell=shell,
+                policy=PolicyEngine.load(workspace=work),
+            ),
+            Oversight(approver=person),
+            Recording(sink=sink),
         )
     assert all(r.job is None for r in person.requests)
     assert all_jobs() == ([], []) and not fake_crontab.exists()

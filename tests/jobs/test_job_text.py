@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shellagent.agent import run_task
+from shellagent.agent import Oversight, Parts, Recording, run_task
 from shellagent.chars import kind
 from shellagent.errors import ConfigError, EnvironmentProblem, InputError
 from shellagent.events import ChatMessage
@@ -101,12 +101,13 @@ def converse(work: Path, schedule_reply: str) -> MemorySink:
     with Sandbox(get_profile("default", cwd=work), timeout=30) as shell:
         run_task(
             "back up Documents weekly",
-            backend=ScriptedBackend([BACKUP, schedule_reply, DONE]),
-            shell=shell,
-            policy=PolicyEngine.load(workspace=work),
-            approver=Person(),
-            sink=sink,
-            job_installer=Installer(),
+            Parts(
+                backend=ScriptedBackend([BACKUP, schedule_reply, DONE]),
+                shell=shell,
+                policy=PolicyEngine.load(workspace=work),
+            ),
+            Oversight(approver=Person(), job_installer=Installer()),
+            Recording(sink=sink),
         )
     return sink
 

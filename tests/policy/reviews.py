@@ -9,7 +9,15 @@ import json
 import subprocess
 from pathlib import Path
 
-from shellagent.agent import AgentConfig, Outcome, RefuseApprover, run_task
+from shellagent.agent import (
+    AgentConfig,
+    Outcome,
+    Oversight,
+    Parts,
+    Recording,
+    RefuseApprover,
+    run_task,
+)
 from shellagent.events import Execution, PolicyVerdict
 from shellagent.policy import PolicyEngine
 from shellagent.sandbox import Sandbox, get_profile
@@ -64,12 +72,14 @@ def run_refused(ws: Path, commands: list[str]) -> tuple[list[str], dict[str, str
     with Sandbox(get_profile("default", cwd=ws), timeout=5) as shell:
         outcome = run_task(
             "try everything",
-            backend=ScriptedBackend(replies),
-            shell=shell,
-            policy=PolicyEngine.load(workspace=ws),
-            approver=RefuseApprover("refused in a test"),
-            sink=sink,
-            config=AgentConfig(max_turns=len(replies) + 1),
+            Parts(
+                backend=ScriptedBackend(replies),
+                shell=shell,
+                policy=PolicyEngine.load(workspace=ws),
+                config=AgentConfig(max_turns=len(replies) + 1),
+            ),
+            Oversight(approver=RefuseApprover("refused in a test")),
+            Recording(sink=sink),
         )
     ran = [e.command for e in sink.of_type(Execution)]
     judged: dict[str, str] = {e.command: e.decision for e in sink.of_type(PolicyVerdict)}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.agent import AgentConfig, RefuseApprover, run_task
+from shellagent.agent import AgentConfig, Oversight, Parts, Recording, RefuseApprover, run_task
 from shellagent.agent.schedule import Schedule
 from shellagent.cli.main import main
 from shellagent.events import PolicyVerdict
@@ -46,12 +46,14 @@ def loop_decisions(workspace: Path, *, dry_run: bool) -> dict[str, str]:
     sink = MemorySink()
     run_task(
         "compare",
-        backend=ScriptedBackend(replies),
-        shell=FakeShell(cwd=str(workspace)),
-        policy=PolicyEngine.load(workspace=workspace),
-        approver=RefuseApprover("no"),
-        sink=sink,
-        config=AgentConfig(dry_run=dry_run, max_turns=len(replies) + 1),
+        Parts(
+            backend=ScriptedBackend(replies),
+            shell=FakeShell(cwd=str(workspace)),
+            policy=PolicyEngine.load(workspace=workspace),
+            config=AgentConfig(dry_run=dry_run, max_turns=len(replies) + 1),
+        ),
+        Oversight(approver=RefuseApprover("no")),
+        Recording(sink=sink),
     )
     return {e.command: e.decision for e in sink.of_type(PolicyVerdict)}
 

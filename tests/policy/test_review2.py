@@ -18,7 +18,7 @@ import pytest
 
 from shellagent.agent import Approval, ApprovalRequest
 from shellagent.cli.main import main
-from shellagent.daemon.review import ChangesApprover, file_changes_only
+from shellagent.agent.approval import ChangesApprover, file_changes_only
 from shellagent.policy import PolicyEngine, ShellState
 from shellagent.policy.values import Carried
 from tests.policy.conftest import STATE, WORKSPACE

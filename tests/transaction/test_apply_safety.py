@@ -235,7 +235,7 @@ def test_a_squatted_workspace_directory_does_not_stop_ask(
 
 
 def test_the_change_set_counts_what_the_upper_layers_take(home: Path, open_session: Opener) -> None:
-    from shellagent.daemon.review import Review
+    from shellagent.transaction.review import Review
 
     ws, s = open_session()
     s.run("head -c 3000000 /dev/zero > big.bin")

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pytest
 
 from shellagent.transcript.groups import EPS, with_advantages
+from shellagent.transcript.records import Message, RlRecord
 
 
-def rec(task_id: str | None, reward: float, task: str = "t") -> dict[str, Any]:
-    return {"task_id": task_id, "task": task, "reward": reward}
+def rec(
+    task_id: str | None, reward: float, task: str = "t", prompt: list[Message] | None = None
+) -> RlRecord:
+    """An RL record with the fields grouping reads; the rest empty."""
+    return RlRecord(
+        session="s", task=task, task_id=task_id, source="eval", model="m", outcome="finished",
+        prompt=prompt or [], completion=[], turns=[], exit_codes=[], check=None, success=None,
+        verdict="unverified", n_turns=0, reward=reward,
+    )  # fmt: skip
 
 
 def test_advantages_are_reward_minus_the_group_mean_over_the_sample_std() -> None:

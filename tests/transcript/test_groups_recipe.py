@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from shellagent.transcript.groups import with_advantages
+from tests.transcript.test_groups import rec
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "transcripts.md"
 
@@ -22,10 +23,7 @@ def test_the_documented_loading_recipe_runs_on_a_grouped_export(
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None, "the recipe's code block is missing"
     prompt = [{"role": "user", "content": "count the logs"}]
-    raw = [
-        {"task_id": "a", "task": "x", "reward": r, "prompt": prompt, "completion": []}
-        for r in (1.0, -0.1)
-    ] + [{"task_id": "b", "task": "y", "reward": 0.5, "prompt": prompt, "completion": []}] * 2
+    raw = [rec("a", r, "x", prompt) for r in (1.0, -0.1)] + [rec("b", 0.5, "y", prompt)] * 2
     lines = [json.dumps(r) for r in with_advantages(raw)]
     (tmp_path / "rl-groups.jsonl").write_text("\n".join(lines) + "\n")
     monkeypatch.chdir(tmp_path)

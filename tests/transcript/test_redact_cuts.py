@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shellagent.agent import AgentConfig, AutoApprover, run_task
+from shellagent.agent import AgentConfig, AutoApprover, Oversight, Parts, Recording, run_task
 from shellagent.agent.observation import cut
 from shellagent.policy import PolicyEngine
 from shellagent.redaction import BlockTracker, cut_text
@@ -279,12 +279,14 @@ def test_a_key_cut_by_the_sandbox_itself_leaves_no_piece_on_disk_or_in_the_expor
     ):
         run_task(
             "show me the blob",
-            backend=ScriptedBackend(replies),
-            shell=shell,
-            policy=policy,
-            approver=AutoApprover(),
-            sink=sink,
-            config=AgentConfig(observation_chars=100_000),
+            Parts(
+                backend=ScriptedBackend(replies),
+                shell=shell,
+                policy=policy,
+                config=AgentConfig(observation_chars=100_000),
+            ),
+            Oversight(approver=AutoApprover()),
+            Recording(sink=sink),
         )
     on_disk = sink.path.read_text()
     [execution] = [e for e in map(json.loads, on_disk.splitlines()) if e["type"] == "execution"]

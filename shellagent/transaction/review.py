@@ -7,26 +7,47 @@ far is read and the real side of each new change fingerprinted (a later apply re
 file that changed on the host meanwhile). At the end the change set is shown and, as the
 user or the request says, applied (outside the sandbox, with the user's own rights, never
 re-running a command), discarded, or kept for ``shellagent apply SESSION``.
+
+A ``Review`` is what ``Agent.run`` takes as ``Hooks.review`` (``agent.parts.ChangeReview``):
+the sandbox is opened on its ``profile``, and ``conclude`` runs once the loop is over. Who
+decides is the caller's ``decide`` (the daemon asks its client; without one the changes
+are kept, never applied unasked), and ``on_done`` hears the result.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from shellagent.errors import ShellagentError
-from shellagent.events import ChangesDecision, ChangeSetRecord, ChangesOutcome
+from shellagent.events import ChangesDecision, ChangeSetRecord, ChangesOutcome, EndReason
 
 if TYPE_CHECKING:
-    from shellagent.agent import Approval, ApprovalRequest, Approver
-    from shellagent.policy import Evaluation
     from shellagent.sandbox import Profile
-    from shellagent.transaction import ChangeSet, Workspace
+    from shellagent.transaction.changeset import ChangeSet
+    from shellagent.transaction.workspace import Workspace
+
+__all__ = [
+    "Review",
+    "changes_cap_bytes",
+    "diff_text",
+    "interrupted_note",
+    "open_reviewed",
+    "overlay_problem",
+]
 
 log = logging.getLogger("shellagent.daemon")
+
+S = TypeVar("S")
+Decide = Callable[["ChangeSet", EndReason], "ChangesDecision | None"]
+"""Who decides about a non-empty change set (the session ended for the reason given):
+apply, discard or keep it; None keeps it."""
+Done = Callable[[ChangesOutcome, str, int], None]
+"""Hears what became of the change set: the outcome, the line to show, how many landed."""
 
 DIFF_SENT_MAX = 256 * 1024  # the diff a client can page through; the rest is counted
 PATHS_RECORDED = 50  # changed paths kept in the transcript's ``changes`` event
@@ -52,14 +73,21 @@ class Review:
     workspace: Workspace
     outcome: ChangesOutcome = "none"
     resumed: bool = False  # the kept overlays of an earlier session, continued
+    decide: Decide | None = None
+    on_done: Done | None = None
+    dry_run: bool = False  # shown, then discarded whatever ``decide`` says
+    changed: list[tuple[str, Path]] | None = None  # the change set, once concluded
+
+    @property
+    def session(self) -> str:
+        return self.workspace.session
 
     @classmethod
     def create(cls, session: str, profile: Profile) -> Review:
         """Overlays over the home directory and every directory ``profile`` may write,
         held (locked) by this review until ``release``; kept change sets too old to
         matter are dropped first."""
-        from shellagent.transaction import Workspace
-        from shellagent.transaction.workspace import expire_kept
+        from shellagent.transaction.workspace import Workspace, expire_kept
 
         try:
             expire_kept()
@@ -74,7 +102,7 @@ class Review:
         """The kept overlays of ``session``, for a follow-up that goes on where it stopped;
         None when they are gone (applied, discarded) or do not cover what ``profile`` may
         write (the follow-up runs in another directory)."""
-        from shellagent.transaction import Workspace
+        from shellagent.transaction.workspace import Workspace
 
         try:
             workspace = Workspace.open(session)
@@ -101,8 +129,8 @@ class Review:
 
     def changes(self) -> ChangeSet:
         """The change set so far; the real side of each new change is fingerprinted."""
-        from shellagent.transaction import compute
         from shellagent.transaction.apply import Baseline
+        from shellagent.transaction.changeset import compute
 
         changes = compute(self.workspace)
         Baseline(self.workspace).note(changes)
@@ -163,6 +191,24 @@ class Review:
             0,
         )
 
+    def conclude(self, reason: EndReason) -> ChangeSetRecord:
+        """Once nothing writes into the overlays: read the change set, let ``decide``
+        choose, apply, discard or keep it, tell ``on_done``; the transcript's record."""
+        changes = self.changes()
+        self.changed = [(c.kind, c.path) for c in changes]
+        if not changes:
+            self.discard("none")
+            return self.record(changes)
+        decision = self.decide(changes, reason) if self.decide is not None else None
+        if self.dry_run:
+            self.discard("dry_run")
+            message, applied = "dry run: nothing was applied", 0
+        else:
+            message, applied = self.finish(changes, decision)
+        if self.on_done is not None:
+            self.on_done(self.outcome, message, applied)
+        return self.record(changes, message if self.outcome == "refused" else "")
+
     def discard(self, outcome: ChangesOutcome = "discarded") -> None:
         self.workspace.remove()
         self.outcome = outcome
@@ -222,63 +268,29 @@ def interrupted_note() -> str | None:
     )
 
 
-# Effects a change set cannot show or take back: these keep their per-command prompt.
-OUTSIDE_FILES = frozenset(
-    {
-        "network",
-        "network-redirect",
-        "lookup",
-        "sends-data",
-        "fetch",
-        "download-to-shell",
-        "privilege",
-        "changes-state",
-    }
-)
-
-
-# The rules whose "ask" means only "this changes files", which the change set shows.
-FILE_CHANGE_RULES = frozenset({"file-changes", "writes-files", "sed-write"})
-# Traits of code running that the policy could not read: never file changes only.
-RUNS_CODE = frozenset(
-    {"executes", "code-from-stdin", "script-file", "sed-exec", "awk-side-effects", "evaluates"}
-)
-
-
-def file_changes_only(evaluation: Evaluation) -> bool:
-    """Whether every reason the policy asks about ``evaluation`` is a file change: each
-    segment asked about was asked by a file-change rule alone, and nothing in the line is
-    an interpreter, a script given to a shell, code the policy could not read, or an effect
-    outside the files (network, privilege, processes, shell state, scheduling …)."""
-    from shellagent.policy.programs import INTERPRETERS
-
-    segments = evaluation.segments
-    if evaluation.decision != "ask" or not segments:
-        return False
-    for s in segments:
-        if s.program in INTERPRETERS or s.context.endswith(" -c") or s.context == "eval":
-            return False
-        if (OUTSIDE_FILES | RUNS_CODE) & set(s.traits):
-            return False
-        if s.decision == "ask" and not (s.asked_by and set(s.asked_by) <= FILE_CHANGE_RULES):
-            return False
-        if s.decision == "deny":
-            return False
-    return True
-
-
-class ChangesApprover:
-    """``review = "changes"``: a command the policy asks about only because it changes
-    files runs without a prompt (its changes wait in the change set); anything else —
-    interpreters, code it cannot read, processes, shell state, scheduling, effects outside
-    the files — goes to ``ask_person`` as before."""
-
-    def __init__(self, ask_person: Approver) -> None:
-        self.ask_person = ask_person
-
-    def __call__(self, request: ApprovalRequest) -> Approval:
-        from shellagent.agent import Approval
-
-        if request.job is None and file_changes_only(request.evaluation):
-            return Approval("approve", reason="file changes only: reviewed in the change set")
-        return self.ask_person(request)
+def open_reviewed(
+    session: str,
+    profile: Profile,
+    open_shell: Callable[[Profile], S],
+    *,
+    resume: str | None = None,
+) -> tuple[S, Review] | str:
+    """A sandbox (``open_shell``) on overlays for ``session``, and its review; a follow-up
+    goes on with the changes session ``resume`` kept, when they cover ``profile``. The
+    reason, when this machine cannot run one on overlays."""
+    problem = overlay_problem()
+    if problem is not None:
+        return problem
+    resumed = Review.resume(resume, profile) if resume else None
+    for review in (resumed, None):
+        review = review or Review.create(session, profile)
+        try:
+            shell = open_shell(review.profile(profile))
+        except ShellagentError as exc:
+            problem = exc.message
+            if not review.resumed:
+                review.discard("none")
+                return problem
+        else:
+            return shell, review
+    return problem or "the overlays could not be opened"
