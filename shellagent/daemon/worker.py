@@ -1,10 +1,10 @@
 """One client's task: the agent loop in its own thread, with its own sandbox and transcript.
 
 ``Agent.run`` blocks, so it runs in a worker thread. Everything it reports (events, live
-output, approval requests) is turned into wire events and handed to ``emit``, which
-the server encodes and makes thread-safe. What ``ask`` adds to a bare session (the change-set review,
-"did that do it?", the user's history, the shell state a follow-up starts from) are the
-front door's hooks (``agent.parts.Hooks``); the daemon passes its own, which ask the
+output, approval requests) is turned into wire events and handed to ``emit``, which the
+server encodes and makes thread-safe. What ``ask`` adds to a bare session (the change-set
+review, "did that do it?", the user's history, the shell state a follow-up starts from) are
+the front door's hooks (``agent.parts.Hooks``); the daemon passes its own, which ask the
 client. An approval request blocks the worker until the client answers (``answer``) or
 the task is cancelled (``cancel``: the client pressed Ctrl-C or went away). Cancelling
 stops the running command, makes the loop end with ``cancelled`` in the transcript, and
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from shellagent import protocol
 from shellagent.errors import ShellagentError

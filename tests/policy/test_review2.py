@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from shellagent.agent import Approval, ApprovalRequest
-from shellagent.cli.main import main
 from shellagent.agent.approval import ChangesApprover, file_changes_only
+from shellagent.cli.main import main
 from shellagent.policy import PolicyEngine, ShellState
 from shellagent.policy.values import Carried
 from tests.policy.conftest import STATE, WORKSPACE
