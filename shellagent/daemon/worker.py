@@ -316,13 +316,7 @@ class TaskWorker:
             self.ended = True
             sink.close()
         success = outcome.success
-        verdict = (
-            "unverified"
-            if outcome.reason == "finished" and success is None
-            else "confirmed"
-            if success
-            else "failed"
-        )
+        verdict = _verdict(outcome)
         log.info("task %s ended: %s", self.session_id, outcome.reason)
         self._send(
             Summary(
@@ -627,6 +621,19 @@ class TaskWorker:
         if reply.decision == "always":
             return Approval("always", reason=reply.reason, scope=reply.scope)
         return Approval(reply.decision, reason=reply.reason)
+
+
+def _verdict(outcome: Outcome) -> str:
+    """What is known of the task's outcome, for the screen's last line: the user's answer
+    first; then, unasked, what became of its change set (discarded or kept: nothing of it
+    reached the files, whatever the model said); else unverified or failed."""
+    if outcome.success is not None:
+        return "confirmed" if outcome.success else "failed"
+    if outcome.reason != "finished":
+        return "failed"
+    if outcome.changes in ("discarded", "kept"):
+        return outcome.changes
+    return "unverified"
 
 
 def _continuing(earlier: Earlier | None, review: Review | None, seeded: bool) -> str | None:

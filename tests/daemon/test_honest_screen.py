@@ -91,6 +91,33 @@ def test_no_to_did_that_do_it_is_the_last_word_and_a_refused_delete_is_not_done(
     assert transcript_events(run.summary.session)[-1]["success"] is False
 
 
+@pytest.mark.parametrize(
+    ("keys", "verdict", "said"),
+    [
+        (["n"], "discarded", "discarded: your files are as they were (the model said: "),
+        # kept: "did that do it?" is still asked; skipped, the set's fate is the last word
+        (["k", "s"], "kept", "not applied yet: the changes are kept for later (shellagent apply "),
+    ],
+)
+def test_a_change_set_that_did_not_land_is_the_last_word_not_the_models_done(
+    daemon: DaemonProc,
+    script: Callable[..., str],
+    workdir: Path,
+    keys: list[str],
+    verdict: str,
+    said: str,
+) -> None:
+    write_config("")  # "did that do it?" is asked, but not of a discarded change set
+    model = script(cmd("echo hello > made.txt", "make it"), done("Created made.txt"))
+    run = ask_inprocess("make a file", model, workdir, keys=["y", *keys])
+    assert not (workdir / "made.txt").exists()
+    assert len(run.of(ConfirmRequest)) == len(keys) - 1
+    assert run.summary.verdict == verdict
+    line = last_line(run.out)
+    assert line.startswith(said) and "Created made.txt" in line, line
+    assert not line.startswith(("done", "unverified"))
+
+
 def test_a_refusal_is_told_to_the_model_and_its_re_proposal_is_never_shown(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path
 ) -> None:
