@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from shellagent.agent.followup import Earlier
     from shellagent.agent.recipe_step import RecipeBook
     from shellagent.model.backend import Generation
+    from shellagent.policy import Evaluation
     from shellagent.sandbox import CommandResult
 
 __all__ = [
@@ -391,6 +392,7 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
         raise SessionEnd("finished", f"proposed `{key}` (the policy would {decision.decision} it)")
     if decision.decision == "deny":
         observe(state, observation.denied(decision.reasons))
+        _stop_if_denied_again(state, decision)
         _give_up_if_repeated(state, command, "was denied by the policy")
         return
     if state.config.dry_run:
@@ -481,6 +483,23 @@ def _execute(state: SessionState, command: str, edited_from: str | None, *, conf
     if times > 1:
         shown = f"{shown}\n{observation.repeated(key, times)}"
     observe(state, shown)
+
+
+def _stop_if_denied_again(state: SessionState, evaluation: Evaluation) -> None:
+    """End the session when the model proposes again something the policy denied: the
+    policy will deny it every time, and a small model rewrites the same command around it
+    (``chmod +x f`` then ``chmod +x f && chown f``) until it runs out of turns. The end says
+    what was not allowed and why, so the user can do it themselves if they mean it."""
+    denied = [s for s in evaluation.segments if s.decision == "deny"]
+    again = next((s for s in denied if s.key in state.denied), None)
+    state.denied.update(s.key for s in denied)
+    if again is not None:
+        why = "; ".join(dict.fromkeys(again.reasons)) or "the policy forbids it"
+        raise SessionEnd(
+            "repeated_failure",
+            f"the policy does not allow `{again.key}` ({why}); it never ran. "
+            "If you mean it, run it yourself",
+        )
 
 
 def _give_up_if_repeated(state: SessionState, command: str, what: str = "failed") -> None:

@@ -77,6 +77,9 @@ class SessionState:
     # Commands the user refused in this task: never asked about again unchanged.
     refusals: set[str] = field(default_factory=set)
     reproposals: int = 0  # times the model proposed a command the user had refused
+    # the parts of commands the policy denied (their normalised text): a deny is final, so
+    # a command holding one of them again ends the session instead of being judged again
+    denied: set[str] = field(default_factory=set)
     # command -> (times run, output of the last run): a third identical run is not made
     outputs: dict[str, tuple[int, str]] = field(default_factory=dict)
     nudged: bool = False  # the first-turn ``done`` nudge was given

@@ -338,7 +338,7 @@ class PolicyEngine:
         reasons = self._shape_reasons(d, places, functions)
         fp = self._footprint(d, places, reasons)
         if d.program == "git" and fp.facts.args.subcommand not in _GIT_WITHOUT_REPOSITORY:
-            elsewhere = self._git_elsewhere(d, places)
+            elsewhere = self._git_elsewhere(d, places, fp.facts.args.values.get("-C"))
             if elsewhere:
                 reasons.append(elsewhere)
         verdict, rule_reasons, matched, sentences = self._rules_verdict(d, fp)
@@ -394,13 +394,15 @@ class PolicyEngine:
             asked_by=tuple(asked_by) if verdict_final == Decision.ASK else (),
         )
 
-    def _git_elsewhere(self, d: _Draft, places: Places) -> str:
+    def _git_elsewhere(self, d: _Draft, places: Places, moved: str | None = None) -> str:
         """Why git may run programs a repository's config names: it runs somewhere other
         than the directory the session started in. There the repository was there before
         the session (the sandbox keeps its config read-only) or git finds none; anywhere
         else (``cd sub && git status``) a ``.git`` made during the session may name an
         fsmonitor, a diff or textconv driver or a gpg program that git would run."""
         where = "after a cd in the same line" if d.uncertain_cwd else ""
+        if not where and moved:  # ``git -C DIR``: git changes directory itself
+            where = f"in {moved} (git -C)"
         if not where and (self.workspace is None or places.cwd != self.workspace):
             where = f"in {places.cwd or 'an unknown directory'}"
         if not where and self.starting_repo is False:

@@ -39,6 +39,36 @@ def test_denied_command_never_reaches_the_shell(run_agent: Runner, fake: FakeShe
     assert run.observations()[0].startswith("This command was not run: the policy denies it (")
 
 
+def test_a_denied_part_proposed_again_ends_the_session_saying_what_was_not_allowed(
+    run_agent: Runner, fake: FakeShell
+) -> None:
+    # the same denied part, rewritten around: the policy denies it every time
+    run = run_agent(
+        [
+            cmd("rm -rf /"),
+            cmd("ls"),
+            cmd("rm -rf / && echo done"),
+            cmd("ls -l"),
+            done("finished"),
+        ],
+        fake,
+        approver=AutoApprover(),
+    )
+    assert fake.ran == ["ls"]  # the second deny ends it: `ls -l` is never proposed
+    assert [e.decision for e in run.sink.of_type(PolicyVerdict)] == ["deny", "allow", "deny"]
+    assert run.outcome.reason == "repeated_failure"
+    assert run.outcome.summary.startswith("the policy does not allow `rm -rf /` (")
+    assert "it never ran" in run.outcome.summary
+
+
+def test_two_different_denied_commands_do_not_end_the_session(
+    run_agent: Runner, fake: FakeShell
+) -> None:
+    run = run_agent([cmd("rm -rf /"), cmd("rm -rf ~"), cmd("ls"), done("ok")], fake)
+    assert fake.ran == ["ls"]
+    assert run.outcome.reason == "finished"
+
+
 def test_denied_command_is_not_run_in_the_real_sandbox_either(
     run_agent: Runner, sandbox: Any, workspace: Path
 ) -> None:
