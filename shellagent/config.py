@@ -57,6 +57,11 @@ class AskSettings(_Section):
         default=True,
         description="learn from sessions you confirmed: kept locally as worked examples",
     )
+    offer_recipes: bool = Field(
+        default=True,
+        description="after a confirmed task whose commands the model wrote, name the command "
+        "that keeps them as a recipe of your own",
+    )
     colors: Literal["auto", "always", "never"] = Field(
         default="auto", description="terminal colors"
     )
@@ -112,6 +117,7 @@ TEMPLATE = """\
 # review = "both"      # commands | changes | both
 # confirm = true       # ask "Did that do it?" when the model says it is done
 # history = true       # keep sessions you confirmed as examples for later tasks (local)
+# offer_recipes = true # after a confirmed task the model wrote, say how to keep it as a recipe
 # colors = "auto"      # auto | always | never (NO_COLOR always wins)
 # max_turns = 15
 

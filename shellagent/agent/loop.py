@@ -99,6 +99,9 @@ class Outcome:
     success: bool | None = None
     unsupported: tuple[str, ...] = ()
     changes: ChangesOutcome = "none"
+    # "recipe NAME" when a verified recipe's command did the task; "free" or "" when the
+    # model wrote the commands (``SessionState.origin``)
+    origin: str = ""
 
     @property
     def finished(self) -> bool:
@@ -222,6 +225,7 @@ def run_task(
         error=stop.error,
         environment_problem=stop.environment_problem,
         cwd=cwd,
+        origin=state.origin,
     )
 
 

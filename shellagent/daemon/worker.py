@@ -338,12 +338,21 @@ class TaskWorker:
         )
 
     def _advice(self, outcome: Outcome, success: bool | None, settings: Config, model: str) -> str:
-        """The line for a task the local model could not do (``daemon/advice.py``)."""
+        """The line for a task the local model could not do (``daemon/advice.py``), or, for
+        one the user confirmed whose commands the model wrote, how to keep it as a recipe."""
         from shellagent.agent.support import succeeded
         from shellagent.daemon.advice import advice
 
         if self.request.propose or outcome.environment_problem or outcome.reason == "cancelled":
             return ""
+        if success and outcome.commands and not outcome.origin.startswith("recipe"):
+            if not settings.ask.offer_recipes:
+                return ""
+            session = outcome.session_id or self.session_id
+            return (
+                f"it worked: keep it as a recipe of your own with `shellagent recipes add "
+                f"--from {session}` (ask.offer_recipes = false stops this note)"
+            )
         failed = [c.command for c in outcome.commands if not succeeded(c.command, c.exit_code)]
         candidates = self._refused or failed or [c.command for c in outcome.commands]
         command = candidates[-1] if candidates else None

@@ -267,3 +267,39 @@ def test_the_larger_model_note_can_be_switched_off(
     write_config('[ask]\nconfirm = false\nlarger_model = ""\n')
     run = ask_inprocess("x", script(cmd("false"), cmd("false"), cmd("false")), workdir, yes=True)
     assert "model pull" not in run.out and last_line(run.out).startswith("gave up")
+
+
+def test_a_confirmed_task_the_model_wrote_is_offered_as_a_recipe_and_the_offer_works(
+    daemon: DaemonProc,
+    script: Callable[..., str],
+    workdir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from shellagent.cli.main import main
+
+    write_config("")  # "did that do it?" is asked
+    (workdir / "notes.txt").write_text("one\ntwo\n")
+    run = ask_inprocess(
+        "count the lines of notes.txt",
+        script(cmd("wc -l < notes.txt", "count"), done("2 lines")),
+        workdir,
+        keys=["y"],
+    )
+    session = run.summary.session
+    lines = [line for line in run.out.splitlines() if line.strip()]
+    assert f"shellagent recipes add --from {session}" in lines[-2], run.out
+    assert lines[-1].startswith("done (confirmed)")
+    capsys.readouterr()
+    assert main(["recipes", "add", "--from", session]) == 0
+    assert "wc -l" in capsys.readouterr().out
+    # switched off, and never after a "no"
+    write_config("[ask]\noffer_recipes = false\n")
+    off = ask_inprocess(
+        "count again", script(cmd("wc -l < notes.txt"), done("2")), workdir, keys=["y"]
+    )
+    assert "recipes add" not in off.out
+    write_config("")
+    no = ask_inprocess(
+        "count again", script(cmd("wc -l < notes.txt"), done("2")), workdir, keys=["n"]
+    )
+    assert "recipes add" not in no.out
