@@ -247,19 +247,18 @@ def _run_filled(
         filled.command = redirect(filled.command, *saved_to)
     _record(state, filled, turn)
     ran = len(state.commands)
+    # Set while the recipe's command runs, and kept when the session ends on it (the
+    # outcome says a recipe did the task); cleared when the session goes on without it.
     state.origin = f"recipe {filled.recipe.name}"
-    try:
-        run(state, RunAction(cmd=filled.command, why=_why(filled)), turn)
-    finally:
-        state.origin = ""
+    run(state, RunAction(cmd=filled.command, why=_why(filled)), turn)
     if len(state.commands) > ran:
         result = state.commands[-1]
         if result.exit_code == 0 and not result.timed_out and not result.refused:
             if saved_to is not None:
                 raise SessionEnd("finished", f"Saved to {saved_to[0]}: {result.command}")
             raise SessionEnd("finished", _answer(filled.recipe, result))
-        return True
-    return False
+    state.origin = ""
+    return len(state.commands) > ran
 
 
 # "save the list to /tmp/x", "write the count into out.txt", "append them to report.log"

@@ -216,7 +216,7 @@ def test_a_value_its_type_refuses_is_never_rendered_and_the_free_loop_takes_over
     assert not any("rm -rf" in c for c in fake.ran)
     turns = sink.of_type(ModelTurn)
     assert turns[-2].action is not None and turns[-2].action["origin"] == "free"
-    assert outcome.reason == "finished"
+    assert outcome.reason == "finished" and outcome.origin == "free"
 
 
 def test_when_no_recipe_fits_the_model_writes_the_command_marked_free(
@@ -302,6 +302,8 @@ def test_when_the_chosen_recipe_fails_the_next_ones_are_tried_without_the_model(
         "how many lines does notes.txt have", [use("count_entries", dir=".")], fake, sure, workspace
     )
     assert outcome.reason == "finished" and outcome.summary == "3"
+    # the recipe that did it is the outcome's origin (the first, failed one is not)
+    assert outcome.origin.startswith("recipe ") and outcome.origin != "recipe count_entries"
     assert [e.command for e in sink.of_type(Execution)] == [
         "cd . && ls | wc -l",
         "wc -l < notes.txt",
