@@ -155,6 +155,11 @@ for tool in ask shellagent; do
     did+=("linked $bin/$tool")
   fi
 done
+# The ranker that picks recipes, trained here once (tens of seconds on a small machine)
+# rather than during the first task, which would go without recipes meanwhile.
+if "$venv/bin/shellagent" recipes index 2>/dev/null | grep -q "indexed in"; then
+  did+=("indexed the recipes (the ranker the model chooses them with)")
+fi
 # The daemon as a systemd user service where a user session exists; elsewhere the first
 # `ask` starts it.
 if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then

@@ -58,6 +58,7 @@ __all__ = [
     "WriterTrial",
     "attempt",
     "book_for",
+    "indexing",
     "fit",
     "honest",
 ]
@@ -127,6 +128,13 @@ SMALL_MODELS = ("smollm2-135m",)
 _DEFAULT: RecipeBook | None = None
 _DEFAULT_LOCK = threading.Lock()
 _TRAINING: threading.Thread | None = None
+
+
+def indexing() -> bool:
+    """Whether the ranker is being trained in the background now (``book_for`` then gives
+    no book: a task goes without recipes until it is done)."""
+    with _DEFAULT_LOCK:
+        return _DEFAULT is None and _TRAINING is not None and _TRAINING.is_alive()
 
 
 def book_for(model_name: str) -> RecipeBook | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from shellagent.cli.argtypes import positive_int, subcommand
@@ -43,6 +44,7 @@ def add_parser(subparsers: Any) -> None:
         help="also N drawn instances of each task family a recipe maps (2; 0: none)",
     )  # fmt: skip
     tester.add_argument("--json", action="store_true", help="one JSON object per recipe")
+    subcommand(sub, "index", cmd_index, "train the ranker that picks recipes (install does it)")
     adder = subcommand(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
     adder.add_argument(
         "--from", dest="session", required=True, metavar="SESSION",
@@ -232,6 +234,25 @@ def session_commands(transcript: Any) -> tuple[list[str], bool]:
         for c in transcript.of_type(ChangeSetRecord)
     )
     return worked, changed
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Train the ranker for the current recipe set into the cache directory, where the
+    daemon reads it (a task asked while it is still training goes without recipes).
+
+    example: shellagent recipes index"""
+    from shellagent import paths
+    from shellagent.recipes.rank import Ranker
+
+    recipes = list(_catalog().recipes.values())
+    cache = paths.cache_dir()
+    began = time.monotonic()
+    cached = Ranker.cached(recipes, cache) is not None
+    if not cached:
+        Ranker.build(recipes, cache)
+    took = "already indexed" if cached else f"indexed in {time.monotonic() - began:.1f} s"
+    print(f"{len(recipes)} recipes {took} ({Ranker.cache_path(recipes, cache)})")
+    return 0
 
 
 def cmd_add(args: argparse.Namespace) -> int:

@@ -257,8 +257,9 @@ class TaskWorker:
                 "nobody can answer: ask is not attached to a terminal (rerun with -y to approve)"
             )
         from shellagent.agent.examples import default_library
-        from shellagent.agent.recipe_step import book_for
+        from shellagent.agent.recipe_step import book_for, indexing
 
+        book = book_for(backend.name)
         agent = Agent(
             backend,
             cwd=cwd,
@@ -267,7 +268,7 @@ class TaskWorker:
             job_installer=self.job_installer,
             source="propose" if req.propose else "ask",
             examples=default_library(),
-            recipes=book_for(backend.name),  # the small model chooses recipes first
+            recipes=book,  # the small model chooses recipes first
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()
@@ -292,7 +293,18 @@ class TaskWorker:
         from shellagent.transaction.review import interrupted_note
 
         seeded = self._seed is not None
-        for line in (_continuing(earlier, self._review, seeded), note, interrupted_note()):
+        unindexed = (
+            "the recipes are being indexed (after an install or a new recipe; about a minute): "
+            "this task goes without them, so the model writes its own commands"
+            if book is None and indexing()
+            else None
+        )
+        for line in (
+            _continuing(earlier, self._review, seeded),
+            note,
+            interrupted_note(),
+            unindexed,
+        ):
             if line:
                 self._send(Note(message=line))
         log.info("task %s started for pid %d", self.session_id, self.client_pid)

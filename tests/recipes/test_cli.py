@@ -135,3 +135,17 @@ def test_a_session_recipe_is_redacted_and_keeps_unsafe_spots_literal() -> None:
     )
     assert recipe.slots["text"].default == "db down"
     assert render(recipe, {"text": "$(id)"}).startswith("grep -c '$(id)' /srv/app.log")
+
+
+@pytest.mark.slow
+def test_index_trains_the_ranker_once_where_the_daemon_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shellagent.recipes.rank import Ranker
+
+    monkeypatch.setenv("SHELLAGENT_CACHE_DIR", str(tmp_path))
+    first = cli("index").stdout
+    assert "recipes indexed in" in first, first
+    recipes = list(load().recipes.values())
+    assert Ranker.cached(recipes, tmp_path) is not None  # what book_for loads
+    assert "already indexed" in cli("index").stdout
