@@ -503,6 +503,7 @@ def _stop_if_denied_again(state: SessionState, evaluation: Evaluation) -> None:
             "repeated_failure",
             f"the policy does not allow `{again.key}` ({why}); it never ran. "
             "If you mean it, run it yourself",
+            plain=True,
         )
 
 

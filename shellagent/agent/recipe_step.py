@@ -603,7 +603,11 @@ def _answer(recipe: Recipe, result: CommandResult) -> str:
 
 def honest(stop: SessionEnd, state: SessionState) -> SessionEnd:
     """A free session that did not finish, said plainly with the next step to take."""
-    if state.origin != "free" or stop.reason in ("finished", "cancelled", "user_quit"):
+    if (
+        stop.plain
+        or state.origin != "free"
+        or stop.reason in ("finished", "cancelled", "user_quit")
+    ):
         return stop
     last = next((r.command for r in reversed(state.commands)), "")
     step = f"`shellagent model pull {LARGER_MODEL}` and ask again with `--model {LARGER_MODEL}`"

@@ -40,13 +40,21 @@ class SessionEnd(Exception):
     """Raised anywhere in a turn to end the session for ``reason``."""
 
     def __init__(
-        self, reason: EndReason, summary: str, error: str = "", *, cause: Exception | None = None
+        self,
+        reason: EndReason,
+        summary: str,
+        error: str = "",
+        *,
+        cause: Exception | None = None,
+        plain: bool = False,
     ) -> None:
         super().__init__(summary)
         self.reason: EndReason = reason
         self.summary = summary
         self.error = error
         self.environment_problem = isinstance(cause, EnvironmentProblem)
+        # the summary already says what stopped it and what to do: kept as it is
+        self.plain = plain
 
 
 @dataclass

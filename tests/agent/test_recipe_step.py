@@ -259,6 +259,21 @@ def test_when_the_free_commands_fail_too_the_summary_names_the_next_step(
     assert "failed 3 times" in outcome.error
 
 
+def test_a_free_command_the_policy_denies_again_ends_on_what_was_not_allowed(
+    book: RecipeBook, workspace: Path
+) -> None:
+    # not "no recipe fits … pull a larger model": the policy said no, and says why
+    fake = FakeShell({})
+    strict = replace(book, fits=99.0)
+    outcome, _, _ = run(
+        "wipe everything", [cmd("rm -rf /"), cmd("rm -rf / && ls")], fake, strict, workspace
+    )
+    assert fake.ran == []
+    assert outcome.reason == "repeated_failure"
+    assert outcome.summary.startswith("the policy does not allow `rm -rf /`"), outcome.summary
+    assert "No recipe fits" not in outcome.summary
+
+
 def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_that_fits(
     book: RecipeBook, workspace: Path
 ) -> None:
