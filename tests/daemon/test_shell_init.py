@@ -28,14 +28,18 @@ def _tmux(*args: str) -> str:
 
 
 def _wait_for(session: str, text: str, timeout: float = 30, count: int = 1) -> str:
+    return _wait_until(session, lambda screen: screen.count(text) >= count, repr(text), timeout)
+
+
+def _wait_until(session: str, seen: Callable[[str], bool], what: str, timeout: float = 30) -> str:
     deadline = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < deadline:
         screen = _tmux("capture-pane", "-p", "-t", session)
-        if screen.count(text) >= count:
+        if seen(screen):
             return screen
         time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared:\n{screen}")
+    raise AssertionError(f"{what} never appeared:\n{screen}")
 
 
 @pytest.mark.parametrize(
@@ -181,8 +185,11 @@ def test_ctrl_g_shows_a_spinner_with_the_text_and_the_proposal_is_no_cancelled_s
         _tmux("send-keys", "-t", session, "C-g")
         # while the model works: a spinner that still shows what was typed
         _wait_for(session, "proposing a command for: show the biggest files here")
-        screen = _wait_for(session, "policy: allow")
-        assert screen.rstrip().endswith("ls -S | head -n 5")  # the proposal, in the line
+        _wait_for(session, "policy: allow")
+        # the proposal, in the line (the readline buffer is redrawn just after the note)
+        screen = _wait_until(
+            session, lambda s: s.rstrip().endswith("ls -S | head -n 5"), "the proposal", 10
+        )
         assert "proposing a command for" not in screen  # erased once the proposal is in
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
