@@ -130,9 +130,11 @@ _DEFAULT_LOCK = threading.Lock()
 _TRAINING: threading.Thread | None = None
 
 
-def indexing() -> bool:
-    """Whether the ranker is being trained in the background now (``book_for`` then gives
-    no book: a task goes without recipes until it is done)."""
+def indexing(model_name: str) -> bool:
+    """Whether a task of ``model_name`` goes without recipes only because the ranker is
+    being trained in the background now (a larger model never gets a book)."""
+    if not model_name.startswith(SMALL_MODELS):
+        return False
     with _DEFAULT_LOCK:
         return _DEFAULT is None and _TRAINING is not None and _TRAINING.is_alive()
 

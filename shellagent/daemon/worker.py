@@ -296,7 +296,7 @@ class TaskWorker:
         unindexed = (
             "the recipes are being indexed (after an install or a new recipe; about a minute): "
             "this task goes without them, so the model writes its own commands"
-            if book is None and indexing()
+            if book is None and indexing(backend.name)
             else None
         )
         for line in (

@@ -446,3 +446,21 @@ def test_the_small_model_gets_the_book_once_the_ranker_is_trained_in_the_backgro
     book = recipe_step.book_for("smollm2-135m")
     assert book is not None and book.writer_trial is not None
     assert book.ranker.rank("which files in ~/Downloads are the largest", 1)[0].name
+
+
+def test_indexing_is_said_only_while_the_ranker_trains_and_only_for_the_small_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shellagent.agent import recipe_step
+
+    release = threading.Event()
+    trainer = threading.Thread(target=release.wait, daemon=True)
+    trainer.start()
+    monkeypatch.setattr(recipe_step, "_DEFAULT", None)
+    monkeypatch.setattr(recipe_step, "_TRAINING", trainer)
+    small = recipe_step.SMALL_MODELS[0]
+    assert recipe_step.indexing(small)
+    assert not recipe_step.indexing("openai:http://localhost:8080#big")  # never gets a book
+    release.set()
+    trainer.join(5)
+    assert not recipe_step.indexing(small)  # trained: the next task has its book
