@@ -39,6 +39,7 @@ EVERYDAY = ROOT / "shellagent" / "taskgen" / "data" / "everyday-answers.jsonl"
 DEV = ROOT.parents[1] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
 if not DEV.exists():
     DEV = Path("/work/shared/tasks/shell-tasks-dev.jsonl")
+SHAPE_POOL = 12  # as recipe_step.POOL
 THRESHOLDS = (-0.8, -0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
 
 
@@ -56,12 +57,23 @@ def intents(args: argparse.Namespace) -> int:
     ranker = Ranker.train(recipes)
     print(f"recipes: {len(recipes)}; trained in {time.perf_counter() - began:.1f} s")
 
+    from shellagent.recipes.candidates import read_task
+    from shellagent.recipes.fitness import rerank
+
+    def rank(task: str, limit: int) -> list[Any]:
+        """The ranker's words, then (``--shape on``) the recipes' shapes against what the
+        task names (no listing here: names given without a folder stay unresolved)."""
+        if args.shape == "off":
+            return ranker.rank(task, limit)
+        ranked = ranker.rank(task, max(limit, SHAPE_POOL))
+        return rerank(ranked, catalog.recipes, task, read_task(task))[:limit]
+
     def accuracy(rows: list[tuple[str, str]], label: str) -> list[tuple[float, bool, bool]]:
         points = []
         top1 = top5 = 0
         misses = []
         for task, want in rows:
-            ranked = ranker.rank(task, 5)
+            ranked = rank(task, 5)
             names = [c.name for c in ranked]
             top1 += names[0] == want
             top5 += want in names
@@ -85,7 +97,7 @@ def intents(args: argparse.Namespace) -> int:
     labelled = [(tasks[r["id"]], r["recipe"]) for r in _lines(LABELS) if r["recipe"] in names]
     print(f"everyday set: {len(labelled)} of {len(tasks)} tasks have a fitting recipe")
     every = accuracy(labelled, "everyday tasks")
-    dev = [ranker.rank(t["task"], 1)[0].score for t in _lines(DEV)] if DEV.exists() else []
+    dev = [rank(t["task"], 1)[0].score for t in _lines(DEV)] if DEV.exists() else []
     print(
         "\nthreshold  held-out: share above, top-1 right, top-3 right | everyday above | dev above"
     )
@@ -159,13 +171,16 @@ def evaluate(args: argparse.Namespace) -> int:
         recipes=args.recipes == "on",
     )
     book = agent.recipe_book()  # a ranker trained now is not a task's time
-    if book is not None and args.trials == "off":
+    if book is not None and (args.trials == "off" or args.shape == "off"):
         import dataclasses
 
-        agent._book = dataclasses.replace(book, try_uncertain=False)  # no trying before showing
+        agent._book = dataclasses.replace(  # no trying before showing; words only
+            book, try_uncertain=args.trials == "on", shapes=args.shape == "on"
+        )
     out = Path(args.out or f"/tmp/recipes-bench-{args.set}-{int(time.time())}")
     out.mkdir(parents=True, exist_ok=True)
     print(f"{args.set}: {len(tasks)} tasks, recipes {args.recipes}, trials {args.trials}, ", end="")
+    print(f"shapes {args.shape}, ", end="")
     print(f"load {os.getloadavg()}")
     run = run_eval(tasks, agent, RunConfig(transcripts_dir=out / "transcripts"), jobs=1)
     summary = summarize(run, agent=f"model {backend.name}, recipes {args.recipes}")
@@ -240,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("intents")
     p.add_argument("--misses", action="store_true", help="list every top-1 miss")
+    p.add_argument(
+        "--shape", choices=("on", "off"), default="on", help="rerank by the recipes' shapes"
+    )
     p.set_defaults(func=intents)
     k = sub.add_parser("leakage", help="phrasings against the sets that measure them")
     k.add_argument("--top", type=int, default=5, help="nearest pairs shown per set")
@@ -253,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     e.add_argument(
         "--trials", choices=("on", "off"), default="on", help="off: never try before showing"
+    )
+    e.add_argument(
+        "--shape", choices=("on", "off"), default="on", help="off: rank by the words only"
     )
     e.add_argument("--limit", type=int, default=0)
     e.add_argument("--offset", type=int, default=0)

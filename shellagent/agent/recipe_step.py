@@ -3,7 +3,10 @@
 A 135M model cannot plan a command; it can pick and copy. So a session with a recipe book
 starts here (``attempt``), and only falls through to the free loop when no recipe fits:
 
-1. The ranker (``shellagent.recipes.rank``) scores every recipe for the task.
+1. The ranker (``shellagent.recipes.rank``) scores every recipe for the task by its
+   words; the best ``POOL`` are reordered by their shapes against what the task names
+   (``shellagent.recipes.fitness``: a slot for each file and folder it names, an action
+   for an action, a kind-of-file slot for "the PDFs").
 2. **Confident** (the best score at least ``RecipeBook.confident``): the model chooses
    among the best recipes (the first, and those within ``CLOSE`` of it: measured, the
    ranker picks better than a 135M model) and fills its slots in one reply, under a grammar
@@ -71,6 +74,8 @@ __all__ = [
 CONFIDENT = 0.0
 FITS = -0.6
 OFFERED = 3
+# How many of the ranker's best the recipes' shapes reorder (``shellagent.recipes.fitness``).
+POOL = 12
 # A recipe is offered beside the best one only when its score is this close to FITS or above.
 BAND = 0.3
 # When confident, another recipe is offered beside the best only when this close to it.
@@ -101,6 +106,7 @@ class RecipeBook:
     fits: float = FITS
     offered: int = OFFERED
     try_uncertain: bool = True
+    shapes: bool = True  # rerank by what the task names against each recipe's slots
     writer_trial: WriterTrial | None = None
 
     @classmethod
@@ -206,12 +212,18 @@ class _Filled:
 def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     """Answer the task with a recipe if one fits; raises ``SessionEnd`` when it did.
     Returns when the free loop should take over (``state.origin`` is then ``"free"``)."""
-    ranked = book.ranker.rank(state.task, limit=max(book.offered, 5))
+    from shellagent.recipes.fitness import rerank
+
+    ranked = book.ranker.rank(state.task, limit=max(book.offered, POOL))
     usable = [c for c in ranked if c.name in book.recipes]
+    # Whether any recipe fits is the words' call (FITS was measured on them); which one,
+    # and how sure, is then also the shapes'.
     if not usable or usable[0].score < book.fits:
         _to_free(state, "no recipe fits the task")
         return
     values = _task_values(state)
+    if book.shapes:
+        usable = rerank(usable, book.recipes, state.task, values)
     state.turn += 1
     turn = state.turn
     # A dry run runs no command, so nothing is tried either.
@@ -271,14 +283,6 @@ def _run_filled(
     return len(state.commands) > ran
 
 
-# "save the list to /tmp/x", "write the count into out.txt", "append them to report.log"
-_SAVE = re.compile(
-    r"\b(?:save|saves|saved|saving|write|writes|written|store|stores|stored|redirect|"
-    r"append|appends|export|dump)\b[^.?!]*?\b(?:to|in|into|as)\b",
-    re.I,
-)
-
-
 def _save_target(
     task: str, recipe: Recipe, values: TaskValues, args: Mapping[str, str]
 ) -> tuple[str, bool] | None:
@@ -287,16 +291,17 @@ def _save_target(
     one the task names after the verb and that is none of the recipe's own arguments."""
     if recipe.kind != "question" or any(s.type == "output" for s in recipe.slots.values()):
         return None
-    said = _SAVE.search(task)
-    if said is None:
+    from shellagent.recipes.candidates import saving_clause
+
+    after = saving_clause(task)
+    if not after:
         return None
-    after = task[said.start() :]
     used = set(args.values())
     for target in values.outputs:
         if target in after and target.rsplit("/", 1)[-1] not in {
             u.rsplit("/", 1)[-1] for u in used
         }:
-            return target, bool(re.search(r"\bappend", said.group(0), re.I))
+            return target, bool(re.match(r"append", after, re.I))
     return None
 
 
@@ -527,9 +532,12 @@ _TASK_WORD = re.compile(r"[A-Za-z0-9_][\w.-]{2,}")
 
 def fit(task: str, kind: str, result: CommandResult | None) -> float:
     """How well a tried result fits the task: exit 0, no error output, and for a question
-    output that is there and mentions what the task names. 0 for an untried writer."""
+    output that is there and mentions what the task names. A rendering that could not be
+    tried (a writer with no copy to try it on, a command the policy does not call
+    read-only) scores as one that ran cleanly: not knowing is no reason to prefer a
+    lower-ranked recipe that could be tried."""
     if result is None:
-        return 0.0
+        return UNTRIED[kind == "question"]
     if result.timed_out or result.refused:
         return -3.0
     score = 2.0 if result.exit_code == 0 else -2.0
@@ -541,11 +549,18 @@ def fit(task: str, kind: str, result: CommandResult | None) -> float:
         named = {w.lower() for w in _TASK_WORD.findall(task)} - _COMMON
         if named and any(w in output.lower() for w in named):
             score += 0.5
+        if _HOW_MANY.search(task):  # a count is asked: a number is the answer, a list is not
+            score += 0.75 if _A_NUMBER.fullmatch(output.strip()) else -0.25
     elif result.exit_code == 0:
         score += 1.5  # a change made on the copy without complaint: as good as an answer
     return score
 
 
+# An untried rendering's fit (action, question): as if it ran cleanly with some output.
+UNTRIED = (3.5, 3.0)
+_HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\s+(?:the|how|all)\b", re.I)
+# one number, maybe with a word or a path beside it ("42", "42 total", "3 /srv/x")
+_A_NUMBER = re.compile(r"\s*\d+(?:\.\d+)?(?:[ \t]+\S+)?\s*")
 _COMMON = {"the", "and", "for", "are", "how", "many", "what", "which", "with", "files", "file"}
 
 

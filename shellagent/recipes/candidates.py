@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-__all__ = ["TaskValues", "candidates_for", "listing_command", "read_task"]
+__all__ = ["TaskValues", "candidates_for", "listing_command", "read_task", "saving_clause"]
 
 NUMBER_WORDS = {
     "one": 1,
@@ -97,7 +97,8 @@ _PATH = re.compile(r"(?<![\w.])(?:~/|~(?![\w])|\.{1,2}/|/)[\w.@%+~*?/-]*")
 _RELPATH = re.compile(r"(?<![\w/~.-])[\w.-]+/[\w.@+*/-]*[\w*]")
 _FILENAME = re.compile(r"(?<![\w/~.-])[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w])")
 _DOT_EXT = re.compile(r"(?<![\w/])\.([A-Za-z][A-Za-z0-9]{0,9})\b")
-_NUMBER = re.compile(r"(?<![\w.:/-])(\d{1,7})(?![\w:/]|\.\d|-\d)")
+# "how many 404s": a plural number is a number too
+_NUMBER = re.compile(r"(?<![\w.:/-])(\d{1,7})(?!(?!s\b)[\w:/]|\.\d|-\d)")
 _SIZE = re.compile(
     r"\b(\d{1,6})\s?(kib|kb|k|mib|mb|m|gib|gb|g|kilobytes|megabytes|gigabytes)\b", re.I
 )
@@ -117,6 +118,21 @@ _AFTER = re.compile(
     re.I,
 )
 _STOP = {"the", "a", "an", "my", "in", "of", "to", "and", "is", "are", "for", "on", "with"}
+
+
+# "save the list to /tmp/x", "write the count into out.txt", "append them to report.log"
+_SAVE = re.compile(
+    r"\b(?:save|saves|saved|saving|write|writes|written|store|stores|stored|redirect|"
+    r"append|appends|export|dump)\b[^.?!]*?\b(?:to|in|into|as)\b",
+    re.I,
+)
+
+
+def saving_clause(task: str) -> str:
+    """The part of ``task`` from a verb of saving on ("save the list to /tmp/x": ``save
+    the list to /tmp/x``), or "" when it says to save nothing."""
+    said = _SAVE.search(task)
+    return task[said.start() :] if said else ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,241 @@
+"""Whether a recipe's shape fits a task, beside what its words say.
+
+The ranker (``shellagent.recipes.rank``) reads words: "One file in Downloads is completely
+empty" ranks ``host_name`` first, a recipe that takes no folder at all; "what's inside
+holiday-photos.zip, I don't want to unpack it" ranks a recipe that unpacks every zip of a
+folder. What the task *names* tells these apart without knowing any word: a recipe must
+have somewhere to put each file and folder the task names, a task that asks something is
+not answered by a recipe that changes files (nor the other way round), and a task about
+PDFs wants a recipe that can be told the kind of file.
+
+``adjust`` gives a recipe's penalty for a task (0 when its shape fits, negative
+otherwise); ``rerank`` adds it to the ranker's scores and sorts again. Penalties only: a
+recipe never fits *better* than its words say, so the thresholds measured on the ranker's
+scores keep their meaning (a score above them is at least as sure as before).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from shellagent.recipes.candidates import TaskValues, candidates_for, saving_clause
+
+if TYPE_CHECKING:
+    from shellagent.recipes.model import Recipe
+    from shellagent.recipes.rank import Candidate
+
+__all__ = ["Shape", "adjust", "rerank", "shape_of"]
+
+# Weights, in the ranker's margin units (a right recipe leads a wrong one by 0.1-0.5
+# where the words alone confuse them). Measured with ``bench/recipes_bench.py intents``.
+WRONG_KIND = 0.35  # an action recipe for a question, or a question recipe for an action
+NO_PLACE = 0.3  # per file or folder the task names that the recipe has no slot for (≤ 2)
+NO_VALUE = 0.2  # per required slot the task names no value for (≤ 2)
+NO_KIND_OF_FILE = 0.25  # the task asks about a kind of file ("PDFs", ".jpg"); no slot for it
+
+# Verbs that change files or the system. A task that says one of them, not negated, in
+# the imperative ("delete …", "… and move them", "please compress", "I want to rename")
+# asks for an action.
+_ACTION_VERB = (
+    r"delete|remove|erase|purge|wipe|clean\s+up|clear\s+out|get\s+rid\s+of|tidy(?:\s+up)?|"
+    r"move|relocate|copy|duplicate|rename|compress|gzip|bzip2|xz|zip(?:\s+up)?|"
+    r"archive|pack|extract|unpack|unzip|untar|decompress|uncompress|chmod|chown|chgrp|"
+    r"make|set|change|create|replace|substitute|convert|kill|terminate|stop|restart|"
+    r"schedule|back\s*up|check\s+out|truncate|empty|split|merge|combine|concatenate|touch|link|"
+    r"symlink|fix|normali[sz]e|strip|dedupe|deduplicate|append|prepend|insert|rotate|"
+    r"install|restore|sync|mirror|add|commit|tag|checkout|switch|revoke|grant|lock|"
+    r"unlock|enable|disable|edit|update|overwrite|shred|organi[sz]e|sort\s+out|free\s+up"
+)
+_IMPERATIVE = re.compile(
+    r"(?:^|[.!?;:,]\s*|\b(?:and|then|please|to|you|just|also|now|let's|lets|we)\s+)"
+    r"(?:" + _ACTION_VERB + r")\b",
+    re.I,
+)
+# "don't delete", "I don't want to unpack it", "without extracting"
+_NEGATED = re.compile(
+    r"\b(?:don't|dont|do\s+not|not|never|without|no\s+need\s+to)\s+(?:\w+\s+){0,2}$", re.I
+)
+_QUESTION = re.compile(
+    r"^\s*(?:which|what|what's|whats|how|where|when|who|whose|why|is|are|does|do|did|"
+    r"has|have|can\s+you\s+(?:tell|show|list|find|count)|show|list|find|count|print|"
+    r"display|tell|give|get|check(?!\s+out)|calculate|compute|sum|report|identify|locate|search|"
+    r"look\s+up|summari[sz]e)\b|\?\s*$",
+    re.I | re.M,
+)
+# Kinds of file named in prose, strictly ("log" or "text" name too many other things).
+_KIND_WORDS = {
+    "pdf": "pdf",
+    "pdfs": "pdf",
+    "python": "py",
+    "jpeg": "jpg",
+    "jpegs": "jpg",
+    "jpg": "jpg",
+    "jpgs": "jpg",
+    "photos": "jpg",
+    "png": "png",
+    "pngs": "png",
+    "csv": "csv",
+    "csvs": "csv",
+    "json": "json",
+    "yaml": "yaml",
+    "markdown": "md",
+    "mp3": "mp3",
+    "mp3s": "mp3",
+    "javascript": "js",
+    "typescript": "ts",
+}
+_DOT_EXT = re.compile(r"(?<![\w/.-])\*?\.([A-Za-z][A-Za-z0-9]{0,9})\b")
+# Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
+_FILE_SLOTS = ("file", "archive", "output", "path")
+_DIR_SLOTS = ("dir", "path")
+_ANY_PATH_SLOTS = ("file", "dir", "archive", "output", "path")
+_OUTPUT_SLOTS = ("output", "archive", "file", "path")
+_NAME_SLOTS = ("name", "glob", "pattern", "text", "word", "key")
+# Required slots a recipe cannot do without unless the task says the value: a port, a
+# date, a size. (A file, a pattern or a key may be meant without being named: "the
+# access log", "the version field".)
+_TASK_MUST_SAY = {"port", "pid", "date", "time", "mode", "size", "days", "minutes"}
+_TASK_MUST_SAY |= {"number", "count", "column", "signal", "output", "archive"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a task asks for, as far as recipes' shapes go."""
+
+    kind: str  # "action", "question" or "" (cannot tell)
+    files: tuple[str, ...]  # files the task names: with an extension, or listed as files
+    dirs: tuple[str, ...]  # folders it names that the listing shows as folders
+    either: tuple[str, ...]  # paths that may be a file or a folder ("~/.bashrc", "/srv/x")
+    names: tuple[str, ...]  # file names not found here: maybe names to look for
+    saved: tuple[str, ...]  # files the task says to save an answer in
+    kinds_of_file: tuple[str, ...]  # extensions it asks about ("PDFs" → pdf)
+
+
+def _action(task: str) -> bool:
+    for match in _IMPERATIVE.finditer(task):
+        verb = re.search(r"(?:" + _ACTION_VERB + r")$", match.group(0), re.I)
+        at = match.end() - (len(verb.group(0)) if verb else 0)
+        if not _NEGATED.search(task[:at]):
+            return True
+    return False
+
+
+def shape_of(task: str, values: TaskValues) -> Shape:
+    """What ``task`` asks for (``values``: ``read_task``'s reading of it)."""
+    kind = "action" if _action(task) else ("question" if _QUESTION.search(task) else "")
+    saving = saving_clause(task)
+    saved = tuple(o for o in values.outputs if saving and o in saving)
+    listed = {_tidy(e): e.endswith("/") for e in values.listing}
+    files: list[str] = []
+    names: list[str] = []
+    for f in values.files:
+        if f in saved:
+            continue
+        (names if "/" not in f and f not in listed else files).append(f)
+    # "settings.py under ~/projects" reads as the name and as a guessed path: one thing
+    bare = {n.lower() for n in names}
+    files = [f for f in files if f in listed or f.rsplit("/", 1)[-1].lower() not in bare]
+    # a folder that holds a file or folder the task names is where that one is, not a
+    # target of its own ("the webshop's src folder": projects/webshop/src, not webshop)
+    named = [p.rstrip("/") for p in (*values.files, *values.dirs, *saved)]
+    parents = {d for d in values.dirs if any(p.startswith(d.rstrip("/") + "/") for p in named)}
+    dirs: list[str] = []
+    either: list[str] = []
+    for d in values.dirs:
+        if d in parents:
+            continue
+        (dirs if listed.get(d) else either).append(d)
+    prose = re.sub(r"\S*[/~]\S*", " ", task)  # not the extensions in paths
+    kinds = [m.group(1).lower() for m in _DOT_EXT.finditer(prose)]
+    kinds += [_KIND_WORDS[w] for w in re.findall(r"[a-z0-9]+", prose.lower()) if w in _KIND_WORDS]
+    return Shape(
+        kind,
+        _by_base(files),
+        _by_base(dirs),
+        _by_base(either),
+        _by_base(names),
+        saved,
+        tuple(dict.fromkeys(kinds)),
+    )
+
+
+def _tidy(entry: str) -> str:
+    text = entry[2:] if entry.startswith("./") else entry
+    return text.rstrip("/") or "."
+
+
+def _by_base(paths: Sequence[str]) -> tuple[str, ...]:
+    """One path per base name ("x.txt" and "/tmp/x.txt" name the same file)."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        seen.setdefault(path.rstrip("/").rsplit("/", 1)[-1].lower(), path)
+    return tuple(seen.values())
+
+
+def _unplaced(recipe: Recipe, shape: Shape) -> int:
+    """How many of the files and folders the task names ``recipe`` has no slot for."""
+    free = [slot.type for slot in recipe.slots.values()]
+    missing = 0
+    wanted = [
+        *((_FILE_SLOTS, ()) for _ in shape.files),
+        *((_DIR_SLOTS, ()) for _ in shape.dirs),
+        *((_ANY_PATH_SLOTS, ()) for _ in shape.either),
+        *((_FILE_SLOTS, _NAME_SLOTS) for _ in shape.names),
+    ]
+    if recipe.kind == "action":  # an action has no answer to save: the file needs a slot
+        wanted += [(_OUTPUT_SLOTS, ()) for _ in shape.saved]
+    for fits, otherwise in wanted:
+        # the narrowest slot first: "path" takes anything, so it is taken last
+        slot = next((t for t in (*fits, *otherwise) if t in free), None)
+        if slot is None:
+            missing += 1
+        else:
+            free.remove(slot)
+    return missing
+
+
+def _said(slot_type: str, values: TaskValues) -> bool:
+    """Whether the task says a value of ``slot_type`` that its reading keeps for other
+    slots: "set 755 on /srv/www" gives a mode without saying "mode"."""
+    if slot_type == "mode":
+        return any(re.fullmatch(r"0?[0-7]{3}", str(n)) for n in values.numbers)
+    return False
+
+
+def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
+    """How much less ``recipe`` fits than its words say (0 or negative)."""
+    penalty = 0.0
+    if shape.kind and shape.kind != recipe.kind:
+        penalty += WRONG_KIND
+    penalty += NO_PLACE * min(_unplaced(recipe, shape), 2)
+    empty = sum(
+        1
+        for slot in recipe.slots.values()
+        if slot.required
+        and slot.type in _TASK_MUST_SAY
+        and not (candidates_for(slot.type, values, slot.choices) or _said(slot.type, values))
+    )
+    penalty += NO_VALUE * min(empty, 2)
+    types = {slot.type for slot in recipe.slots.values()}
+    if shape.kinds_of_file and not ({"ext", "glob"} & types):
+        said = f"{recipe.name} {recipe.summary} {' '.join(recipe.templates)}".lower()
+        if not any(re.search(rf"\b{re.escape(k)}\b", said) for k in shape.kinds_of_file):
+            penalty += NO_KIND_OF_FILE
+    return -penalty
+
+
+def rerank(
+    ranked: Sequence[Candidate], recipes: Mapping[str, Recipe], task: str, values: TaskValues
+) -> list[Candidate]:
+    """``ranked`` with each recipe's shape penalty added to its score, best first."""
+    shape = shape_of(task, values)
+    adjusted = [
+        replace(c, score=c.score + adjust(recipes[c.name], shape, values))
+        if c.name in recipes
+        else c
+        for c in ranked
+    ]
+    return sorted(adjusted, key=lambda c: -c.score)

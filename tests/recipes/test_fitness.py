@@ -1,0 +1,158 @@
+"""A recipe's shape against what a task names: a slot for each file and folder, an action
+for an action, a kind-of-file slot for "the PDFs"; penalties only."""
+
+from __future__ import annotations
+
+import pytest
+
+from shellagent.agent.recipe_step import UNTRIED, fit
+from shellagent.recipes import Recipe, Slot
+from shellagent.recipes.candidates import read_task
+from shellagent.recipes.fitness import adjust, rerank, shape_of
+from shellagent.recipes.rank import Candidate
+from shellagent.sandbox import CommandResult
+
+
+def recipe(called: str, kind: str, template: str = "true", **slots: str) -> Recipe:
+    """A recipe with ``slots`` given as name=type (a trailing ``?``: it has a default)."""
+    made = {
+        n: Slot(n, t.rstrip("?"), default="x" if t.endswith("?") else None)
+        for n, t in slots.items()
+    }
+    return Recipe(called, called.replace("_", " "), kind, (called,), (template,), made)  # type: ignore[arg-type]
+
+
+HOST = recipe("host_name", "question", "hostname")
+EMPTY = recipe("empty_files", "question", "find {dir} -empty", dir="dir?")
+DELETE_EMPTY = recipe("delete_empty_files", "action", "find {dir} -empty -delete", dir="dir?")
+DIR_ONLY = recipe("recently_modified", "question", "find {dir} -mtime -7", dir="dir?")
+LOG_ERROR = recipe("log_last_error", "question", "grep ERROR {file} | tail -1", file="file")
+COUNT_KIND = recipe(
+    "count_by_extension", "question", "find {dir} -name '*.{ext}'", dir="dir?", ext="ext"
+)
+DUPES = recipe("duplicate_files_tree", "question", "find {dir} | md5sum", dir="dir?")
+PORT_OWNER = recipe("port_owner", "question", "ss -ltnp 'sport = :{port}'", port="port")
+
+
+def cand(name: str, score: float) -> Candidate:
+    return Candidate(name, score, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"),
+    [
+        ("Which files in /srv are empty?", "question"),
+        ("how many 404s are in the access log", "question"),
+        ("Locate and delete all empty files in /tmp/junk.", "action"),
+        ("Find the logs larger than 1MB and compress them", "action"),
+        ("Please remove the old backups", "action"),
+        ("I want to rename every .jpeg to .jpg", "action"),
+        ("what's inside site.tar.gz? I don't want to unpack it", "question"),
+        ("whats in site.tar.gz? dont extract it", "question"),
+        ("check out the develop branch", "action"),
+        ("I forgot which branch I left ~/site checked out on. Which one?", "question"),
+        ("biggest files in /srv", ""),
+    ],
+)
+def test_a_task_asks_a_question_or_for_an_action(task: str, kind: str) -> None:
+    assert shape_of(task, read_task(task)).kind == kind
+
+
+def test_penalties_only_and_none_for_a_recipe_whose_shape_fits() -> None:
+    task = "Which error did ~/logs/app.log record last?"
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert adjust(LOG_ERROR, shape, values) == 0.0
+    for other in (HOST, EMPTY, DELETE_EMPTY, DIR_ONLY, COUNT_KIND, DUPES, PORT_OWNER):
+        assert adjust(other, shape, values) <= 0.0
+
+
+def test_a_file_the_task_names_needs_a_slot_to_go_in() -> None:
+    # a folder slot does not take a file: ~/logs is only where the named log lies
+    task = "Which error did ~/logs/app.log record last?"
+    ranked = rerank(
+        [cand("recently_modified", -0.2), cand("log_last_error", -0.4)],
+        {r.name: r for r in (DIR_ONLY, LOG_ERROR)},
+        task,
+        read_task(task),
+    )
+    assert [c.name for c in ranked] == ["log_last_error", "recently_modified"]
+
+
+def test_a_folder_found_in_the_listing_needs_a_slot_and_a_recipe_with_none_drops() -> None:
+    task = "One file in Downloads is completely empty. What is it called?"
+    values = read_task(task, ["./", "./Downloads/", "./Downloads/a.txt"])
+    shape = shape_of(task, values)
+    assert shape.dirs == ("Downloads",)
+    ranked = rerank(
+        [cand("host_name", -0.3), cand("empty_files", -0.45)],
+        {r.name: r for r in (HOST, EMPTY)},
+        task,
+        values,
+    )
+    assert ranked[0].name == "empty_files"
+
+
+def test_the_folder_holding_a_named_folder_is_not_a_second_target() -> None:
+    task = "How many TODO comments are left in the webshop's src folder?"
+    listing = ["./", "./webshop/", "./webshop/src/", "./webshop/src/a.py"]
+    values = read_task(task, listing)
+    assert set(values.dirs) == {"webshop", "webshop/src"}
+    assert shape_of(task, values).dirs == ("webshop/src",)
+
+
+def test_an_action_asked_for_is_not_answered_by_its_question_twin() -> None:
+    task = "Locate and delete all empty files in '/tmp/cron-junk'."
+    ranked = rerank(
+        [cand("empty_files", 0.1), cand("delete_empty_files", -0.1)],
+        {r.name: r for r in (EMPTY, DELETE_EMPTY)},
+        task,
+        read_task(task),
+    )
+    assert ranked[0].name == "delete_empty_files"
+
+
+def test_a_kind_of_file_asked_about_wants_a_recipe_that_can_be_told_it() -> None:
+    task = "How many PDFs are stored anywhere under ~/Documents?"
+    assert shape_of(task, read_task(task)).kinds_of_file == ("pdf",)
+    ranked = rerank(
+        [cand("duplicate_files_tree", -0.3), cand("count_by_extension", -0.4)],
+        {r.name: r for r in (DUPES, COUNT_KIND)},
+        task,
+        read_task(task),
+    )
+    assert ranked[0].name == "count_by_extension"
+
+
+def test_a_required_value_the_task_never_says_costs_the_recipe() -> None:
+    task = "Which port is the devserver listening on?"
+    values = read_task(task)
+    assert adjust(PORT_OWNER, shape_of(task, values), values) < 0.0
+    said = "Port 5173 is taken. What's running there?"
+    assert adjust(PORT_OWNER, shape_of(said, read_task(said)), read_task(said)) == 0.0
+
+
+def test_a_file_name_not_found_here_may_be_the_name_to_look_for() -> None:
+    find = recipe("find_by_name", "question", "find {dir} -name {name}", name="name", dir="dir?")
+    task = "where is settings.py under ~/projects"
+    values = read_task(task)
+    assert adjust(find, shape_of(task, values), values) == 0.0
+
+
+def test_a_plural_number_is_a_number() -> None:
+    assert read_task("how many 503s are in the nginx access log").numbers == (503,)
+
+
+def test_an_untried_rendering_is_not_worse_than_a_clean_run() -> None:
+    ok = CommandResult(command="x", exit_code=0, output="42\n", timed_out=False, duration_s=0.1)
+    failed = CommandResult(
+        command="x", exit_code=1, output="x: not found\n", timed_out=False, duration_s=0.1
+    )
+    task = "how many files are in /srv"
+    assert fit(task, "question", None) == UNTRIED[1]
+    assert fit(task, "question", failed) < fit(task, "question", None)
+    # a count asked for: a number beats a list
+    listing = CommandResult(
+        command="x", exit_code=0, output="a\nb\nc\n", timed_out=False, duration_s=0.1
+    )
+    assert fit(task, "question", ok) > fit(task, "question", listing)
