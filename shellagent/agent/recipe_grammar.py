@@ -87,6 +87,10 @@ FREE_OF_TYPE = {
     "date": "date",
     "schedule": "schedule",
 }
+# Types whose value, when the task says one, is what the task means: the default is then
+# not offered ("port 5173 is taken" is not about port 80; "in the last 3 days" not 7). Not
+# counts and folders: a task's numbers and folders are often there for another slot.
+DECISIVE = {"port", "pid", "date", "time", "mode", "size", "days", "minutes"}
 SIGNALS = ("TERM", "KILL", "HUP", "INT", "USR1", "USR2", "STOP", "CONT")
 
 
@@ -143,6 +147,8 @@ def offer_slot(
         rest = [s for s in SIGNALS if s not in first]
         return SlotOffer(name, slot_type, (*first, *rest), shown_default)
     usable = tuple(c for c in candidates if _admissible(slot_type, c))
+    if usable and slot_type in DECISIVE:
+        shown_default = None  # "port 5173 is taken": not the default port 80
     free = slot_type in ("pattern", "text") or (not usable and shown_default is None)
     return SlotOffer(name, slot_type, usable, shown_default, free=free, help=help)
 

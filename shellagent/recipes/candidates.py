@@ -135,6 +135,33 @@ def saving_clause(task: str) -> str:
     return task[said.start() :] if said else ""
 
 
+# "the largest", "most often", "the most recent": a superlative …
+_SUPERLATIVE = re.compile(
+    r"\b(?:largest|biggest|heaviest|longest|smallest|shortest|lightest|newest|oldest|latest|"
+    r"earliest|highest|lowest|busiest|most|least|fewest|single)\b",
+    re.I,
+)
+# … asked of one thing ("which file", "what is the", "which one"), not of several
+# ("which files", "what are the", "the largest files").
+_ONE = re.compile(
+    r"\b(?:which|what)(?:'s|\s+is|\s+was)?\s+(?:the\s+)?(?:single\s+)?"
+    r"(?:one|[a-z]+(?<!s))\b|\bthe\s+single\b",
+    re.I,
+)
+_SEVERAL = re.compile(
+    r"\b(?:which|what)\s+(?:are|were)\b|"
+    r"\b(?:which|what)\s+(?!is\b|was\b|has\b|does\b|process\b|address\b)[a-z]+s\b|"
+    r"\b(?:largest|biggest|heaviest|longest|smallest|newest|oldest|latest|top)\s+[a-z]+s\b",
+    re.I,
+)
+
+
+def _one_asked(task: str) -> bool:
+    """Whether ``task`` asks for the one most or least of something ("Which Python file is
+    the longest?", "What's the single biggest file?"), so a count slot means 1."""
+    return bool(_SUPERLATIVE.search(task) and _ONE.search(task) and not _SEVERAL.search(task))
+
+
 @dataclass(frozen=True)
 class TaskValues:
     """Everything a task names, sorted by kind, best first."""
@@ -307,6 +334,8 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
     for word, value in NUMBER_WORDS.items():
         if re.search(rf"\b{word}\b", task, re.I):
             numbers.append(value)
+    if not numbers and _one_asked(task):
+        numbers.append(1)  # "which file is the largest?": a count of one
     exts = [m.group(1).lower() for m in _DOT_EXT.finditer(task)]
     prose = [w.lower() for w in re.findall(r"[\w-]+", _PATH.sub(" ", task))]
     exts += [EXT_WORDS[w] for w in prose if w in EXT_WORDS]

@@ -173,3 +173,13 @@ def test_the_json_schema_enumerates_names_and_values() -> None:
     assert pattern["anyOf"][0] == {"enum": ["ERROR"]}
     file = second["properties"]["args"]["properties"]["file"]
     assert file["type"] == "string" and "pattern" in file
+
+
+def test_a_port_the_task_names_replaces_the_default_a_count_does_not() -> None:
+    from shellagent.agent.recipe_grammar import offer_slot
+
+    port = offer_slot("port", "port", ["5173"], default=80)
+    assert port.values() == ("5173",)
+    assert offer_slot("port", "port", [], default=80).values() == ("80",)
+    # a task's numbers are often for another slot: a count keeps its default beside them
+    assert offer_slot("count", "count", ["500"], default=10).values() == ("500", "10")

@@ -156,3 +156,22 @@ def test_an_untried_rendering_is_not_worse_than_a_clean_run() -> None:
         command="x", exit_code=0, output="a\nb\nc\n", timed_out=False, duration_s=0.1
     )
     assert fit(task, "question", ok) > fit(task, "question", listing)
+
+
+@pytest.mark.parametrize(
+    ("task", "numbers"),
+    [
+        ("Which Python file in the dataproc project is the longest?", (1,)),
+        ("What's the single biggest file anywhere in my home folder?", (1,)),
+        ("which folder under /srv is the heaviest", (1,)),
+        ("Which files in Downloads are the largest?", ()),
+        ("what are the biggest files in /srv", ()),
+        ("list the largest files in /srv", ()),
+        ("Which five files in Downloads are the largest?", (5,)),
+        ("which file in /srv is empty", ()),
+    ],
+)
+def test_one_thing_asked_with_a_superlative_is_a_count_of_one(
+    task: str, numbers: tuple[int, ...]
+) -> None:
+    assert read_task(task).numbers == numbers
