@@ -21,7 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-__all__ = ["TaskValues", "candidates_for", "listing_command", "read_task", "saving_clause"]
+__all__ = [
+    "TaskValues",
+    "candidates_for",
+    "listing_command",
+    "read_task",
+    "request",
+    "saving_clause",
+]
 
 NUMBER_WORDS = {
     "one": 1,
@@ -126,6 +133,35 @@ _SAVE = re.compile(
     r"append|appends|export|dump)\b[^.?!]*?\b(?:to|in|into|as)\b",
     re.I,
 )
+
+
+# Where a sentence ends: after . ! or ? (a path's last dot included), before a capital or
+# a quote. "e.g. 666" and "i.e. the" do not end one.
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<=[.!?])\s+(?=[A-Z'\"(])")
+# How a sentence that asks for something starts: a verb in the imperative, a question
+# word, or the person asking ("I need …", "Can you …", "Please …").
+_REQUEST_START = re.compile(
+    r"^(?:please\s+|now\s+|then\s+|also\s+)?(?:find|list|show|count|delete|remove|move|"
+    r"copy|compress|decompress|identify|locate|extract|create|make|rename|replace|change|"
+    r"set|sort|calculate|compute|generate|check|determine|search|get|print|display|archive|"
+    r"back|backup|clean|convert|combine|concatenate|merge|update|append|write|save|verify|"
+    r"ensure|add|kill|stop|restart|schedule|truncate|split|tell|give|store|record|output|"
+    r"summari[sz]e|report|filter|monitor|retrieve|fetch|read|compare|scan|analy[sz]e|"
+    r"what|what's|which|how|where|when|who|whose|is|are|does|do|did|can|could|would|will|"
+    r"i|i'd|i'm|we|let's|please)\b",
+    re.I,
+)
+
+
+def request(task: str) -> str:
+    """The part of ``task`` that asks for something: from its first sentence that asks on
+    ("The 'x' service logs to /var/log/x. Find the errors …": ``Find the errors …``);
+    the whole task when its first sentence asks already, or when none does."""
+    sentences = _SENTENCE_END.split(task.strip())
+    for i, sentence in enumerate(sentences):
+        if _REQUEST_START.match(sentence.strip()) or sentence.rstrip().endswith("?"):
+            return " ".join(sentences[i:]) if i else task
+    return task
 
 
 def saving_clause(task: str) -> str:

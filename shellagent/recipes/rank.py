@@ -34,9 +34,16 @@ from typing import Any, Protocol
 __all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
-MODEL_VERSION = "2"
+MODEL_VERSION = "2"  # (reading the task twice changes no trained model)
 BM25_WEIGHT = 0.1
 SHARPNESS = 5.0
+# Words that say nothing of an intent on their own ("Which ones?", "What is it called?").
+_EMPTY = (
+    "which what whats how where when who is are was were it its one ones them they this "
+    "that these those the a an of in on to do does did i my me you can could please "
+    "there any all and or for with be called named"
+)
+_EMPTY_WORDS = frozenset(_EMPTY.split())
 
 
 class RankedSlot(Protocol):
@@ -152,6 +159,13 @@ def normalise(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
+def _focus(asked: str) -> float:
+    """How much a request's own reading counts against the whole task's: none for one
+    that says nothing alone ("which ones"), all for one of five words that do."""
+    said = [w for w in asked.split() if w not in _EMPTY_WORDS]
+    return min(1.0, max(0.0, (len(said) - 1) / 4))
+
+
 def training_texts(recipe: RankedRecipe) -> list[str]:
     """What the classifier learns a recipe from: its phrasings (each filled ``FILLINGS``
     ways), its summary and its name in words."""
@@ -258,13 +272,23 @@ class Ranker:
         return None
 
     def rank(self, task: str, limit: int = 5) -> list[Candidate]:
-        """The ``limit`` best recipes for ``task``, best first."""
+        """The ``limit`` best recipes for ``task``, best first. A task that starts with
+        context ("The 'x' service logs to /var/log/x. Find …") is read twice, whole and
+        from the sentence that asks on (``candidates.request``), and the margins mixed by
+        how much the request says on its own (``_focus``): the context's words no longer
+        drown "Remove all files older than 30 days", and "Which one?" keeps its context."""
         import bm25s
         import numpy as np
 
+        from shellagent.recipes.candidates import request
+
         text = normalise(task)
+        asked = request(task)
+        texts = [text] if asked == task else [text, normalise(asked)]
+        margins = self._model.decision_function(texts)
+        focus = _focus(texts[-1]) if len(texts) > 1 else 0.0
         decision = np.full(len(self.names), -10.0)
-        decision[self._model.classes_] = self._model.decision_function([text])[0]
+        decision[self._model.classes_] = (1 - focus) * margins[0] + focus * margins[-1]
         # The SVM's margins as a distribution over recipes (a softmax, sharpened): a
         # score to compare with thresholds, not a calibrated probability.
         z = np.exp(SHARPNESS * (decision - decision.max()))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from shellagent.recipes.candidates import candidates_for, listing_command, read_task
+import pytest
+
+from shellagent.recipes.candidates import candidates_for, listing_command, read_task, request
 
 LISTING = [
     "./",
@@ -96,3 +98,24 @@ def test_an_archive_is_never_named_after_its_kind_alone() -> None:
     assert candidates_for("archive", read_task("what is inside holiday-photos.zip")) == [
         "holiday-photos.zip"
     ]
+
+
+@pytest.mark.parametrize(
+    ("task", "asked"),
+    [
+        (
+            "The 'phoenix-cache' service stores cache files in '/var/cache/phoenix'. "
+            "Remove all files older than 30 days to free up space.",
+            "Remove all files older than 30 days to free up space.",
+        ),
+        (
+            "Something broke in the webshop. Which error did ~/logs/app.log record last?",
+            "Which error did ~/logs/app.log record last?",
+        ),
+        ("Find the empty files in /srv. Then delete them.", None),
+        ("A backup script ran. It left files (e.g. x.tmp) behind.", None),
+        ("which files are big? and old", None),
+    ],
+)
+def test_the_request_is_read_from_the_sentence_that_asks_on(task: str, asked: str | None) -> None:
+    assert request(task) == (asked or task)

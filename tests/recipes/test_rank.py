@@ -148,3 +148,15 @@ def test_the_shipped_recipes_rank_the_held_out_phrasings() -> None:
         top5 += row["recipe"] in names
     assert top1 / len(rows) >= 0.75
     assert top5 / len(rows) >= 0.9
+
+
+def test_context_before_the_request_does_not_drown_it(ranker: Ranker) -> None:
+    """A task that starts with a sentence of context ranks as its request does; a request
+    that says nothing alone ("Which ones?") keeps its context."""
+    context = "The reporting service keeps its output under /srv/reports and rotates it weekly. "
+    alone = ranker.rank("list the biggest files in /srv/reports", 1)[0]
+    with_context = ranker.rank(context + "List the biggest files in /srv/reports.", 1)[0]
+    assert with_context.name == alone.name == "largest_files"
+    assert ranker.rank("Some files in /srv are very large. Which ones?", 1)[0].name == (
+        "largest_files"
+    )
