@@ -36,7 +36,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -227,6 +227,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
         return
     values = _task_values(state)
     if book.shapes:
+        book, usable = _with_endings(book, usable, state.task, values)
         usable = rerank(usable, book.recipes, state.task, values)
     state.turn += 1
     turn = state.turn
@@ -261,6 +262,30 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             _run_filled(state, again, values, run, state.turn)
             filled = again
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+
+
+def _with_endings(
+    book: RecipeBook, ranked: list[Candidate], task: str, values: TaskValues
+) -> tuple[RecipeBook, list[Candidate]]:
+    """For a task that asks to act on files it describes ("find … and delete them"), each
+    ranked recipe that finds such files also as that action (``recipes.compose``), at the
+    same score: the shapes then prefer the action over its question twin."""
+    from shellagent.recipes.compose import compose, ending_for
+    from shellagent.recipes.fitness import shape_of
+
+    ending = ending_for(task)
+    if ending is None or shape_of(task, values).kind != "action":
+        return book, ranked
+    composed = {}
+    extra = []
+    for candidate in ranked:
+        recipe = compose(book.recipes[candidate.name], ending)
+        if recipe is not None:
+            composed[recipe.name] = recipe
+            extra.append(replace(candidate, name=recipe.name))
+    if not composed:
+        return book, ranked
+    return replace(book, recipes={**book.recipes, **composed}), [*ranked, *extra]
 
 
 def _run_filled(
@@ -349,18 +374,14 @@ def _task_values(state: SessionState) -> TaskValues:
 
 
 def _offer(recipe: Recipe, values: TaskValues) -> Offer:
-    from shellagent.recipes.candidates import candidates_for
+    from shellagent.recipes.candidates import slot_candidates
 
+    found = slot_candidates(
+        [(name, slot.type, slot.choices) for name, slot in recipe.slots.items()], values
+    )
     slots = tuple(
-        offer_slot(
-            name,
-            slot.type,
-            candidates_for(slot.type, values, slot.choices),
-            slot.default,
-            slot.choices,
-            slot.help,
-        )
-        for name, slot in recipe.slots.items()
+        offer_slot(name, slot.type, candidates, slot.default, slot.choices, slot.help)
+        for (name, slot), candidates in zip(recipe.slots.items(), found, strict=True)
     )
     return Offer(recipe.name, recipe.summary, slots)
 

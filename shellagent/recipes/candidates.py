@@ -28,6 +28,7 @@ __all__ = [
     "read_task",
     "request",
     "saving_clause",
+    "slot_candidates",
 ]
 
 NUMBER_WORDS = {
@@ -121,7 +122,8 @@ _CAPS = re.compile(r"\b[A-Z][A-Z0-9_]{1,30}\b")
 _CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
 _AFTER = re.compile(
     r"\b(?:named|called|user|branch|field|key|column|group|tag|process)\s+"
-    r"(?!named\b|called\b)['\"]?([\w.@+-]{1,60})",
+    r"(?!(?:named|called|and|or|but|is|are|was|in|on|of|to|with|that|who|which|the|a|an)\b)"
+    r"['\"]?([\w.@+-]{1,60})",
     re.I,
 )
 _STOP = {"the", "a", "an", "my", "in", "of", "to", "and", "is", "are", "for", "on", "with"}
@@ -220,6 +222,7 @@ class TaskValues:
     names: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
     listing: tuple[str, ...] = field(default=(), repr=False)
+    task: str = field(default="", repr=False)
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -313,9 +316,15 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
     files: list[str] = []
     outputs: list[str] = []
     listed = set(_tidy(e) for e in listing)
+    listed_as_dirs = set(listed_dirs)
     for path in explicit:
         last = path.rstrip("/").rsplit("/", 1)[-1]
-        is_file = bool(_FILENAME.fullmatch(last)) and not path.endswith("/")
+        # "/etc/cron.daily" looks like a file; the listing knows it is a folder
+        is_file = (
+            bool(_FILENAME.fullmatch(last))
+            and not path.endswith("/")
+            and path.rstrip("/") + "/" not in listed_as_dirs
+        )
         if "/" not in path and not path.startswith("~") and is_file:
             found = _resolve([path], listed_files, word_set)
             if found:
@@ -423,6 +432,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
         names=_unique(named),
         signals=_unique(signals),
         listing=tuple(listing),
+        task=task,
     )
 
 
@@ -477,6 +487,9 @@ def _durations(task: str) -> tuple[list[int], list[int]]:
 ARCHIVE_KINDS = ("tar.gz", "tgz", "tar.xz", "txz", "tar.bz2", "tbz2", "tar.zst", "tar", "zip")
 
 
+_ARCHIVE_SUFFIXES = tuple(f".{k}" for k in ARCHIVE_KINDS) + (".gz", ".bz2", ".xz", ".7z")
+
+
 def _archive_names(values: TaskValues) -> list[str]:
     """An archive slot's candidates: the files and paths the task names that are not a
     folder it names nor a bare kind, then, for each folder it names, the folder's name
@@ -487,6 +500,8 @@ def _archive_names(values: TaskValues) -> list[str]:
         for p in _unique([*values.files, *values.paths])
         if p not in values.dirs and p.lstrip(".").lower() not in ARCHIVE_KINDS
     ]
+    # "config.php inside ~/Downloads/site.tar.gz": the archive is the one named like one
+    named.sort(key=lambda p: not p.lower().endswith(_ARCHIVE_SUFFIXES))
     mentioned = {*values.exts, *(p.lstrip(".").lower() for p in values.files)}
     kind = next((k for k in ARCHIVE_KINDS if k in mentioned), "")
     if not kind and "gz" in mentioned:
@@ -516,12 +531,14 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
         return list(values.globs)
     if slot_type == "ext":
         return list(values.exts)
+    # a file named without a folder may be what to look for ("where is settings.py")
+    bare = [f for f in values.files if "/" not in f]
     if slot_type in ("pattern", "text"):
-        return list(_unique([*values.quoted, *values.words, *values.names]))
+        return list(_unique([*values.quoted, *values.words, *values.names, *bare]))
     if slot_type in ("name", "word", "key"):
         return [
             w
-            for w in _unique([*values.names, *values.quoted, *values.words])
+            for w in _unique([*values.names, *values.quoted, *values.words, *bare])
             if re.fullmatch(r"[A-Za-z0-9._@+][A-Za-z0-9._@+-]*", w)
         ]
     if slot_type in ("user", "group"):
@@ -559,3 +576,49 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     if slot_type == "choice":
         return [c for c in choices if c in values.words or c in values.quoted]
     return []
+
+
+# Slots that name where something goes: the value after "to"/"into" is theirs.
+_DESTINATIONS = {"dest", "destination", "target", "to", "into", "out", "output", "backup"}
+_PATH_TYPES = {"dir", "file", "path", "output", "archive"}
+_GOES_TO = re.compile(
+    r"\b(?:to|into|onto)\s+(?:the\s+|a\s+)?(?:(?:new\s+)?(?:directory|folder|file)\s+)?"
+    r"(?:named\s+|called\s+)?['\"`]?$",
+    re.I,
+)
+
+
+def _goes_to(task: str, value: str) -> bool:
+    """Whether ``task`` names ``value`` as where something goes ("move them to /srv/old")."""
+    for name in (value, value.rsplit("/", 1)[-1]):
+        at = task.find(name)
+        if name and at >= 0:
+            return bool(_GOES_TO.search(task[max(0, at - 40) : at]))
+    return False
+
+
+def slot_candidates(
+    slots: Sequence[tuple[str, str, Sequence[str]]], values: TaskValues
+) -> list[list[str]]:
+    """The candidates of each of a recipe's slots (``(name, type, choices)``, declared
+    order), best first: ``candidates_for`` each, then the paths the task names after
+    "to"/"into" first for a destination slot ("dest", an output) and last for the others,
+    and slots of the same kind of value started on different values ("move x.log to
+    /srv/old": the source and the destination are not both ``x.log``)."""
+    result: list[list[str]] = []
+    firsts: set[str] = set()
+    for name, slot_type, choices in slots:
+        found = candidates_for(slot_type, values, choices)
+        if slot_type in _PATH_TYPES and values.task and len(found) > 1:
+            destination = name in _DESTINATIONS or slot_type == "output"
+            going = [v for v in found if _goes_to(values.task, v)]
+            staying = [v for v in found if v not in going]
+            found = [*going, *staying] if destination else [*staying, *going]
+        if slot_type in _PATH_TYPES and found and found[0] in firsts:
+            unused = [v for v in found if v not in firsts]
+            if unused:
+                found = [unused[0], *(v for v in found if v != unused[0])]
+        if slot_type in _PATH_TYPES and found:
+            firsts.add(found[0])
+        result.append(found)
+    return result

@@ -464,3 +464,54 @@ def test_indexing_is_said_only_while_the_ranker_trains_and_only_for_the_small_mo
     release.set()
     trainer.join(5)
     assert not recipe_step.indexing(small)  # trained: the next task has its book
+
+
+EMPTY_FILES = """
+[[recipe]]
+name = "empty_files"
+summary = "the empty files below a folder"
+kind = "question"
+phrasings = [
+  "which files in {dir} are empty",
+  "list the empty files under {dir}",
+  "find zero-byte files in {dir}",
+  "show files of size zero in {dir}",
+  "are there empty files in {dir}",
+]
+templates = ["find {dir} -type f -empty | sort"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
+"""
+
+
+def test_a_task_that_acts_on_files_a_question_finds_gets_the_question_as_an_action(
+    tmp_path_factory: pytest.TempPathFactory, sandbox: Sandbox, workspace: Path
+) -> None:
+    folder = tmp_path_factory.mktemp("recipes")
+    (folder / "test.toml").write_text(RECIPES + EMPTY_FILES)
+    recipes = dict(load([folder]).recipes)
+    book = RecipeBook(recipes, Ranker.train(list(recipes.values())))
+    (workspace / "big" / "empty.log").write_text("")
+    outcome, sink, _ = run(
+        "Locate and delete the empty files in big.",
+        [fill(empty_files_then_delete=use("empty_files_then_delete", dir="big"))],
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.reason == "finished", outcome.summary
+    turn = sink.of_type(ModelTurn)[0]
+    assert turn.action is not None and turn.action["use"] == "empty_files_then_delete"
+    assert turn.action["cmd"] == "find big -type f -empty -print -delete"
+    assert not (workspace / "big" / "empty.log").exists()
+    assert (workspace / "big" / "tiny.txt").exists()
+    # the question alone is still the question
+    (workspace / "big" / "empty.log").write_text("")
+    outcome, sink, _ = run(
+        "which files in big are empty",
+        [fill(empty_files=use("empty_files", dir="big"))],
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.summary == "big/empty.log"

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.recipes.candidates import candidates_for, listing_command, read_task, request
+from shellagent.recipes.candidates import (
+    candidates_for,
+    listing_command,
+    read_task,
+    request,
+    slot_candidates,
+)
 
 LISTING = [
     "./",
@@ -119,3 +125,43 @@ def test_an_archive_is_never_named_after_its_kind_alone() -> None:
 )
 def test_the_request_is_read_from_the_sentence_that_asks_on(task: str, asked: str | None) -> None:
     assert request(task) == (asked or task)
+
+
+def test_a_destination_slot_takes_the_path_after_to_and_the_source_the_other() -> None:
+    task = "Move all PDFs in '/home/user/documents' larger than 1MB to '/home/user/archive'."
+    slots = [("glob", "glob", ()), ("dir", "dir", ()), ("dest", "dir", ()), ("size", "size", ())]
+    found = slot_candidates(slots, read_task(task))
+    assert found[1][0] == "/home/user/documents"
+    assert found[2][0] == "/home/user/archive"
+    # the other way round in the sentence, the same assignment
+    task = "Copy into /srv/backup everything under /srv/www"
+    found = slot_candidates([("dir", "dir", ()), ("dest", "dir", ())], read_task(task))
+    assert (found[0][0], found[1][0]) == ("/srv/www", "/srv/backup")
+
+
+def test_two_slots_of_one_kind_start_on_different_values() -> None:
+    task = "show the lines that differ between app.conf and app.conf.bak"
+    found = slot_candidates([("file", "file", ()), ("other", "file", ())], read_task(task))
+    assert found[0][0] != found[1][0]
+    assert set(found[0][:1] + found[1][:1]) == {"app.conf", "app.conf.bak"}
+
+
+def test_a_folder_that_looks_like_a_file_is_a_folder_when_the_listing_says_so() -> None:
+    task = "Are any files in '/etc/cron.daily' empty?"
+    assert read_task(task, ["/etc/cron.daily/", "/etc/cron.daily/job"]).dirs == ("/etc/cron.daily",)
+
+
+def test_a_word_after_user_is_not_taken_for_a_name_when_it_is_a_little_word() -> None:
+    assert read_task("files not owned by the current user and not by root").names == ()
+    assert read_task("files owned by user alice").names == ("alice",)
+
+
+def test_the_archive_slot_takes_the_file_named_like_an_archive_and_the_other_is_looked_for() -> (
+    None
+):
+    task = "Is there a config.php inside ~/Downloads/site-backup.tar.gz? Give me its path."
+    archive, pattern = slot_candidates(
+        [("archive", "archive", ()), ("pattern", "pattern", ())], read_task(task)
+    )
+    assert archive[0] == "~/Downloads/site-backup.tar.gz"
+    assert pattern[0] == "config.php"

@@ -1,0 +1,125 @@
+"""A recipe that finds files, then does to them what the task says: "find … and delete them".
+
+Tasks often ask for an action on a selection: "Locate and remove all files smaller than
+1KB in /backups/tmp", "Find the .log files older than 30 days and move them to /archive".
+A question recipe already selects those files with a verified ``find``; the action is one
+of a few fixed endings. ``compose`` joins the two into one action recipe, with the
+ending's slots (a destination, an archive) beside the selection's, so the values are still
+typed and quoted by the renderer and the model still only picks and fills.
+
+Only selections of the plain form ``find {dir} … -type f … [| sort]`` (no ``-exec``,
+``-printf``, ``-delete`` or further pipes) are composed, and the endings are ``find``'s
+own actions, so the composed command acts on exactly the files the question would have
+listed. The result is tried before it is shown (on an overlay copy), like any writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shellagent.recipes.model import Recipe, Slot
+
+__all__ = ["ENDINGS", "Ending", "compose", "ending_for", "is_selection"]
+
+_SELECTION = re.compile(
+    r"find \{dir\}(?P<test>[^|;&`$()<>\n]*?-type f[^|;&`$()<>\n]*?)(?: \| sort)?"
+)
+
+# find's own actions and outputs: a template with one of them already does something else
+_ACTS = re.compile(r"\s-(?:exec|execdir|ok|okdir|delete|printf|fprint\w*|fls|ls|quit)\b")
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What is done to the selected files: ``before`` runs first (``{dest}`` made), then
+    ``find {dir} <the selection's tests> <action>``."""
+
+    name: str
+    verb: str  # for the summary: "delete them"
+    action: str
+    slots: Mapping[str, Slot]
+    before: str = ""
+    after: str = ""
+
+
+ENDINGS: dict[str, Ending] = {
+    "delete": Ending("delete", "delete them", "-print -delete", {}),
+    "move": Ending(
+        "move",
+        "move them to a folder",
+        "-exec mv -t {dest} -- {} +",
+        {"dest": Slot("dest", "dir", help="where the files go (created if missing)")},
+        before="mkdir -p -- {dest} && ",
+    ),
+    "copy": Ending(
+        "copy",
+        "copy them to a folder",
+        "-exec cp -p -t {dest} -- {} +",
+        {"dest": Slot("dest", "dir", help="where the copies go (created if missing)")},
+        before="mkdir -p -- {dest} && ",
+    ),
+    "gzip": Ending("gzip", "compress each with gzip", "-exec gzip -- {} +", {}),
+    "archive": Ending(
+        "archive",
+        "pack them into one archive",
+        "-print0",
+        {"archive": Slot("archive", "archive", help="the archive to write (.tar.gz)")},
+        after=" | tar -czf {archive} --null -T -",
+    ),
+}
+
+# The verbs that ask for each ending, as the task says them (first one said wins).
+_VERBS = (
+    ("delete", r"delete|remove|erase|purge|clean\s+up|get\s+rid\s+of|wipe"),
+    ("move", r"move|relocate"),
+    ("copy", r"copy|duplicate|back\s*up"),
+    ("archive", r"(?:compress|archive|pack|bundle|tar)\b[^.]*?\b(?:into|in|as)\s+(?:a|one|an)\b"),
+    ("archive", r"(?:compress|archive|pack|bundle|tar)\b[^.]*?\.(?:tar\.gz|tgz)\b"),
+    ("gzip", r"compress|gzip"),
+)
+
+
+def is_selection(recipe: Recipe) -> bool:
+    """Whether ``recipe`` is a question that lists files with a plain ``find``."""
+    template = recipe.templates[0]
+    return (
+        recipe.kind == "question"
+        and "dir" in recipe.slots
+        and bool(_SELECTION.fullmatch(template))
+        and not _ACTS.search(template)
+    )
+
+
+def ending_for(task: str) -> Ending | None:
+    """The ending the task asks for, if it asks for one of them."""
+    best: tuple[int, int, str] | None = None
+    for rank, (name, verbs) in enumerate(_VERBS):
+        match = re.search(rf"\b(?:{verbs})", task, re.I)
+        if match and (best is None or (match.start(), rank) < best[:2]):
+            best = (match.start(), rank, name)
+    if best is None:
+        return None
+    # "compress … into one archive" is said where "compress" is: the archive ending wins
+    return ENDINGS[best[2]]
+
+
+def compose(recipe: Recipe, ending: Ending) -> Recipe | None:
+    """``recipe``'s selection with ``ending``: an action recipe named ``<recipe>_then_<ending>``;
+    None when ``recipe`` is no plain selection or a slot name would clash."""
+    if not is_selection(recipe) or set(ending.slots) & set(recipe.slots):
+        return None
+    match = _SELECTION.fullmatch(recipe.templates[0])
+    assert match is not None
+    template = f"{ending.before}find {{dir}}{match.group('test')} {ending.action}{ending.after}"
+    return Recipe(
+        name=f"{recipe.name}_then_{ending.name}",
+        summary=f"{recipe.summary}, then {ending.verb}",
+        kind="action",
+        phrasings=(),
+        templates=(template,),
+        slots={**recipe.slots, **ending.slots},
+        area=recipe.area,
+        source=recipe.source,
+    )

@@ -1,0 +1,105 @@
+"""Find-then-act recipes: a question recipe's plain ``find`` joined with a fixed ending
+(delete, move, copy, gzip, one archive), rendered with typed, quoted values and run for
+real on a temporary tree."""
+
+from __future__ import annotations
+
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from shellagent.recipes import Recipe, Slot, SlotError, render
+from shellagent.recipes.compose import ENDINGS, compose, ending_for, is_selection
+
+SMALL = Recipe(
+    "find_smaller_than",
+    "files in a folder smaller than a size",
+    "question",
+    ("files in {dir} smaller than {size}",),
+    ("find {dir} -type f -size -{size} | sort",),
+    {"dir": Slot("dir", "dir", default="."), "size": Slot("size", "size")},
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    (tmp_path / "src" / "big.bin").write_bytes(b"x" * 4096)
+    (tmp_path / "src" / "small.txt").write_text("x\n")
+    (tmp_path / "src" / "sub" / "tiny.log").write_text("y\n")
+    return tmp_path
+
+
+def bash(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    ("task", "ending"),
+    [
+        ("Remove all files in /srv/tmp that are smaller than 1KB", "delete"),
+        ("Locate and delete the empty files in /tmp/junk", "delete"),
+        ("Find logs older than 30 days and move them to /archive", "move"),
+        ("Find the PDFs larger than 1MB and copy them to /backup", "copy"),
+        (
+            "Compress all reports older than 30 days into a single archive named 'old.tar.gz'",
+            "archive",
+        ),
+        ("Compress all files larger than 100MB into individual '.gz' files", "gzip"),
+        ("Which files in /srv are empty?", None),
+    ],
+)
+def test_the_ending_is_the_verb_the_task_says(task: str, ending: str | None) -> None:
+    found = ending_for(task)
+    assert (found.name if found else None) == ending
+
+
+def test_only_a_plain_find_that_lists_files_is_a_selection() -> None:
+    assert is_selection(SMALL)
+    printed = Recipe("x", "x", "question", (), ("find {dir} -type f -printf '%s\\n'",), SMALL.slots)
+    piped = Recipe("x", "x", "question", (), ("find {dir} -type f | wc -l",), SMALL.slots)
+    action = Recipe("x", "x", "action", (), SMALL.templates, SMALL.slots)
+    for other in (printed, piped, action):
+        assert not is_selection(other)
+        assert compose(other, ENDINGS["delete"]) is None
+
+
+def test_each_ending_acts_on_exactly_the_selection(tree: Path) -> None:
+    args = {"dir": "src", "size": "2k"}
+    deleted = compose(SMALL, ENDINGS["delete"])
+    assert deleted is not None and deleted.kind == "action"
+    out = bash(render(deleted, args), tree)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (tree / "src").rglob("*") if p.is_file()) == ["big.bin"]
+
+
+def test_move_and_archive_put_the_selection_where_the_task_says(tree: Path) -> None:
+    moved = compose(SMALL, ENDINGS["move"])
+    assert moved is not None
+    out = bash(render(moved, {"dir": "src", "size": "2k", "dest": "old files"}), tree)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (tree / "old files").iterdir()) == ["small.txt", "tiny.log"]
+    assert (tree / "src" / "big.bin").exists()
+
+    packed = compose(SMALL, ENDINGS["archive"])
+    assert packed is not None
+    (tree / "src" / "again.txt").write_text("z\n")
+    out = bash(render(packed, {"dir": "src", "size": "2k", "archive": "small.tar.gz"}), tree)
+    assert out.returncode == 0, out.stderr
+    with tarfile.open(tree / "small.tar.gz") as tar:
+        assert tar.getnames() == ["src/again.txt"]
+
+
+@pytest.mark.parametrize("hostile", ["; rm -rf ~", "$(touch pwned)", "-rf", "a\nb", "`id`"])
+def test_a_hostile_destination_stays_one_quoted_word(tree: Path, hostile: str) -> None:
+    moved = compose(SMALL, ENDINGS["move"])
+    assert moved is not None
+    try:
+        command = render(moved, {"dir": "src", "size": "2k", "dest": hostile})
+    except SlotError:
+        return  # the type refused it: never rendered
+    bash(command, tree)
+    assert not (tree / "pwned").exists()
+    assert (tree / "src" / "big.bin").exists()
