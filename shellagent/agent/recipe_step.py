@@ -366,7 +366,9 @@ def _task_values(state: SessionState) -> TaskValues:
     listing: list[str] = []
     try:
         result = state.shell.run(listing_command(state.task), timeout=10, confined=True)
-        if result.exit_code == 0 and not result.timed_out:
+        # Whatever it listed: a long listing cut by `head` ends 141 (SIGPIPE, the shell
+        # has pipefail on), one with an unreadable folder ends 1, and both still tell.
+        if not result.timed_out:
             listing = [line for line in result.output.splitlines() if line]
     except ShellagentError:
         pass  # no listing: names the task gives without a folder stay as they are

@@ -194,10 +194,29 @@ _SEVERAL = re.compile(
 )
 
 
+# "the most recent backup file", "the largest file size": the two words after "the" and
+# a superlative; one of them plural ("the largest files") asks for several.
+_THE_SUPERLATIVE = re.compile(
+    r"\bthe\s+(?:single\s+)?(?:largest|biggest|heaviest|longest|smallest|shortest|newest|"
+    r"oldest|latest|earliest|highest|lowest|most|least)\s+([a-z]+)(?:\s+([a-z]+))?",
+    re.I,
+)
+_NOT_PLURAL = {"is", "was", "has", "this", "its", "process", "access", "address", "status"}
+
+
 def _one_asked(task: str) -> bool:
     """Whether ``task`` asks for the one most or least of something ("Which Python file is
-    the longest?", "What's the single biggest file?"), so a count slot means 1."""
-    return bool(_SUPERLATIVE.search(task) and _ONE.search(task) and not _SEVERAL.search(task))
+    the longest?", "What's the single biggest file?", "Identify the most recent backup
+    file"), so a count slot means 1."""
+    if _SEVERAL.search(task):
+        return False
+    if _SUPERLATIVE.search(task) and _ONE.search(task):
+        return True
+    match = _THE_SUPERLATIVE.search(task)
+    if match is None:
+        return False
+    words = [w.lower() for w in match.groups() if w]
+    return not any(w.endswith("s") and w not in _NOT_PLURAL for w in words)
 
 
 @dataclass(frozen=True)
@@ -244,15 +263,15 @@ def listing_command(task: str, limit: int = 3000) -> str:
     the task names, one path a line; its output is ``read_task``'s ``listing``."""
     import shlex
 
-    roots = ["."]
+    named: list[str] = []
+    parents: list[str] = []
     for path in _explicit_paths(task):
         if path.startswith("/") and "*" not in path and "?" not in path:
-            roots.append(
-                path
-                if not _FILENAME.search(path.rsplit("/", 1)[-1])
-                else path.rsplit("/", 1)[0] or "/"
-            )
-    roots = list(_unique(r for r in roots if r not in ("/", "")))[:6]
+            named.append(path)
+            if _FILENAME.search(path.rsplit("/", 1)[-1]):  # a file, or "/etc/cron.daily"
+                parents.append(path.rsplit("/", 1)[0] or "/")
+    # the named paths first: a large parent (/etc) must not push them past the limit
+    roots = list(_unique(r for r in [*named, *parents, "."] if r not in ("/", "")))[:7]
     quoted = " ".join(shlex.quote(r) for r in roots)
     return (
         f"find {quoted} -maxdepth 3 \\( -name '.*' ! -name . -prune \\) -o "

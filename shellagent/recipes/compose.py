@@ -23,9 +23,9 @@ from shellagent.recipes.model import Recipe, Slot
 
 __all__ = ["ENDINGS", "Ending", "compose", "ending_for", "is_selection"]
 
-_SELECTION = re.compile(
-    r"find \{dir\}(?P<test>[^|;&`$()<>\n]*?-type f[^|;&`$()<>\n]*?)(?: \| sort)?"
-)
+# a plain character of find's tests, or a placeholder with a filter ("{size|bytes}")
+_PLAIN = r"(?:[^|;&`$()<>\n]|\{\w+\|\w+\})"
+_SELECTION = re.compile(rf"find \{{dir\}}(?P<test>{_PLAIN}*?-type f{_PLAIN}*?)(?: \| sort)?")
 
 # find's own actions and outputs: a template with one of them already does something else
 _ACTS = re.compile(r"\s-(?:exec|execdir|ok|okdir|delete|printf|fprint\w*|fls|ls|quit)\b")
@@ -93,12 +93,14 @@ def is_selection(recipe: Recipe) -> bool:
 
 
 def ending_for(task: str) -> Ending | None:
-    """The ending the task asks for, if it asks for one of them."""
+    """The ending the task asks for in the imperative ("… and move them to /x"), if one."""
+    from shellagent.recipes.fitness import said_as_imperative
+
     best: tuple[int, int, str] | None = None
     for rank, (name, verbs) in enumerate(_VERBS):
-        match = re.search(rf"\b(?:{verbs})", task, re.I)
-        if match and (best is None or (match.start(), rank) < best[:2]):
-            best = (match.start(), rank, name)
+        at = said_as_imperative(task, verbs)
+        if at is not None and (best is None or (at, rank) < best[:2]):
+            best = (at, rank, name)
     if best is None:
         return None
     # "compress … into one archive" is said where "compress" is: the archive ending wins

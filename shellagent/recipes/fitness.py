@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from shellagent.recipes.model import Recipe
     from shellagent.recipes.rank import Candidate
 
-__all__ = ["Shape", "adjust", "rerank", "shape_of"]
+__all__ = ["Shape", "adjust", "rerank", "said_as_imperative", "shape_of"]
 
 # Weights, in the ranker's margin units (a right recipe leads a wrong one by 0.1-0.5
 # where the words alone confuse them). Measured with ``bench/recipes_bench.py intents``.
@@ -49,11 +49,9 @@ _ACTION_VERB = (
     r"install|restore|sync|mirror|add|commit|tag|checkout|switch|revoke|grant|lock|"
     r"unlock|enable|disable|edit|update|overwrite|shred|organi[sz]e|sort\s+out|free\s+up"
 )
-_IMPERATIVE = re.compile(
-    r"(?:^|[.!?;:,]\s*|\b(?:and|then|please|to|you|just|also|now|let's|lets|we)\s+)"
-    r"(?:" + _ACTION_VERB + r")\b",
-    re.I,
-)
+# What comes before a verb said in the imperative: the start of a sentence or clause,
+# "and", "then", "please", "to" ("I want to rename"), "you" ("can you delete").
+_LEAD = r"(?:^|[.!?;:,]\s*|\b(?:and|then|please|to|you|just|also|now|let's|lets|we)\s+)"
 # "don't delete", "I don't want to unpack it", "without extracting"
 _NEGATED = re.compile(
     r"\b(?:don't|dont|do\s+not|not|never|without|no\s+need\s+to)\s+(?:\w+\s+){0,2}$", re.I
@@ -115,12 +113,18 @@ class Shape:
 
 
 def _action(task: str) -> bool:
-    for match in _IMPERATIVE.finditer(task):
-        verb = re.search(r"(?:" + _ACTION_VERB + r")$", match.group(0), re.I)
-        at = match.end() - (len(verb.group(0)) if verb else 0)
+    return said_as_imperative(task, _ACTION_VERB) is not None
+
+
+def said_as_imperative(task: str, verbs: str) -> int | None:
+    """Where ``task`` first says one of ``verbs`` (a regex) in the imperative and not
+    negated ("… and delete them", "Please remove", not "A backup script", not "don't
+    unpack it"); None if it does not."""
+    for match in re.finditer(_LEAD + r"(?P<verb>(?:" + verbs + r"))\b", task, re.I):
+        at = match.start("verb")
         if not _NEGATED.search(task[:at]):
-            return True
-    return False
+            return at
+    return None
 
 
 def shape_of(task: str, values: TaskValues) -> Shape:

@@ -9,13 +9,14 @@ stands (``template.py``):
   ``./`` so it is never read as an option;
 - inside single quotes: the value with each ``'`` written ``'\\''``;
 - the sed filters first escape the value for a sed regex (``sed_re``: ``\\ / . * [ ] ^ $``)
-  or replacement (``sed_repl``: ``\\ / &``).
+  or replacement (``sed_repl``: ``\\ / &``); ``bytes`` writes a size as find's byte count.
 
 A value can therefore never add a word, a command or an expansion to the command.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 
@@ -23,7 +24,7 @@ from shellagent.recipes.model import Recipe
 from shellagent.recipes.slots import PATH_TYPES, SlotError
 from shellagent.recipes.template import Placeholder, parse
 
-__all__ = ["phrase", "render", "render_all", "sed_re", "sed_repl", "shell_word"]
+__all__ = ["phrase", "render", "render_all", "sed_re", "sed_repl", "shell_word", "size_bytes"]
 
 
 def sed_re(value: str) -> str:
@@ -36,7 +37,19 @@ def sed_repl(value: str) -> str:
     return "".join("\\" + c if c in "\\/&" else c for c in value)
 
 
-_FILTERS = {"sed_re": sed_re, "sed_repl": sed_repl}
+_UNIT = {"": 1, "k": 1024, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def size_bytes(value: str) -> str:
+    """A size (``1k``, ``100M``) as find's exact byte count (``1024c``): ``-size -1k``
+    means "0 blocks of 1k" (find rounds up), so "smaller than 1k" must be said in bytes."""
+    match = re.fullmatch(r"(\d+)([kKMG]?)", value)
+    if match is None:
+        raise SlotError(f"{value!r} is not a size", hint="a number with k, M or G: 100k")
+    return f"{int(match.group(1)) * _UNIT[match.group(2)]}c"
+
+
+_FILTERS = {"sed_re": sed_re, "sed_repl": sed_repl, "bytes": size_bytes}
 
 
 def shell_word(value: str, *, path: bool = False, word_start: bool = True) -> str:

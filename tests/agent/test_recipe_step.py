@@ -515,3 +515,28 @@ def test_a_task_that_acts_on_files_a_question_finds_gets_the_question_as_an_acti
         workspace,
     )
     assert outcome.summary == "big/empty.log"
+
+
+def test_a_listing_cut_at_its_limit_still_resolves_what_the_task_names(
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
+) -> None:
+    """The listing ends 141 when `head` cuts it (pipefail): what it listed still counts.
+    "conf.d" looks like a file; the listing, cut in the crowd beside it, shows a folder."""
+    (workspace / "conf.d").mkdir()
+    for name in ("a.conf", "b.conf"):
+        (workspace / "conf.d" / name).touch()
+    crowd = workspace / "crowd"
+    crowd.mkdir()
+    for i in range(3100):
+        (crowd / f"f{i}").touch()
+    folder = workspace / "conf.d"
+    outcome, _, backend = run(
+        f"how many entries does {folder} have",
+        [use("count_entries", dir=str(folder))],
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.summary == "2"
+    gbnf = format_of(backend).gbnf
+    assert gbnf.index(f'"\\"{folder}\\""') < gbnf.index(f'"\\"{workspace}\\""')

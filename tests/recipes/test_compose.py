@@ -103,3 +103,10 @@ def test_a_hostile_destination_stays_one_quoted_word(tree: Path, hostile: str) -
     bash(command, tree)
     assert not (tree / "pwned").exists()
     assert (tree / "src" / "big.bin").exists()
+
+
+def test_a_verb_that_is_not_asked_for_is_no_ending() -> None:
+    task = "A backup script left files in /srv/tmp. Remove all files smaller than 1KB."
+    found = ending_for(task)
+    assert found is not None and found.name == "delete"
+    assert ending_for("What's inside site.tar.gz? I don't want to unpack it.") is None

@@ -175,3 +175,18 @@ def test_one_thing_asked_with_a_superlative_is_a_count_of_one(
     task: str, numbers: tuple[int, ...]
 ) -> None:
     assert read_task(task).numbers == numbers
+
+
+@pytest.mark.parametrize(
+    ("task", "numbers"),
+    [
+        ("Identify the most recent backup file in /backups and copy it to /tmp", (1,)),
+        ("Find the artifact with the largest file size and copy it to /tmp", (1,)),
+        ("find the largest files in /srv", ()),
+        ("show the most common words in notes.txt", ()),
+    ],
+)
+def test_the_superlative_of_one_thing_is_a_count_of_one_in_statements_too(
+    task: str, numbers: tuple[int, ...]
+) -> None:
+    assert read_task(task).numbers == numbers
