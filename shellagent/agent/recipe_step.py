@@ -376,11 +376,16 @@ def _task_values(state: SessionState) -> TaskValues:
 
 
 def _offer(recipe: Recipe, values: TaskValues) -> Offer:
-    from shellagent.recipes.candidates import slot_candidates
+    from shellagent.recipes.candidates import listed_folders, slot_candidates
 
     found = slot_candidates(
         [(name, slot.type, slot.choices) for name, slot in recipe.slots.items()], values
     )
+    folders = listed_folders(values)
+    for candidates, slot in zip(found, recipe.slots.values(), strict=True):
+        if slot.type == "file" and slot.default is not None:
+            # a file slot with a default ("SHA256SUMS") is never given a folder
+            candidates[:] = [c for c in candidates if c not in folders]
     slots = tuple(
         offer_slot(name, slot.type, candidates, slot.default, slot.choices, slot.help)
         for (name, slot), candidates in zip(recipe.slots.items(), found, strict=True)

@@ -268,7 +268,7 @@ class TaskWorker:
             job_installer=self.job_installer,
             source="propose" if req.propose else "ask",
             examples=default_library(),
-            recipes=book,  # the small model chooses recipes first
+            recipes=book,  # the small model fills recipes first
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()

@@ -1,9 +1,9 @@
 """Recipes: verified command templates with typed slots (issue 25, docs/recipes.md).
 
-The small model chooses a recipe and fills its slots; the recipe renders the command, with
-every value validated by its type and quoted for where it stands, so a slot can never add
-syntax. Recipes are data: ``data/<area>.toml`` shipped, ``<config dir>/recipes/*.toml``
-the user's own.
+A classifier chooses a recipe and the small model fills its slots; the recipe renders the
+command, with every value validated by its type and quoted for where it stands, so a slot
+can never add syntax. Recipes are data: ``data/<area>.toml`` shipped,
+``<config dir>/recipes/*.toml`` the user's own.
 """
 
 from __future__ import annotations

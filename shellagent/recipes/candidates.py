@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 __all__ = [
     "TaskValues",
     "candidates_for",
+    "listed_folders",
     "listing_command",
     "read_task",
     "request",
@@ -541,6 +542,7 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     if slot_type == "archive":
         return _archive_names(values)
     if slot_type == "file":
+        # the files first; then any other path (a "file" slot of `stat` takes a folder too)
         return list(values.files) + [p for p in values.paths if p not in values.files]
     if slot_type == "path":
         return list(values.paths)
@@ -616,6 +618,11 @@ def _goes_to(task: str, value: str) -> bool:
     return False
 
 
+def listed_folders(values: TaskValues) -> set[str]:
+    """The paths the listing shows are folders, as slot values."""
+    return {_tidy(e) for e in values.listing if e.endswith("/")}
+
+
 def slot_candidates(
     slots: Sequence[tuple[str, str, Sequence[str]]], values: TaskValues
 ) -> list[list[str]]:
@@ -633,6 +640,9 @@ def slot_candidates(
             going = [v for v in found if _goes_to(values.task, v)]
             staying = [v for v in found if v not in going]
             found = [*going, *staying] if destination else [*staying, *going]
+        if name in ("archive", "tarball", "zip") and slot_type in _PATH_TYPES:
+            # an archive slot of type file: the file named like an archive first
+            found = sorted(found, key=lambda v: not v.lower().endswith(_ARCHIVE_SUFFIXES))
         if slot_type in _PATH_TYPES and found and found[0] in firsts:
             unused = [v for v in found if v not in firsts]
             if unused:

@@ -540,3 +540,30 @@ def test_a_listing_cut_at_its_limit_still_resolves_what_the_task_names(
     assert outcome.summary == "2"
     gbnf = format_of(backend).gbnf
     assert gbnf.index(f'"\\"{folder}\\""') < gbnf.index(f'"\\"{workspace}\\""')
+
+
+def test_a_file_slot_with_a_default_is_offered_no_folder_and_a_required_one_is() -> None:
+    from shellagent.agent.recipe_step import _offer
+    from shellagent.recipes import Recipe, Slot
+    from shellagent.recipes.candidates import read_task
+
+    values = read_task("check the sums in my Downloads", ["./Downloads/"])
+    sums = Recipe(
+        "checksum_mismatch",
+        "files whose checksum differs",
+        "question",
+        ("x",),
+        ("cd {dir} && sha256sum -c {sums}",),
+        {"dir": Slot("dir", "dir", default="."), "sums": Slot("sums", "file", default="SUMS")},
+    )
+    offered = {s.name: s.values() for s in _offer(sums, values).slots}
+    assert offered == {"dir": ("Downloads", "."), "sums": ("SUMS",)}
+    stat = Recipe(
+        "permission_query",
+        "a path's mode",
+        "question",
+        ("x",),
+        ("stat -c %a {file}",),
+        {"file": Slot("file", "file")},
+    )
+    assert _offer(stat, values).slots[0].values() == ("Downloads",)

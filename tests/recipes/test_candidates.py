@@ -9,6 +9,7 @@ import pytest
 
 from shellagent.recipes.candidates import (
     candidates_for,
+    listed_folders,
     listing_command,
     read_task,
     request,
@@ -165,3 +166,16 @@ def test_the_archive_slot_takes_the_file_named_like_an_archive_and_the_other_is_
     )
     assert archive[0] == "~/Downloads/site-backup.tar.gz"
     assert pattern[0] == "config.php"
+    # a slot named archive of type file, as some recipes have it: the same
+    archive, _ = slot_candidates(
+        [("archive", "file", ()), ("pattern", "pattern", ())], read_task(task)
+    )
+    assert archive[0] == "~/Downloads/site-backup.tar.gz"
+
+
+def test_the_listing_tells_which_names_are_folders() -> None:
+    values = read_task("What's the checksum of the installer in my Downloads?", ["./Downloads/"])
+    assert values.dirs == ("Downloads",)
+    assert listed_folders(values) == {"Downloads"}
+    # a required file slot may still take it (stat, du): after any file named
+    assert candidates_for("file", values) == ["Downloads"]
