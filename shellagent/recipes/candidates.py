@@ -25,6 +25,7 @@ __all__ = [
     "TaskValues",
     "candidates_for",
     "listed_folders",
+    "listed_paths",
     "listing_command",
     "read_task",
     "request",
@@ -61,6 +62,7 @@ EXT_WORDS = {
     "jpeg": "jpg",
     "jpg": "jpg",
     "jpgs": "jpg",
+    "jpegs": "jpg",
     "photo": "jpg",
     "photos": "jpg",
     "png": "png",
@@ -88,6 +90,7 @@ EXT_WORDS = {
     "zip": "zip",
     "tar": "tar",
     "mp3": "mp3",
+    "mp3s": "mp3",
     "bak": "bak",
     "tmp": "tmp",
     "javascript": "js",
@@ -616,6 +619,11 @@ def _goes_to(task: str, value: str) -> bool:
         if name and at >= 0:
             return bool(_GOES_TO.search(task[max(0, at - 40) : at]))
     return False
+
+
+def listed_paths(values: TaskValues) -> set[str]:
+    """Every path the listing shows, as slot values."""
+    return {_tidy(e) for e in values.listing}
 
 
 def listed_folders(values: TaskValues) -> set[str]:

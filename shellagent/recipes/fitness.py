@@ -21,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from shellagent.recipes.candidates import TaskValues, candidates_for, saving_clause
+from shellagent.recipes.candidates import (
+    EXT_WORDS,
+    TaskValues,
+    candidates_for,
+    listed_folders,
+    listed_paths,
+    saving_clause,
+)
 
 if TYPE_CHECKING:
     from shellagent.recipes.model import Recipe
@@ -63,28 +70,10 @@ _QUESTION = re.compile(
     r"look\s+up|summari[sz]e)\b|\?\s*$",
     re.I | re.M,
 )
-# Kinds of file named in prose, strictly ("log" or "text" name too many other things).
-_KIND_WORDS = {
-    "pdf": "pdf",
-    "pdfs": "pdf",
-    "python": "py",
-    "jpeg": "jpg",
-    "jpegs": "jpg",
-    "jpg": "jpg",
-    "jpgs": "jpg",
-    "photos": "jpg",
-    "png": "png",
-    "pngs": "png",
-    "csv": "csv",
-    "csvs": "csv",
-    "json": "json",
-    "yaml": "yaml",
-    "markdown": "md",
-    "mp3": "mp3",
-    "mp3s": "mp3",
-    "javascript": "js",
-    "typescript": "ts",
-}
+# Kinds of file named in prose, strictly: the extension words whose kind is unmistakable
+# ("log", "text" or "config" name too many other things).
+_KINDS = {"pdf", "py", "jpg", "png", "csv", "json", "yaml", "md", "mp3", "js", "ts"}
+_KIND_WORDS = {word: ext for word, ext in EXT_WORDS.items() if ext in _KINDS}
 _DOT_EXT = re.compile(r"(?<![\w/.-])\*?\.([A-Za-z][A-Za-z0-9]{0,9})\b")
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
@@ -132,7 +121,8 @@ def shape_of(task: str, values: TaskValues) -> Shape:
     kind = "action" if _action(task) else ("question" if _QUESTION.search(task) else "")
     saving = saving_clause(task)
     saved = tuple(o for o in values.outputs if saving and o in saving)
-    listed = {_tidy(e): e.endswith("/") for e in values.listing}
+    listed = listed_paths(values)
+    folders = listed_folders(values)
     files: list[str] = []
     names: list[str] = []
     for f in values.files:
@@ -151,7 +141,7 @@ def shape_of(task: str, values: TaskValues) -> Shape:
     for d in values.dirs:
         if d in parents:
             continue
-        (dirs if listed.get(d) else either).append(d)
+        (dirs if d in folders else either).append(d)
     prose = re.sub(r"\S*[/~]\S*", " ", task)  # not the extensions in paths
     kinds = [m.group(1).lower() for m in _DOT_EXT.finditer(prose)]
     kinds += [_KIND_WORDS[w] for w in re.findall(r"[a-z0-9]+", prose.lower()) if w in _KIND_WORDS]
@@ -164,11 +154,6 @@ def shape_of(task: str, values: TaskValues) -> Shape:
         saved,
         tuple(dict.fromkeys(kinds)),
     )
-
-
-def _tidy(entry: str) -> str:
-    text = entry[2:] if entry.startswith("./") else entry
-    return text.rstrip("/") or "."
 
 
 def _by_base(paths: Sequence[str]) -> tuple[str, ...]:

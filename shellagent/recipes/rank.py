@@ -34,7 +34,7 @@ from typing import Any, Protocol
 __all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
-MODEL_VERSION = "2"  # (reading the task twice changes no trained model)
+MODEL_VERSION = "2"
 BM25_WEIGHT = 0.1
 SHARPNESS = 5.0
 # Words that say nothing of an intent on their own ("Which ones?", "What is it called?").
