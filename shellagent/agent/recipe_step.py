@@ -220,6 +220,8 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
 
     ranked = book.ranker.rank(state.task, limit=max(book.offered, POOL))
     usable = [c for c in ranked if c.name in book.recipes]
+    if book.shapes:
+        book, usable = _with_endings(book, usable, state.task)
     # Whether any recipe fits is the words' call (FITS was measured on them); which one,
     # and how sure, is then also the shapes'.
     if not usable or usable[0].score < book.fits:
@@ -227,7 +229,6 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
         return
     values = _task_values(state)
     if book.shapes:
-        book, usable = _with_endings(book, usable, state.task, values)
         usable = rerank(usable, book.recipes, state.task, values)
     state.turn += 1
     turn = state.turn
@@ -265,27 +266,36 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
 
 
 def _with_endings(
-    book: RecipeBook, ranked: list[Candidate], task: str, values: TaskValues
+    book: RecipeBook, ranked: list[Candidate], task: str
 ) -> tuple[RecipeBook, list[Candidate]]:
-    """For a task that asks to act on files it describes ("find … and delete them"), each
-    ranked recipe that finds such files also as that action (``recipes.compose``), at the
-    same score: the shapes then prefer the action over its question twin."""
-    from shellagent.recipes.compose import compose, ending_for
-    from shellagent.recipes.fitness import shape_of
+    """For a task that asks to act on files it describes ("find … and delete them",
+    "combine the logs of last week into one file"), the recipes that find such files also
+    as that action (``recipes.compose``). A composed recipe is scored by how well its
+    selection fits the files the task describes (``compose.selection_text``: "find all
+    log files from the last week"), or as its question when that is better; the shapes
+    then prefer the action over its question twin. Best first."""
+    from shellagent.recipes.compose import compose, ending_for, selection_text
 
     ending = ending_for(task)
-    if ending is None or shape_of(task, values).kind != "action":
+    if ending is None:
         return book, ranked
-    composed = {}
-    extra = []
-    for candidate in ranked:
-        recipe = compose(book.recipes[candidate.name], ending)
-        if recipe is not None:
-            composed[recipe.name] = recipe
-            extra.append(replace(candidate, name=recipe.name))
-    if not composed:
+    selection = selection_text(task, ending)
+    described = book.ranker.rank(selection, limit=POOL) if selection else []
+    composed: dict[str, Recipe] = {}
+    scores: dict[str, Candidate] = {}
+    for candidate in (*ranked, *described):
+        recipe = book.recipes.get(candidate.name)
+        action = compose(recipe, ending) if recipe is not None else None
+        if action is None:
+            continue
+        composed[action.name] = action
+        best = scores.get(action.name)
+        if best is None or candidate.score > best.score:
+            scores[action.name] = replace(candidate, name=action.name)
+    if not scores:
         return book, ranked
-    return replace(book, recipes={**book.recipes, **composed}), [*ranked, *extra]
+    book = replace(book, recipes={**book.recipes, **composed})
+    return book, sorted([*ranked, *scores.values()], key=lambda c: -c.score)
 
 
 def _run_filled(

@@ -27,6 +27,8 @@ __all__ = [
     "listed_folders",
     "listed_paths",
     "listing_command",
+    "looks_like_file_name",
+    "quoted_spans",
     "read_task",
     "request",
     "saving_clause",
@@ -168,6 +170,19 @@ def request(task: str) -> str:
         if _REQUEST_START.match(sentence.strip()) or sentence.rstrip().endswith("?"):
             return " ".join(sentences[i:]) if i else task
     return task
+
+
+def quoted_spans(text: str) -> list[tuple[int, int, str]]:
+    """Each quoted string of ``text`` ('x', "x" or `x`): its start, end and inside."""
+    return [
+        (m.start(), m.end(), next(g for g in m.groups() if g is not None))
+        for m in _QUOTED.finditer(text)
+    ]
+
+
+def looks_like_file_name(text: str) -> bool:
+    """Whether ``text`` is a file name with an extension ("report.csv")."""
+    return bool(_FILENAME.fullmatch(text))
 
 
 def saving_clause(task: str) -> str:
@@ -459,19 +474,30 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
     )
 
 
+# "x.txt in '/tmp'", "x.tar.gz and place it in /tmp", "x.csv in the same directory"
 _IN_DIR = re.compile(
-    r"^['\"]?\s+(?:in|under|inside|into|to)\s+(?:the\s+)?(?:(?:directory|folder)\s+)?"
-    r"['\"]?((?:/|~/?)[\w.@+/-]*)"
+    r"^['\"]?(?:\s+and\s+(?:place|put|save|store|write|keep|leave|move)\s+it)?"
+    r"\s+(?:in|under|inside|into|to)\s+(?:the\s+)?(?:(?:directory|folder)\s+)?"
+    r"(?:['\"]?(?P<folder>(?:/|~/?)[\w.@+/-]*)|(?P<same>(?:same|that|this)\s+(?:directory|folder)))",
+    re.I,
 )
 
 
 def _joined(task: str, name: str) -> list[str]:
-    """``name`` put in the folder the task names right after it ("x.txt in /tmp")."""
+    """``name`` put in the folder the task names right after it ("x.txt in /tmp", "… and
+    place it in /tmp"; "in the same directory": the last folder named before it)."""
     at = task.find(name)
     match = _IN_DIR.match(task[at + len(name) :]) if at >= 0 else None
     if match is None:
         return []
-    folder = match.group(1).rstrip("/.,") or "/"
+    if match.group("same"):
+        before = [p for p in _explicit_paths(task[:at]) if p.startswith(("/", "~"))]
+        folders = [p for p in before if not _FILENAME.fullmatch(p.rstrip("/").rsplit("/", 1)[-1])]
+        if not folders:
+            return []
+        folder = folders[-1].rstrip("/") or "/"
+    else:
+        folder = match.group("folder").rstrip("/.,") or "/"
     if _FILENAME.fullmatch(folder.rsplit("/", 1)[-1]):
         return []  # "config.php inside site.tar.gz": a file in a file, not a path
     return [f"{folder}/{name}" if folder != "/" else f"/{name}"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from shellagent.recipes.model import Recipe, Slot
 
-__all__ = ["ENDINGS", "Ending", "compose", "ending_for", "is_selection"]
+__all__ = ["ENDINGS", "Ending", "compose", "ending_for", "is_selection", "selection_text"]
 
 # a plain character of find's tests, or a placeholder with a filter ("{size|bytes}")
 _PLAIN = r"(?:[^|;&`$()<>\n]|\{\w+\|\w+\})"
@@ -61,6 +61,15 @@ ENDINGS: dict[str, Ending] = {
         before="mkdir -p -- {dest} && ",
     ),
     "gzip": Ending("gzip", "compress each with gzip", "-exec gzip -- {} +", {}),
+    # joined in a temporary file first: the output may be one of the files selected
+    "concat": Ending(
+        "concat",
+        "join their contents, in name order, into one file",
+        "-print0",
+        {"output": Slot("output", "output", help="the file to write (replaced)")},
+        before="t=$(mktemp) && ",
+        after=' | sort -z | xargs -0 -r cat -- > "$t" && cat -- "$t" > {output} && rm -f -- "$t"',
+    ),
     "archive": Ending(
         "archive",
         "pack them into one archive",
@@ -77,7 +86,18 @@ _VERBS = (
     ("copy", r"copy|duplicate|back\s*up"),
     ("archive", r"(?:compress|archive|pack|bundle|tar)\b[^.]*?\b(?:into|in|as)\s+(?:a|one|an)\b"),
     ("archive", r"(?:compress|archive|pack|bundle|tar)\b[^.]*?\.(?:tar\.gz|tgz)\b"),
+    (
+        "archive",
+        r"(?:combine|collect|put|gather)\b[^.]*?\b(?:into|in)\s+(?:a|one|an)\s+"
+        r"(?:single\s+)?(?:archive|tarball)\b",
+    ),
     ("gzip", r"compress|gzip"),
+    (
+        "concat",
+        r"(?:combine|concatenate|merge|join|cat)\b(?!(?:[^.]|\.\w)*\b(?:archive|tarball|zip)\b)"
+        r"(?=(?:[^.]|\.\w)*\b(?:into|to|in)\s+(?:a|one|the)?\s*(?:single|one|new)?\s*"
+        r"(?:file|\S+\.\w+))",
+    ),
 )
 
 
@@ -105,6 +125,43 @@ def ending_for(task: str) -> Ending | None:
         return None
     # "compress … into one archive" is said where "compress" is: the archive ending wins
     return ENDINGS[best[2]]
+
+
+# "… and delete them": the selection was said before the verb
+_THEM = re.compile(r"\s+(?:them|these|those|it|they|the\s+(?:files|results|matches))\b", re.I)
+# where the object of "remove all files older than 30 days to free up space" ends
+_OBJECT_END = re.compile(
+    r"\s+(?:into|to|onto|and\s+(?:then\s+)?(?:save|place|put|store|write|move|keep))\b|"
+    r"[.;!?](?:\s|$)|,\s+(?:but|and|then|so|to)\b",
+    re.I,
+)
+_TRAILING = re.compile(r"(?:\s*,)?\s*(?:\band\b|\bthen\b|,)*\s*$", re.I)
+
+
+def selection_text(task: str, ending: Ending) -> str:
+    """``task`` with the act taken out and the files it acts on asked for ("Remove all
+    files older than 30 days to free up space" -> "find all files older than 30 days"):
+    what a selection recipe is ranked against when it is offered with ``ending``.
+    The context before the request is kept; "" when the verb is not found."""
+    from shellagent.recipes.candidates import request
+    from shellagent.recipes.fitness import said_as_imperative
+
+    verbs = "|".join(v for name, v in _VERBS if name == ending.name)
+    asked = request(task)
+    at = said_as_imperative(asked, verbs)
+    if at is None:
+        return ""
+    # the verb alone (the archive's pattern runs on to "into a")
+    said = re.match(r"(?:clean\s+up|get\s+rid\s+of|back\s*up|zip\s+up|\w+)", asked[at:], re.I)
+    assert said is not None
+    context = task[: len(task) - len(asked)] if asked != task else ""
+    after = asked[at + said.end() :]
+    if _THEM.match(after):
+        what = _TRAILING.sub("", asked[:at])
+    else:
+        end = _OBJECT_END.search(after)
+        what = "find " + (after[: end.start()] if end else after).strip()
+    return f"{context}{what.strip()}"
 
 
 def compose(recipe: Recipe, ending: Ending) -> Recipe | None:

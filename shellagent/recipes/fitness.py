@@ -27,8 +27,12 @@ from shellagent.recipes.candidates import (
     candidates_for,
     listed_folders,
     listed_paths,
+    looks_like_file_name,
+    quoted_spans,
+    request,
     saving_clause,
 )
+from shellagent.recipes.compose import ending_for
 
 if TYPE_CHECKING:
     from shellagent.recipes.model import Recipe
@@ -42,6 +46,9 @@ WRONG_KIND = 0.35  # an action recipe for a question, or a question recipe for a
 NO_PLACE = 0.3  # per file or folder the task names that the recipe has no slot for (≤ 2)
 NO_VALUE = 0.2  # per required slot the task names no value for (≤ 2)
 NO_KIND_OF_FILE = 0.25  # the task asks about a kind of file ("PDFs", ".jpg"); no slot for it
+NO_TEXT = 0.25  # the task quotes what to look for ("the word 'timeout'"); no slot takes text
+OTHER_ACT = 0.3  # the task says "delete them"; the action recipe moves, renames, …
+OTHER_FORMAT = 0.3  # the task names a .csv file; the recipe reads access logs (or the reverse)
 
 # Verbs that change files or the system. A task that says one of them, not negated, in
 # the imperative ("delete …", "… and move them", "please compress", "I want to rename")
@@ -86,6 +93,56 @@ _NAME_SLOTS = ("name", "glob", "pattern", "text", "word", "key")
 # access log", "the version field".)
 _TASK_MUST_SAY = {"port", "pid", "date", "time", "mode", "size", "days", "minutes"}
 _TASK_MUST_SAY |= {"number", "count", "column", "signal", "output", "archive"}
+# What a command that does each of ``compose.ENDINGS``' acts says.
+_DOES = {
+    "delete": r"\brm\b|-delete\b|\bunlink\b|\bshred\b|\brmdir\b|\btruncate\b",
+    "move": r"\bmv\b|\brename\b|--remove-source-files",
+    "copy": r"\bcp\b|\brsync\b|\binstall\b",
+    "gzip": r"\bgzip\b|\bxz\b|\bbzip2\b|\bzstd\b|\bzip\b|\btar\b",
+    "archive": r"\btar\b|\bzip\b|\b7z\b",
+    "concat": r"\bcat\b|\bpaste\b|>>",
+}
+# Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
+_TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}
+_TEXT_SLOTS |= {"column", "glob", "date", "time"}
+# A quoted word that names a thing rather than what to look for: "the 'x' service",
+# "a folder named 'processed'".
+_THING_AFTER = re.compile(
+    r"^['\"`]?\s+(?:service|services|application|app|project|tool|team|user|group|"
+    r"directory|folder|dir|file|files|database|db|system|server|script|module|package|"
+    r"container|job|process|daemon|cluster|site|repo|repository|component|pipeline|api)\b",
+    re.I,
+)
+_NAMED_BEFORE = re.compile(r"\b(?:named|called|as|user|group|branch)\s+['\"`]?$", re.I)
+# Formats a file's extension says, and words in a recipe that say which one it reads.
+_FORMAT_OF_EXT = {
+    "csv": "csv",
+    "tsv": "csv",
+    "json": "json",
+    "jsonl": "json",
+    "log": "log",
+    "yaml": "yaml",
+    "yml": "yaml",
+    "xml": "xml",
+    "toml": "toml",
+    "ini": "ini",
+    "conf": "conf",
+    "cfg": "conf",
+    "md": "text",
+    "txt": "text",
+}
+# what a file slot's help or default says it reads ("an access log", "a CSV file") …
+_FORMAT_WORDS = {
+    "csv": r"\bcsv\b|\bcomma[- ]separated\b",
+    "json": r"\bjson\b",
+    "log": r"\blogs?\b|\.log\b|/var/log/",
+    "yaml": r"\bya?ml\b",
+    "xml": r"\bxml\b",
+    "toml": r"\btoml\b",
+    "ini": r"\bini\b",
+}
+# … and the tools a template reads it with
+_FORMAT_TOOLS = {"json": r"\bjq\b", "csv": r"-F\s*'?,'?", "xml": r"\bxmllint\b", "yaml": r"\byq\b"}
 
 
 @dataclass(frozen=True)
@@ -99,6 +156,9 @@ class Shape:
     names: tuple[str, ...]  # file names not found here: maybe names to look for
     saved: tuple[str, ...]  # files the task says to save an answer in
     kinds_of_file: tuple[str, ...]  # extensions it asks about ("PDFs" → pdf)
+    act: str = ""  # the find-then-act ending the task asks for ("delete", "move", …)
+    texts: tuple[str, ...] = ()  # quoted words to look for or use ("the word 'timeout'")
+    formats: tuple[str, ...] = ()  # formats of the files it names ("csv", "json", "log")
 
 
 def _action(task: str) -> bool:
@@ -145,6 +205,12 @@ def shape_of(task: str, values: TaskValues) -> Shape:
     prose = re.sub(r"\S*[/~]\S*", " ", task)  # not the extensions in paths
     kinds = [m.group(1).lower() for m in _DOT_EXT.finditer(prose)]
     kinds += [_KIND_WORDS[w] for w in re.findall(r"[a-z0-9]+", prose.lower()) if w in _KIND_WORDS]
+    formats = [
+        _FORMAT_OF_EXT.get(f.rsplit(".", 1)[-1].lower(), "")
+        for f in (*files, *names)
+        if "." in f.rsplit("/", 1)[-1]
+    ]
+    ending = ending_for(task) if kind == "action" else None
     return Shape(
         kind,
         _by_base(files),
@@ -153,7 +219,46 @@ def shape_of(task: str, values: TaskValues) -> Shape:
         _by_base(names),
         saved,
         tuple(dict.fromkeys(kinds)),
+        ending.name if ending else "",
+        _texts(task, values),
+        tuple(dict.fromkeys(f for f in formats if f)),
     )
+
+
+def _texts(task: str, values: TaskValues) -> tuple[str, ...]:
+    """The quoted words of the task's request that say what to look for or use: not a
+    path, a file name, a glob or extension, nor the name of a thing ("the 'x' service")."""
+    asked = request(task)
+    taken = {*values.globs, *(f".{e}" for e in values.exts), *values.exts}
+    found = []
+    for start, end, text in quoted_spans(asked):
+        text = text.strip()
+        if (
+            not text
+            or text in taken
+            or f"*{text}" in taken
+            or f"{text}*" in taken
+            or "/" in text
+            or looks_like_file_name(text)
+            or _THING_AFTER.match(asked[end:])
+            or _NAMED_BEFORE.search(asked[:start])
+        ):
+            continue
+        found.append(text)
+    return tuple(dict.fromkeys(found))
+
+
+def _reads(recipe: Recipe) -> set[str]:
+    """The formats ``recipe``'s file slots say they read (its name, each slot's
+    help and default, the tools its templates use); empty when it does not say."""
+    files = [slot for slot in recipe.slots.values() if slot.type in ("file", "path")]
+    if not files:
+        return set()
+    said = " ".join(f"{slot.help} {slot.default or ''}" for slot in files)
+    said += " " + recipe.name.replace("_", " ")
+    templates = " ".join(recipe.templates)
+    found = {fmt for fmt, words in _FORMAT_WORDS.items() if re.search(words, said, re.I)}
+    return found | {fmt for fmt, tool in _FORMAT_TOOLS.items() if re.search(tool, templates)}
 
 
 def _by_base(paths: Sequence[str]) -> tuple[str, ...]:
@@ -213,6 +318,14 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         said = f"{recipe.name} {recipe.summary} {' '.join(recipe.templates)}".lower()
         if not any(re.search(rf"\b{re.escape(k)}\b", said) for k in shape.kinds_of_file):
             penalty += NO_KIND_OF_FILE
+    does = " ".join(recipe.templates)
+    if shape.act and recipe.kind == "action" and not re.search(_DOES[shape.act], does):
+        penalty += OTHER_ACT
+    if shape.texts and not (types & _TEXT_SLOTS):
+        penalty += NO_TEXT
+    reads = _reads(recipe)
+    if reads and shape.formats and not reads & set(shape.formats):
+        penalty += OTHER_FORMAT
     return -penalty
 
 

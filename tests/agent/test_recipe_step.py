@@ -517,6 +517,50 @@ def test_a_task_that_acts_on_files_a_question_finds_gets_the_question_as_an_acti
     assert outcome.summary == "big/empty.log"
 
 
+TEXT_FILES = """
+[[recipe]]
+name = "text_files"
+summary = "the text files in a folder"
+kind = "question"
+phrasings = ["which .txt files are in {dir}", "list the text files under {dir}"]
+templates = ["find {dir} -type f -name '*.txt' | sort"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
+"""
+
+
+def test_files_a_task_describes_are_joined_into_the_one_file_it_names(
+    tmp_path_factory: pytest.TempPathFactory, sandbox: Sandbox, workspace: Path
+) -> None:
+    """ "Combine … into a single file named X in the same directory": the selection the
+    task describes, joined in name order into the file it names, in that folder."""
+    folder = tmp_path_factory.mktemp("recipes")
+    (folder / "test.toml").write_text(RECIPES + TEXT_FILES)
+    recipes = dict(load([folder]).recipes)
+    book = RecipeBook(recipes, Ranker.train(list(recipes.values())))
+    (workspace / "big" / "more.txt").write_text("y\n")
+    big = workspace / "big"
+    outcome, sink, _ = run(
+        f"The '{big}' folder has notes. Combine all text files into a single file named "
+        "'all.txt' in the same directory.",
+        [
+            fill(
+                text_files_then_concat=use(
+                    "text_files_then_concat", dir=str(big), output=str(big / "all.txt")
+                )
+            )
+        ],
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.reason == "finished", outcome.summary
+    turn = sink.of_type(ModelTurn)[0]
+    assert turn.action is not None and turn.action["use"] == "text_files_then_concat"
+    assert (big / "all.txt").read_text() == "y\nx\n"  # more.txt, tiny.txt
+    assert (big / "huge.bin").stat().st_size == 5000
+
+
 def test_a_listing_cut_at_its_limit_still_resolves_what_the_task_names(
     book: RecipeBook, sandbox: Sandbox, workspace: Path
 ) -> None:

@@ -53,6 +53,13 @@ def test_a_bare_name_is_resolved_against_the_listing() -> None:
 def test_an_output_named_with_its_folder_is_joined() -> None:
     task = "Combine the logs into a single file named 'last_week.txt' in '/tmp'."
     assert candidates_for("output", read_task(task))[0] == "/tmp/last_week.txt"
+    task = "Pack /srv/b into a single archive named 'b.tar.gz' and place it in '/tmp'."
+    assert candidates_for("archive", read_task(task))[0] == "/tmp/b.tar.gz"
+    task = "The '/opt/dw' folder holds CSVs. Join them into 'all.csv' in the same directory."
+    assert candidates_for("output", read_task(task))[0] == "/opt/dw/all.csv"
+    # no folder named before it: the name stays as it is
+    task = "Write the list to 'x.txt' in the same directory."
+    assert candidates_for("output", read_task(task))[0] == "x.txt"
 
 
 def test_kinds_of_values_read_from_words() -> None:

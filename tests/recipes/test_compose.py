@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shellagent.recipes import Recipe, Slot, SlotError, render
-from shellagent.recipes.compose import ENDINGS, compose, ending_for, is_selection
+from shellagent.recipes.compose import ENDINGS, compose, ending_for, is_selection, selection_text
 
 SMALL = Recipe(
     "find_smaller_than",
@@ -48,6 +48,9 @@ def bash(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             "archive",
         ),
         ("Compress all files larger than 100MB into individual '.gz' files", "gzip"),
+        ("Combine all log files from the last week into a single file named 'w.txt'", "concat"),
+        ("Concatenate the .csv files into /tmp/all.csv", "concat"),
+        ("Combine the reports into a single archive named 'r.tar.gz'", "archive"),
         ("Which files in /srv are empty?", None),
     ],
 )
@@ -92,6 +95,17 @@ def test_move_and_archive_put_the_selection_where_the_task_says(tree: Path) -> N
         assert tar.getnames() == ["src/again.txt"]
 
 
+def test_concat_joins_the_selection_even_into_a_file_it_selects(tree: Path) -> None:
+    joined = compose(SMALL, ENDINGS["concat"])
+    assert joined is not None and joined.kind == "action"
+    (tree / "src" / "all.txt").write_text("stale\n")  # selected itself: read before written
+    out = bash(render(joined, {"dir": "src", "size": "2k", "output": "src/all.txt"}), tree)
+    assert out.returncode == 0, out.stderr
+    # name order: src/all.txt (its old content), src/small.txt, src/sub/tiny.log
+    assert (tree / "src" / "all.txt").read_text() == "stale\nx\ny\n"
+    assert (tree / "src" / "big.bin").stat().st_size == 4096
+
+
 @pytest.mark.parametrize("hostile", ["; rm -rf ~", "$(touch pwned)", "-rf", "a\nb", "`id`"])
 def test_a_hostile_destination_stays_one_quoted_word(tree: Path, hostile: str) -> None:
     moved = compose(SMALL, ENDINGS["move"])
@@ -103,6 +117,38 @@ def test_a_hostile_destination_stays_one_quoted_word(tree: Path, hostile: str) -
     bash(command, tree)
     assert not (tree / "pwned").exists()
     assert (tree / "src" / "big.bin").exists()
+
+
+@pytest.mark.parametrize(
+    ("task", "selection"),
+    [
+        (
+            "The x service keeps files in '/var/x'. Remove all files older than 30 days to "
+            "free up space.",
+            "The x service keeps files in '/var/x'. find all files older than 30 days",
+        ),
+        (
+            "Find the logs in /srv not modified for 30 days and delete them.",
+            "Find the logs in /srv not modified for 30 days",
+        ),
+        (
+            "Combine all log files from the last week into a single file named 'w.txt'",
+            "find all log files from the last week",
+        ),
+        (
+            "Compress all reports older than 30 days into one archive",
+            "find all reports older than 30 days",
+        ),
+        (
+            "Get rid of the empty files in /tmp/x, but keep the folders.",
+            "find the empty files in /tmp/x",
+        ),
+    ],
+)
+def test_the_selection_is_what_the_task_says_of_the_files(task: str, selection: str) -> None:
+    ending = ending_for(task)
+    assert ending is not None
+    assert selection_text(task, ending) == selection
 
 
 def test_a_verb_that_is_not_asked_for_is_no_ending() -> None:

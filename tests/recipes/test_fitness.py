@@ -180,3 +180,78 @@ def test_one_thing_asked_with_a_superlative_is_a_count_of_one(
     task: str, numbers: tuple[int, ...]
 ) -> None:
     assert read_task(task).numbers == numbers
+
+
+WORD_COUNT = recipe("word_count", "question", "wc -w < {file}", file="file")
+COUNT_WORD = recipe(
+    "count_occurrences", "question", "grep -o -- {text} {file} | wc -l", text="text", file="file"
+)
+
+
+@pytest.mark.parametrize(
+    ("task", "texts"),
+    [
+        ("Count how many times the word 'timeout' appears in /var/log/x/error.log", ("timeout",)),
+        ("The 'data-ingest' service logs to /var/log/x.log. Count its lines.", ()),
+        ("Move the .csv files into a new subdirectory named 'processed'", ()),
+        ("Delete the files ending in '_copy.txt' from /srv/up", ()),
+        ("Find files with the extension '.debug' in /srv and delete them", ()),
+        ("Which notes mention 'dentist'?", ("dentist",)),
+    ],
+)
+def test_a_quoted_word_to_look_for_is_read_but_not_a_name_or_a_path(
+    task: str, texts: tuple[str, ...]
+) -> None:
+    assert shape_of(task, read_task(task)).texts == texts
+
+
+def test_a_word_to_look_for_wants_a_slot_that_takes_text() -> None:
+    task = "Count how many times the word 'timeout' appears in /var/log/x/error.log."
+    ranked = rerank(
+        [cand("word_count", -0.6), cand("count_occurrences", -0.75)],
+        {r.name: r for r in (WORD_COUNT, COUNT_WORD)},
+        task,
+        read_task(task),
+    )
+    assert ranked[0].name == "count_occurrences"
+
+
+def test_a_file_of_one_format_is_not_read_by_a_recipe_for_another() -> None:
+    log_sum = Recipe(
+        "log_bytes_served",
+        "the total bytes sent according to an access log",
+        "question",
+        (),
+        ("awk '{s += $10} END {print s}' {file}",),
+        {"file": Slot("file", "file", default="/var/log/nginx/access.log")},
+    )
+    csv_sum = Recipe(
+        "csv_sum_column",
+        "the sum of a CSV column",
+        "question",
+        (),
+        ("awk -F, -v c={column} 'NR > 1 {s += $c} END {print s}' {file}",),
+        {"file": Slot("file", "file"), "column": Slot("column", "column", default="2")},
+    )
+    plain = recipe("sum_numbers", "question", "paste -sd+ {file} | bc", file="file")
+    task = "What's the total of ~/Documents/expenses.csv?"
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.formats == ("csv",)
+    assert adjust(log_sum, shape, values) < 0.0
+    assert adjust(csv_sum, shape, values) == 0.0
+    assert adjust(plain, shape, values) == 0.0  # a recipe that does not say: no judgement
+    logs = "What's the total of /var/log/nginx/access.log?"
+    assert adjust(csv_sum, shape_of(logs, read_task(logs)), read_task(logs)) < 0.0
+
+
+def test_an_action_that_does_another_act_than_asked_drops() -> None:
+    rename = recipe(
+        "rename_spaces", "action", "find {dir} -name '* *' -exec mv {} x \\;", dir="dir"
+    )
+    purge = recipe("delete_old_files", "action", "find {dir} -mtime +{days} -delete", dir="dir")
+    task = "The x service keeps files in /var/cache/x. Remove all files older than 30 days."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.act == "delete"
+    assert adjust(rename, shape, values) < adjust(purge, shape, values) == 0.0
