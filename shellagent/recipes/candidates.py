@@ -136,9 +136,16 @@ _STOP = {"the", "a", "an", "my", "in", "of", "to", "and", "is", "are", "for", "o
 
 
 # "save the list to /tmp/x", "write the count into out.txt", "append them to report.log"
+# Said to the agent ("save …", "… should be saved in"), not of a program ("the service
+# stores its logs in /var/x", "a script writes to /tmp/y").
 _SAVE = re.compile(
-    r"\b(?:save|saves|saved|saving|write|writes|written|store|stores|stored|redirect|"
-    r"append|appends|export|dump)\b[^.?!]*?\b(?:to|in|into|as)\b",
+    r"\b(?:save|saved|saving|write|written|writing|store|stored|storing|redirect|"
+    r"append|appending|export|dump)\b[^.?!]*?\b(?:to|in|into|as)\b|"
+    # "list their names in /tmp/x.txt", "record the count to out.txt": only when a file
+    # follows ("list the files in /srv" saves nothing)
+    r"\b(?:list|record|put|place|output|print|log|report)\b[^.?!]*?\b(?:to|in|into)\s+"
+    r"(?:(?:a|the)\s+(?:new\s+)?file\s+(?:named\s+|called\s+)?)?['\"`]?"
+    r"(?=[~/]?[\w.@+/-]*\.[A-Za-z][A-Za-z0-9]{0,5}\b)",
     re.I,
 )
 

@@ -185,8 +185,9 @@ def shape_of(task: str, values: TaskValues) -> Shape:
     folders = listed_folders(values)
     files: list[str] = []
     names: list[str] = []
+    saved_bases = {o.rsplit("/", 1)[-1] for o in saved}
     for f in values.files:
-        if f in saved:
+        if f in saved or f.rsplit("/", 1)[-1] in saved_bases:
             continue
         (names if "/" not in f and f not in listed else files).append(f)
     # "settings.py under ~/projects" reads as the name and as a guessed path: one thing

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 __all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
-MODEL_VERSION = "2"
+MODEL_VERSION = "3"
 BM25_WEIGHT = 0.1
 SHARPNESS = 5.0
 # Words that say nothing of an intent on their own ("Which ones?", "What is it called?").
@@ -123,6 +123,10 @@ _PATH = re.compile(r"(?<![\w])(?:~/?|\.{1,2}/|/)[^\s'\",;:()]*")
 _EXT = re.compile(r"\.([A-Za-z][A-Za-z0-9]{0,5})$")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# An age in days however it is said: "the last week", "2 weeks", "a month" read as the
+# phrasings' "the last 7 days", "14 days", "30 days" (``read_task`` gives the number).
+_AGE_WORD = re.compile(r"\b(last|past|previous|this|a|one)\s+(?:week|month|year|fortnight)\b", re.I)
+_AGE_UNIT = re.compile(r"\bqnum\s+(?:weeks?|months?|years?)\b")
 
 
 def fill_phrasing(phrasing: str, slots: Mapping[str, RankedSlot], variant: int = 0) -> str:
@@ -156,6 +160,8 @@ def normalise(text: str) -> str:
     text = _QUOTED.sub(quoted, text)
     text = _PATH.sub(path, text)
     text = _NUMBER.sub(" qnum ", text)
+    text = _AGE_WORD.sub(lambda m: f"{m.group(1)} qnum days", text)
+    text = _AGE_UNIT.sub("qnum days", text)
     return " ".join(_WORD.findall(text.lower()))
 
 

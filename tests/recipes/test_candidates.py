@@ -13,6 +13,7 @@ from shellagent.recipes.candidates import (
     listing_command,
     read_task,
     request,
+    saving_clause,
     slot_candidates,
 )
 
@@ -186,3 +187,27 @@ def test_the_listing_tells_which_names_are_folders() -> None:
     assert listed_folders(values) == {"Downloads"}
     # a required file slot may still take it (stat, du): after any file named
     assert candidates_for("file", values) == ["Downloads"]
+
+
+@pytest.mark.parametrize(
+    ("task", "clause"),
+    [
+        ("Count the errors and save the count to /tmp/n.txt", "save the count to /tmp/n.txt"),
+        (
+            "List the empty folders to '/tmp/empty.txt'.",
+            "List the empty folders to '/tmp/empty.txt'.",
+        ),
+        (
+            "Find the .tmp files and list their paths in /tmp/t.txt",
+            "list their paths in /tmp/t.txt",
+        ),
+        # what a program does is no instruction; a listing with no file saves nothing
+        ("The x service stores its logs in /var/log/x.log. Count the errors.", ""),
+        ("A script writes reports to /srv/r. Which is the newest?", ""),
+        ("List the files in /srv", ""),
+    ],
+)
+def test_the_saving_clause_is_an_instruction_to_put_the_answer_in_a_file(
+    task: str, clause: str
+) -> None:
+    assert saving_clause(task) == clause

@@ -160,3 +160,13 @@ def test_context_before_the_request_does_not_drown_it(ranker: Ranker) -> None:
     assert ranker.rank("Some files in /srv are very large. Which ones?", 1)[0].name == (
         "largest_files"
     )
+
+
+def test_an_age_reads_the_same_however_it_is_said() -> None:
+    days = normalise("files changed in the last 7 days")
+    assert normalise("files changed in the last week") == days
+    assert normalise("files changed in the past month") == normalise(
+        "files changed in the past 30 days"
+    )
+    assert normalise("older than 2 weeks") == normalise("older than 14 days")
+    assert normalise("a weekly backup") == "a weekly backup"
