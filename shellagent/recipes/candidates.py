@@ -192,6 +192,38 @@ def looks_like_file_name(text: str) -> bool:
     return bool(_FILENAME.fullmatch(text))
 
 
+# A quoted word that names a thing rather than what to look for: "the 'x' service",
+# "a folder named 'processed'".
+_THING_AFTER = re.compile(
+    r"^['\"`]?\s+(?:service|services|application|app|project|tool|team|user|group|"
+    r"directory|folder|dir|file|files|database|db|system|server|script|module|package|"
+    r"container|job|process|daemon|cluster|site|repo|repository|component|pipeline|api)\b",
+    re.I,
+)
+_NAMED_BEFORE = re.compile(r"\b(?:named|called|as|user|group|branch)\s+['\"`]?$", re.I)
+
+
+def _asked_texts(task: str, taken: set[str]) -> list[str]:
+    """The quoted words of ``task``'s request that say what to look for or use: not a
+    path, a file name, a glob or extension in ``taken``, nor the name of a thing ("the
+    'x' service", "a folder named 'processed'")."""
+    asked = request(task)
+    found = []
+    for start, end, inside in quoted_spans(asked):
+        text = inside.strip()
+        if (
+            not text
+            or {text, f"*{text}", f"{text}*"} & taken
+            or "/" in text
+            or looks_like_file_name(text)
+            or _THING_AFTER.match(asked[end:])
+            or _NAMED_BEFORE.search(asked[:start])
+        ):
+            continue
+        found.append(text)
+    return found
+
+
 def saving_clause(task: str) -> str:
     """The part of ``task`` from a verb of saving on ("save the list to /tmp/x": ``save
     the list to /tmp/x``), or "" when it says to save nothing."""
@@ -264,6 +296,7 @@ class TaskValues:
     dates: tuple[str, ...] = ()
     modes: tuple[str, ...] = ()
     words: tuple[str, ...] = ()  # upper-case and capitalised words, names after "named"
+    texts: tuple[str, ...] = ()  # quoted words the request looks for ("the word 'timeout'")
     names: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
     listing: tuple[str, ...] = field(default=(), repr=False)
@@ -458,6 +491,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
     named = [m.group(1) for m in _AFTER.finditer(task)]
     capital = _CAPITAL.findall(task)
     signals = [s for s in SIGNALS if re.search(rf"\b(SIG)?{s}\b", task)]
+    texts = _asked_texts(task, {*globs, *exts, *(f".{e}" for e in exts)})
     return TaskValues(
         paths=_unique([*explicit, *dirs, *files]),
         dirs=_unique(dirs),
@@ -474,6 +508,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
         dates=_unique(dates),
         modes=_unique(modes),
         words=_unique([*caps, *capital]),
+        texts=_unique(texts),
         names=_unique(named),
         signals=_unique(signals),
         listing=tuple(listing),
@@ -590,12 +625,13 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
         return list(values.exts)
     # a file named without a folder may be what to look for ("where is settings.py")
     bare = [f for f in values.files if "/" not in f]
+    # what the request quotes to look for before what its context quotes ("the 'x' service")
     if slot_type in ("pattern", "text"):
-        return list(_unique([*values.quoted, *values.words, *values.names, *bare]))
+        return list(_unique([*values.texts, *values.quoted, *values.words, *values.names, *bare]))
     if slot_type in ("name", "word", "key"):
         return [
             w
-            for w in _unique([*values.names, *values.quoted, *values.words, *bare])
+            for w in _unique([*values.names, *values.texts, *values.quoted, *values.words, *bare])
             if re.fullmatch(r"[A-Za-z0-9._@+][A-Za-z0-9._@+-]*", w)
         ]
     if slot_type in ("user", "group"):

@@ -27,9 +27,6 @@ from shellagent.recipes.candidates import (
     candidates_for,
     listed_folders,
     listed_paths,
-    looks_like_file_name,
-    quoted_spans,
-    request,
     saving_clause,
 )
 from shellagent.recipes.compose import ending_for
@@ -46,6 +43,7 @@ WRONG_KIND = 0.35  # an action recipe for a question, or a question recipe for a
 NO_PLACE = 0.3  # per file or folder the task names that the recipe has no slot for (≤ 2)
 NO_VALUE = 0.2  # per required slot the task names no value for (≤ 2)
 NO_KIND_OF_FILE = 0.25  # the task asks about a kind of file ("PDFs", ".jpg"); no slot for it
+UNUSED_VALUE = 0.25  # per size or age the task says that the recipe has no slot for (≤ 2)
 NO_TEXT = 0.25  # the task quotes what to look for ("the word 'timeout'"); no slot takes text
 OTHER_ACT = 0.3  # the task says "delete them"; the action recipe moves, renames, …
 OTHER_FORMAT = 0.3  # the task names a .csv file; the recipe reads access logs (or the reverse)
@@ -93,6 +91,12 @@ _NAME_SLOTS = ("name", "glob", "pattern", "text", "word", "key")
 # access log", "the version field".)
 _TASK_MUST_SAY = {"port", "pid", "date", "time", "mode", "size", "days", "minutes"}
 _TASK_MUST_SAY |= {"number", "count", "column", "signal", "output", "archive"}
+# A size or an age the task says ("larger than 100MB", "older than 30 days") narrows what
+# it asks about: a recipe with no slot for it answers about everything.
+_VALUE_SLOTS = {
+    "sizes": {"size"},
+    "days": {"days", "minutes", "date", "time", "schedule"},
+}
 # What a command that does each of ``compose.ENDINGS``' acts says.
 _DOES = {
     "delete": r"\brm\b|-delete\b|\bunlink\b|\bshred\b|\brmdir\b|\btruncate\b",
@@ -105,15 +109,6 @@ _DOES = {
 # Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
 _TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}
 _TEXT_SLOTS |= {"column", "glob", "date", "time"}
-# A quoted word that names a thing rather than what to look for: "the 'x' service",
-# "a folder named 'processed'".
-_THING_AFTER = re.compile(
-    r"^['\"`]?\s+(?:service|services|application|app|project|tool|team|user|group|"
-    r"directory|folder|dir|file|files|database|db|system|server|script|module|package|"
-    r"container|job|process|daemon|cluster|site|repo|repository|component|pipeline|api)\b",
-    re.I,
-)
-_NAMED_BEFORE = re.compile(r"\b(?:named|called|as|user|group|branch)\s+['\"`]?$", re.I)
 # Formats a file's extension says, and words in a recipe that say which one it reads.
 _FORMAT_OF_EXT = {
     "csv": "csv",
@@ -157,7 +152,7 @@ class Shape:
     saved: tuple[str, ...]  # files the task says to save an answer in
     kinds_of_file: tuple[str, ...]  # extensions it asks about ("PDFs" → pdf)
     act: str = ""  # the find-then-act ending the task asks for ("delete", "move", …)
-    texts: tuple[str, ...] = ()  # quoted words to look for or use ("the word 'timeout'")
+    texts: tuple[str, ...] = ()  # quoted words to look for ("the word 'timeout'")
     formats: tuple[str, ...] = ()  # formats of the files it names ("csv", "json", "log")
 
 
@@ -221,32 +216,9 @@ def shape_of(task: str, values: TaskValues) -> Shape:
         saved,
         tuple(dict.fromkeys(kinds)),
         ending.name if ending else "",
-        _texts(task, values),
+        values.texts,
         tuple(dict.fromkeys(f for f in formats if f)),
     )
-
-
-def _texts(task: str, values: TaskValues) -> tuple[str, ...]:
-    """The quoted words of the task's request that say what to look for or use: not a
-    path, a file name, a glob or extension, nor the name of a thing ("the 'x' service")."""
-    asked = request(task)
-    taken = {*values.globs, *(f".{e}" for e in values.exts), *values.exts}
-    found = []
-    for start, end, text in quoted_spans(asked):
-        text = text.strip()
-        if (
-            not text
-            or text in taken
-            or f"*{text}" in taken
-            or f"{text}*" in taken
-            or "/" in text
-            or looks_like_file_name(text)
-            or _THING_AFTER.match(asked[end:])
-            or _NAMED_BEFORE.search(asked[:start])
-        ):
-            continue
-        found.append(text)
-    return tuple(dict.fromkeys(found))
 
 
 def _reads(recipe: Recipe) -> set[str]:
@@ -314,6 +286,12 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         and not (candidates_for(slot.type, values, slot.choices) or _said(slot.type, values))
     )
     penalty += NO_VALUE * min(empty, 2)
+    unused = sum(
+        1
+        for said, fits in _VALUE_SLOTS.items()
+        if getattr(values, said) and not (fits & {slot.type for slot in recipe.slots.values()})
+    )
+    penalty += UNUSED_VALUE * min(unused, 2)
     types = {slot.type for slot in recipe.slots.values()}
     if shape.kinds_of_file and not ({"ext", "glob"} & types):
         said = f"{recipe.name} {recipe.summary} {' '.join(recipe.templates)}".lower()

@@ -7,7 +7,7 @@ import pytest
 
 from shellagent.agent.recipe_step import UNTRIED, fit
 from shellagent.recipes import Recipe, Slot
-from shellagent.recipes.candidates import read_task
+from shellagent.recipes.candidates import candidates_for, read_task
 from shellagent.recipes.fitness import adjust, rerank, shape_of
 from shellagent.recipes.model import Kind
 from shellagent.recipes.rank import Candidate
@@ -255,3 +255,33 @@ def test_an_action_that_does_another_act_than_asked_drops() -> None:
     shape = shape_of(task, values)
     assert shape.act == "delete"
     assert adjust(rename, shape, values) < adjust(purge, shape, values) == 0.0
+
+
+def test_a_size_or_age_the_task_says_wants_a_recipe_that_can_be_told_it() -> None:
+    whole = recipe(
+        "archive_create", "action", "tar -czf {archive} {dir}", dir="dir", archive="archive"
+    )
+    bigger = recipe(
+        "find_larger_than_then_archive",
+        "action",
+        "find {dir} -size +{size} -print0 | tar -czf {archive} --null -T -",
+        dir="dir",
+        size="size",
+        archive="archive",
+    )
+    task = "Compress all files in /data/r larger than 100MB into one archive named 'big.tar.gz'."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert adjust(whole, shape, values) < adjust(bigger, shape, values) == 0.0
+    plain = "Compress /data/r into one archive named 'all.tar.gz'."
+    assert adjust(whole, shape_of(plain, read_task(plain)), read_task(plain)) == 0.0
+
+
+def test_what_the_request_quotes_to_look_for_fills_a_text_slot_before_a_service_name() -> None:
+    task = (
+        "The 'data-ingest' service logs errors to '/var/log/x/error.log'. Count how many "
+        "times the word 'timeout' appears in the log file."
+    )
+    values = read_task(task)
+    assert values.texts == ("timeout",)
+    assert candidates_for("text", values)[0] == "timeout"
