@@ -247,9 +247,11 @@ def test_a_file_of_one_format_is_not_read_by_a_recipe_for_another() -> None:
 
 def test_an_action_that_does_another_act_than_asked_drops() -> None:
     rename = recipe(
-        "rename_spaces", "action", "find {dir} -name '* *' -exec mv {} x \\;", dir="dir"
+        "move_old", "action", "find {dir} -mtime +{days} -exec mv {} x \\;", dir="dir", days="days"
     )
-    purge = recipe("delete_old_files", "action", "find {dir} -mtime +{days} -delete", dir="dir")
+    purge = recipe(
+        "delete_old_files", "action", "find {dir} -mtime +{days} -delete", dir="dir", days="days"
+    )
     task = "The x service keeps files in /var/cache/x. Remove all files older than 30 days."
     values = read_task(task)
     shape = shape_of(task, values)
