@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from shellagent.model.backend import Generation
     from shellagent.recipes import Recipe
     from shellagent.recipes.candidates import TaskValues
+    from shellagent.recipes.compose import Ending, Pick
     from shellagent.recipes.rank import Candidate, Ranker
     from shellagent.sandbox import CommandResult
 
@@ -269,23 +270,41 @@ def _with_endings(
     book: RecipeBook, ranked: list[Candidate], task: str
 ) -> tuple[RecipeBook, list[Candidate]]:
     """For a task that asks to act on files it describes ("find … and delete them",
-    "combine the logs of last week into one file"), the recipes that find such files also
-    as that action (``recipes.compose``). A composed recipe is scored by how well its
-    selection fits the files the task describes (``compose.selection_text``: "find all
-    log files from the last week"), or as its question when that is better; the shapes
-    then prefer the action over its question twin. Best first."""
-    from shellagent.recipes.compose import compose, ending_for, selection_text
+    "combine the logs of last week into one file") or for the one file of them that is
+    the most of something ("copy the newest backup to /tmp", "which file is the
+    largest"), the recipes that find such files also as that action or pick
+    (``recipes.compose``). A composed recipe is scored by how well its selection fits
+    the files the task describes (``compose.selection_text``: "find all log files from
+    the last week"), or as its question when that is better; the shapes then prefer the
+    action over its question twin. Best first."""
+    from shellagent.recipes.compose import (
+        compose,
+        compose_pick,
+        ending_for,
+        pick_for,
+        selection_text,
+    )
 
     ending = ending_for(task)
-    if ending is None:
+    pick = pick_for(task)
+    if ending is None and pick is None:
         return book, ranked
-    selection = selection_text(task, ending)
-    described = book.ranker.rank(selection, limit=POOL) if selection else []
+    if pick is not None:
+        described = _described_picks(book, task, ending, pick)
+    else:
+        selection = selection_text(task, ending)
+        described = book.ranker.rank(selection, limit=POOL) if selection else []
     composed: dict[str, Recipe] = {}
     scores: dict[str, Candidate] = {}
     for candidate in (*ranked, *described):
         recipe = book.recipes.get(candidate.name)
-        action = compose(recipe, ending) if recipe is not None else None
+        if recipe is None:
+            continue
+        if pick is not None:
+            action = compose_pick(recipe, pick, ending)
+        else:
+            assert ending is not None
+            action = compose(recipe, ending)
         if action is None:
             continue
         composed[action.name] = action
@@ -296,6 +315,33 @@ def _with_endings(
         return book, ranked
     book = replace(book, recipes={**book.recipes, **composed})
     return book, sorted([*ranked, *scores.values()], key=lambda c: -c.score)
+
+
+def _described_picks(
+    book: RecipeBook, task: str, ending: Ending | None, pick: Pick
+) -> list[Candidate]:
+    """The selections to narrow to the one ``pick`` asks for, scored. "Identify the most
+    recent backup file and copy it" is understood as well as its question ("Identify the
+    most recent backup file") ranks: the selection of every file gets that score, and a
+    selection that fits the files described better than every file ("the newest .log
+    file": the .log files) gets more by as much as it fits better."""
+    from shellagent.recipes.compose import is_unfiltered, selection_text
+
+    question = selection_text(task, ending)
+    files = selection_text(task, ending, pick)
+    if not question or not files:
+        return []
+    understood = book.ranker.rank(question, limit=1)[0].score
+    every = book.ranker.rank(files, limit=len(book.ranker.names))
+    unfiltered = [
+        c for c in every if c.name in book.recipes and is_unfiltered(book.recipes[c.name])
+    ]
+    if not unfiltered:
+        return []
+    base = unfiltered[0].score
+    return [
+        replace(c, score=understood + c.score - base) for c in every[:POOL] if c.score > base
+    ] + [replace(unfiltered[0], score=understood)]
 
 
 def _run_filled(

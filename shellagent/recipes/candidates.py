@@ -28,6 +28,7 @@ __all__ = [
     "listed_paths",
     "listing_command",
     "looks_like_file_name",
+    "one_asked",
     "quoted_spans",
     "read_task",
     "request",
@@ -262,7 +263,7 @@ _THE_SUPERLATIVE = re.compile(
 _NOT_PLURAL = {"is", "was", "has", "this", "its", "process", "access", "address", "status"}
 
 
-def _one_asked(task: str) -> bool:
+def one_asked(task: str) -> bool:
     """Whether ``task`` asks for the one most or least of something ("Which Python file is
     the longest?", "What's the single biggest file?", "Identify the most recent backup
     file"), so a count slot means 1."""
@@ -457,7 +458,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
     for word, value in NUMBER_WORDS.items():
         if re.search(rf"\b{word}\b", task, re.I):
             numbers.append(value)
-    if not numbers and _one_asked(task):
+    if not numbers and one_asked(task):
         numbers.append(1)  # "which file is the largest?": a count of one
     exts = [m.group(1).lower() for m in _DOT_EXT.finditer(task)]
     prose = [w.lower() for w in re.findall(r"[\w-]+", _PATH.sub(" ", task))]

@@ -19,9 +19,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shellagent.recipes.model import Recipe, Slot
+from shellagent.recipes.model import Kind, Recipe, Slot
 
-__all__ = ["ENDINGS", "Ending", "compose", "ending_for", "is_selection", "selection_text"]
+__all__ = [
+    "ENDINGS",
+    "PICKS",
+    "Ending",
+    "Pick",
+    "compose",
+    "compose_pick",
+    "ending_for",
+    "is_selection",
+    "is_unfiltered",
+    "pick_for",
+    "selection_text",
+]
 
 # a plain character of find's tests, or a placeholder with a filter ("{size|bytes}")
 _PLAIN = r"(?:[^|;&`$()<>\n]|\{\w+\|\w+\})"
@@ -42,16 +54,21 @@ class Ending:
     slots: Mapping[str, Slot]
     before: str = ""
     after: str = ""
+    # done to one picked file, "$f" ("the largest file … copy it to /tmp/x"); "" if none
+    one: str = ""
+    one_slots: Mapping[str, Slot] | None = None  # when they differ from ``slots``
 
 
 ENDINGS: dict[str, Ending] = {
-    "delete": Ending("delete", "delete them", "-print -delete", {}),
+    "delete": Ending("delete", "delete them", "-print -delete", {}, one='rm -f -- "$f"'),
     "move": Ending(
         "move",
         "move them to a folder",
         "-exec mv -t {dest} -- {} +",
         {"dest": Slot("dest", "dir", help="where the files go (created if missing)")},
         before="mkdir -p -- {dest} && ",
+        one='mv -- "$f" {dest}',
+        one_slots={"dest": Slot("dest", "path", help="the folder or new name it goes to")},
     ),
     "copy": Ending(
         "copy",
@@ -59,8 +76,10 @@ ENDINGS: dict[str, Ending] = {
         "-exec cp -p -t {dest} -- {} +",
         {"dest": Slot("dest", "dir", help="where the copies go (created if missing)")},
         before="mkdir -p -- {dest} && ",
+        one='cp -p -- "$f" {dest}',
+        one_slots={"dest": Slot("dest", "path", help="the folder or file the copy goes to")},
     ),
-    "gzip": Ending("gzip", "compress each with gzip", "-exec gzip -- {} +", {}),
+    "gzip": Ending("gzip", "compress each with gzip", "-exec gzip -- {} +", {}, one='gzip -- "$f"'),
     # joined in a temporary file first: the output may be one of the files selected
     "concat": Ending(
         "concat",
@@ -70,12 +89,21 @@ ENDINGS: dict[str, Ending] = {
         before="t=$(mktemp) && ",
         after=' | sort -z | xargs -0 -r cat -- > "$t" && cat -- "$t" > {output} && rm -f -- "$t"',
     ),
+    "extract": Ending(
+        "extract",
+        "unpack each into a folder",
+        "-exec tar -xf {} -C {dest} \\;",
+        {"dest": Slot("dest", "dir", help="where they are unpacked (created if missing)")},
+        before="mkdir -p -- {dest} && ",
+        one='mkdir -p -- {dest} && tar -xf "$f" -C {dest}',
+    ),
     "archive": Ending(
         "archive",
         "pack them into one archive",
         "-print0",
         {"archive": Slot("archive", "archive", help="the archive to write (.tar.gz)")},
         after=" | tar -czf {archive} --null -T -",
+        one='tar -czf {archive} -- "$f"',
     ),
 }
 
@@ -91,6 +119,12 @@ _VERBS = (
         r"(?:combine|collect|put|gather)\b[^.]*?\b(?:into|in)\s+(?:a|one|an)\s+"
         r"(?:single\s+)?(?:archive|tarball)\b",
     ),
+    # an archive's contents, not lines of a log ("extract the ERROR lines")
+    (
+        "extract",
+        r"(?:unpack|untar|unzip|decompress|uncompress)\b|(?:extract|restore)\b(?=[^.]*?"
+        r"(?:\b(?:archive|archives|backup|backups|tarball|tarballs|contents)\b|\.(?:tar|tgz|zip)\b))",
+    ),
     ("gzip", r"compress|gzip"),
     (
         "concat",
@@ -99,6 +133,82 @@ _VERBS = (
         r"(?:file|\S+\.\w+))",
     ),
 )
+
+
+@dataclass(frozen=True)
+class Pick:
+    """The one file of a selection that is the most of something: ``key`` is what find
+    prints to sort on, ``order`` sort's flags ("-rn": the largest first)."""
+
+    name: str
+    words: str  # the superlatives that ask for it
+    key: str
+    order: str
+
+
+PICKS = (
+    Pick("largest", r"largest|biggest|heaviest|bulkiest", "%s", "-rn"),
+    Pick("smallest", r"smallest|tiniest|lightest", "%s", "-n"),
+    Pick(
+        "newest",
+        r"newest|latest|most\s+recent(?:ly\s+(?:modified|changed|created|updated))?|"
+        r"last\s+(?:modified|changed|updated)",
+        "%T@",
+        "-rn",
+    ),
+    Pick("oldest", r"oldest|least\s+recent(?:ly\s+(?:modified|changed))?|earliest", "%T@", "-n"),
+)
+
+
+_KEPT = re.compile(
+    r"\b(?:keep|keeping|except|excluding|other\s+than|apart\s+from|but(?:\s+not)?|"
+    r"besides|preserve|preserving|leave|leaving)\s+(?:\w+\s+){0,2}$",
+    re.I,
+)
+
+
+_COUNTED = re.compile(
+    r"\b(?:which|what|the|top|first|last)\s+(?:\d+|two|three|four|five|six|seven|eight|nine|"
+    r"ten|eleven|twelve|fifteen|twenty|fifty|hundred)\b",
+    re.I,
+)
+# what the superlative is said of: a file, or a kind of one ("the newest backup")
+_FILE_NOUNS = (
+    r"(?:files?|documents?|backups?|archives?|tarballs?|logs?|images?|photos?|pictures?|"
+    r"videos?|scripts?|reports?|downloads?|artifacts?|snapshots?|dumps?|uploads?)"
+)
+_A_FILE = re.compile(rf"\s+(?:[\w.'-]+\s+){{0,3}}?(?:{_FILE_NOUNS}|one)\b", re.I)
+# "which file under /srv is the oldest", "the log file with the most recent modification
+# time": said of a file named before it, in its sentence
+_FILE_BEFORE = re.compile(
+    rf"\b(?:which|what|the)\s+(?:[\w.'-]+\s+){{0,2}}{_FILE_NOUNS}\b[^.?!]*$", re.I
+)
+
+
+def pick_for(task: str) -> Pick | None:
+    """The pick the task asks for: one file that is the largest, newest, … ("Identify the
+    largest file in /tmp and move it", "which .log file is the newest?"); None when it asks
+    for several ("the 5 largest files") or for no such file."""
+    from shellagent.recipes.candidates import one_asked
+
+    if not one_asked(task):
+        return None
+    found = [(m, p) for p in PICKS if (m := re.search(rf"\b(?:{p.words})\b", task, re.I))]
+    if not found:
+        return None
+    match, pick = min(found, key=lambda f: f[0].start())
+    before, after = task[: match.start()], task[match.end() :]
+    # "keep the most recent 5 files", "all but the newest": not the one to act on;
+    # "which five files are the largest": several; "the earliest date in app.log": no file
+    if _KEPT.search(before) or re.match(r"\s+\d", after) or _COUNTED.search(task):
+        return None
+    return pick if _A_FILE.match(after) or _FILE_BEFORE.search(before) else None
+
+
+def is_unfiltered(recipe: Recipe) -> bool:
+    """Whether ``recipe`` selects every file under its folder (``find {dir} -type f``)."""
+    match = _SELECTION.fullmatch(recipe.templates[0])
+    return is_selection(recipe) and match is not None and match.group("test").strip() == "-type f"
 
 
 def is_selection(recipe: Recipe) -> bool:
@@ -128,7 +238,9 @@ def ending_for(task: str) -> Ending | None:
 
 
 # "… and delete them": the selection was said before the verb
-_THEM = re.compile(r"\s+(?:them|these|those|it|they|the\s+(?:files|results|matches))\b", re.I)
+_THEM = re.compile(
+    r"\s+(?:them|these|those|it|its\s+contents|they|the\s+(?:files|results|matches))\b", re.I
+)
 # where the object of "remove all files older than 30 days to free up space" ends
 _OBJECT_END = re.compile(
     r"\s+(?:into|to|onto|and\s+(?:then\s+)?(?:save|place|put|store|write|move|keep))\b|"
@@ -138,23 +250,28 @@ _OBJECT_END = re.compile(
 _TRAILING = re.compile(r"(?:\s*,)?\s*(?:\band\b|\bthen\b|,)*\s*$", re.I)
 
 
-def selection_text(task: str, ending: Ending) -> str:
-    """``task`` with the act taken out and the files it acts on asked for ("Remove all
-    files older than 30 days to free up space" -> "find all files older than 30 days"):
-    what a selection recipe is ranked against when it is offered with ``ending``.
+def selection_text(task: str, ending: Ending | None, pick: Pick | None = None) -> str:
+    """``task`` with the act and the pick taken out and the files it acts on asked for
+    ("Remove all files older than 30 days to free up space" -> "find all files older
+    than 30 days"; "Copy the largest .log file to /tmp" -> "find .log file"): what a
+    selection recipe is ranked against when it is offered with ``ending`` and ``pick``.
     The context before the request is kept; "" when the verb is not found."""
     from shellagent.recipes.candidates import request
     from shellagent.recipes.fitness import said_as_imperative
 
-    verbs = "|".join(v for name, v in _VERBS if name == ending.name)
     asked = request(task)
+    context = task[: len(task) - len(asked)] if asked != task else ""
+    if pick is not None:  # which one of the files is the pick's to say
+        asked = re.sub(rf"\b(?:the\s+)?(?:{pick.words})\b\s*", "", asked, flags=re.I)
+    if ending is None:
+        return f"{context}{asked}"
+    verbs = "|".join(v for name, v in _VERBS if name == ending.name)
     at = said_as_imperative(asked, verbs)
     if at is None:
         return ""
     # the verb alone (the archive's pattern runs on to "into a")
     said = re.match(r"(?:clean\s+up|get\s+rid\s+of|back\s*up|zip\s+up|\w+)", asked[at:], re.I)
     assert said is not None
-    context = task[: len(task) - len(asked)] if asked != task else ""
     after = asked[at + said.end() :]
     if _THEM.match(after):
         what = _TRAILING.sub("", asked[:at])
@@ -162,6 +279,45 @@ def selection_text(task: str, ending: Ending) -> str:
         end = _OBJECT_END.search(after)
         what = "find " + (after[: end.start()] if end else after).strip()
     return f"{context}{what.strip()}"
+
+
+def compose_pick(recipe: Recipe, pick: Pick, ending: Ending | None) -> Recipe | None:
+    """``recipe``'s selection narrowed to its one ``pick`` (the largest, the newest …):
+    a question that prints that file's path, or with ``ending`` an action on it alone
+    (``<recipe>_<pick>`` or ``<recipe>_<pick>_then_<ending>``); None when ``recipe`` is no
+    plain selection, the ending has no form for one file, or a slot name would clash."""
+    if not is_selection(recipe) or (ending is not None and not ending.one):
+        return None
+    slots = dict(ending.one_slots or ending.slots) if ending is not None else {}
+    if set(slots) & set(recipe.slots):
+        return None
+    match = _SELECTION.fullmatch(recipe.templates[0])
+    assert match is not None
+    one = (
+        f"find {{dir}}{match.group('test')} -printf '{pick.key}\\t%p\\n' | sort {pick.order} "
+        "| head -n 1 | cut -f2-"
+    )
+    kind: Kind = "question"
+    name, summary, template = (
+        f"{recipe.name}_{pick.name}",
+        f"{recipe.summary}: the {pick.name} one",
+        one,
+    )
+    if ending is not None:
+        kind = "action"
+        name = f"{name}_then_{ending.name}"
+        summary = f"{summary}, then {ending.verb}"
+        template = f'f=$({one}) && [ -n "$f" ] && {ending.one}'
+    return Recipe(
+        name=name,
+        summary=summary,
+        kind=kind,
+        phrasings=(),
+        templates=(template,),
+        slots={**recipe.slots, **slots},
+        area=recipe.area,
+        source=recipe.source,
+    )
 
 
 def compose(recipe: Recipe, ending: Ending) -> Recipe | None:

@@ -105,6 +105,10 @@ _DOES = {
     "gzip": r"\bgzip\b|\bxz\b|\bbzip2\b|\bzstd\b|\bzip\b|\btar\b",
     "archive": r"\btar\b|\bzip\b|\b7z\b",
     "concat": r"\bcat\b|\bpaste\b|>>",
+    "extract": (
+        r"\btar\b[^|;&]*\s-[a-zA-Z]*x|\bunzip\b|\bgunzip\b|"
+        r"\b(?:xz|zstd|bzip2)\s+-d\b|\b7z\s+x\b"
+    ),
 }
 # Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
 _TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}

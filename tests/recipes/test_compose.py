@@ -4,6 +4,7 @@ real on a temporary tree."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -11,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from shellagent.recipes import Recipe, Slot, SlotError, render
-from shellagent.recipes.compose import ENDINGS, compose, ending_for, is_selection, selection_text
+from shellagent.recipes.compose import (
+    ENDINGS,
+    PICKS,
+    compose,
+    compose_pick,
+    ending_for,
+    is_selection,
+    pick_for,
+    selection_text,
+)
 
 SMALL = Recipe(
     "find_smaller_than",
@@ -156,3 +166,67 @@ def test_a_verb_that_is_not_asked_for_is_no_ending() -> None:
     found = ending_for(task)
     assert found is not None and found.name == "delete"
     assert ending_for("What's inside site.tar.gz? I don't want to unpack it.") is None
+
+
+@pytest.mark.parametrize(
+    ("task", "pick"),
+    [
+        ("Identify the largest file in /tmp and move it to /var/tmp", "largest"),
+        ("Copy the most recent backup file in /backups to /tmp/latest.tar.gz", "newest"),
+        ("Which file under /srv is the oldest?", "oldest"),
+        ("Find the 10 largest files in /srv", None),
+        ("What are the biggest files in /srv?", None),
+        ("Which file has the most lines?", None),  # most lines is no size or age
+        ("Which five files in my Downloads folder are the largest?", None),
+        ("What's the earliest date in ~/logs/app.log?", None),
+        ("Remove backups older than 7 days, but keep the most recent 5 files.", None),
+        ("What's the single biggest file anywhere in my home folder?", "largest"),
+        ("Copy the log file with the most recent modification time to /tmp", "newest"),
+    ],
+)
+def test_one_file_that_is_the_most_of_something_is_a_pick(task: str, pick: str | None) -> None:
+    found = pick_for(task)
+    assert (found.name if found else None) == pick
+
+
+def test_a_pick_acts_on_that_one_file_only(tree: Path) -> None:
+    (tree / "src" / "older.txt").write_text("o\n")
+    os.utime(tree / "src" / "older.txt", (1_000_000, 1_000_000))
+    newest = next(p for p in PICKS if p.name == "newest")
+    largest = next(p for p in PICKS if p.name == "largest")
+    copied = compose_pick(SMALL, largest, ENDINGS["copy"])
+    assert copied is not None and copied.kind == "action"
+    out = bash(render(copied, {"dir": "src", "size": "8k", "dest": "the one.bin"}), tree)
+    assert out.returncode == 0, out.stderr
+    assert (tree / "the one.bin").stat().st_size == 4096  # big.bin, the largest under 8k
+    said = compose_pick(SMALL, newest, None)
+    assert said is not None and said.kind == "question"
+    os.utime(tree / "src" / "small.txt", (2_000_000_000, 2_000_000_000))
+    out = bash(render(said, {"dir": "src", "size": "8k"}), tree)
+    assert out.stdout == "src/small.txt\n"
+    gone = compose_pick(SMALL, next(p for p in PICKS if p.name == "oldest"), ENDINGS["delete"])
+    assert gone is not None
+    assert bash(render(gone, {"dir": "src", "size": "8k"}), tree).returncode == 0
+    assert not (tree / "src" / "older.txt").exists()
+    assert (tree / "src" / "small.txt").exists() and (tree / "src" / "big.bin").exists()
+
+
+def test_the_newest_archive_is_unpacked_where_the_task_says(tree: Path) -> None:
+    archives = tree / "backups"
+    archives.mkdir()
+    for name, stamp in (("old.tar.gz", 1_000_000), ("new.tar.gz", 2_000_000)):
+        (tree / "payload.txt").write_text(name)
+        with tarfile.open(archives / name, "w:gz") as tar:
+            tar.add(tree / "payload.txt", arcname="payload.txt")
+        os.utime(archives / name, (stamp, stamp))
+    task = "Identify the most recent backup in backups and extract its contents to 'restored'."
+    ending, pick = ending_for(task), pick_for(task)
+    assert ending is not None and ending.name == "extract"
+    assert pick is not None and pick.name == "newest"
+    unpacked = compose_pick(SMALL, pick, ending)
+    assert unpacked is not None
+    out = bash(render(unpacked, {"dir": "backups", "size": "2M", "dest": "restored"}), tree)
+    assert out.returncode == 0, out.stderr
+    assert (tree / "restored" / "payload.txt").read_text() == "new.tar.gz"
+    # the question's twin for text, not an archive: no extract ending
+    assert ending_for("Extract the ERROR lines of app.log and save them to /tmp/e.txt") is None

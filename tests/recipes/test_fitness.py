@@ -287,3 +287,10 @@ def test_what_the_request_quotes_to_look_for_fills_a_text_slot_before_a_service_
     values = read_task(task)
     assert values.texts == ("timeout",)
     assert candidates_for("text", values)[0] == "timeout"
+
+
+def test_every_ending_says_what_a_command_doing_it_looks_like() -> None:
+    from shellagent.recipes.compose import ENDINGS
+    from shellagent.recipes.fitness import _DOES
+
+    assert set(ENDINGS) <= set(_DOES)
