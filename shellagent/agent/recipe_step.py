@@ -281,9 +281,11 @@ def _with_endings(
         compose,
         compose_pick,
         ending_for,
+        narrowed,
         pick_for,
         selection_text,
     )
+    from shellagent.recipes.fitness import kinds_of_file
 
     ending = ending_for(task)
     pick = pick_for(task)
@@ -294,27 +296,32 @@ def _with_endings(
     else:
         selection = selection_text(task, ending)
         described = book.ranker.rank(selection, limit=POOL) if selection else []
+    # "the .log files modified in the last day": a selection by age narrowed to the kind
+    kinds = bool(kinds_of_file(task))
     composed: dict[str, Recipe] = {}
     scores: dict[str, Candidate] = {}
     for candidate in (*ranked, *described):
         recipe = book.recipes.get(candidate.name)
         if recipe is None:
             continue
-        if pick is not None:
-            action = compose_pick(recipe, pick, ending)
-        else:
-            assert ending is not None
-            action = compose(recipe, ending)
-        if action is None:
-            continue
-        composed[action.name] = action
-        best = scores.get(action.name)
-        if best is None or candidate.score > best.score:
-            scores[action.name] = replace(candidate, name=action.name)
+        narrower = narrowed(recipe) if kinds else None
+        for base in (recipe, *([narrower] if narrower else [])):
+            if pick is not None:
+                action = compose_pick(base, pick, ending)
+            else:
+                assert ending is not None
+                action = compose(base, ending)
+            if action is None:
+                continue
+            composed[action.name] = action
+            best = scores.get(action.name)
+            if best is None or candidate.score > best.score:
+                scores[action.name] = replace(candidate, name=action.name)
     if not scores:
         return book, ranked
     book = replace(book, recipes={**book.recipes, **composed})
-    return book, sorted([*ranked, *scores.values()], key=lambda c: -c.score)
+    # built to the task's own shape: a composed recipe goes before a plain one it ties with
+    return book, sorted([*scores.values(), *ranked], key=lambda c: -c.score)
 
 
 def _described_picks(

@@ -19,10 +19,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from shellagent.recipes.candidates import EXT_WORDS
 from shellagent.recipes.model import Kind, Recipe, Slot
 
 __all__ = [
     "ENDINGS",
+    "COUNT",
     "PICKS",
     "Ending",
     "Pick",
@@ -31,6 +33,7 @@ __all__ = [
     "ending_for",
     "is_selection",
     "is_unfiltered",
+    "narrowed",
     "pick_for",
     "selection_text",
 ]
@@ -137,13 +140,20 @@ _VERBS = (
 
 @dataclass(frozen=True)
 class Pick:
-    """The one file of a selection that is the most of something: ``key`` is what find
-    prints to sort on, ``order`` sort's flags ("-rn": the largest first)."""
+    """What is asked of a selection as a whole: the one file that is the most of
+    something (``key``: what find prints to sort on, ``order``: sort's flags, "-rn" the
+    largest first), or how many files it has (``key`` empty)."""
 
     name: str
-    words: str  # the superlatives that ask for it
-    key: str
-    order: str
+    words: str  # what asks for it
+    key: str = ""
+    order: str = ""
+
+    def then(self) -> str:
+        """What follows the selection's ``find`` tests."""
+        if not self.key:
+            return " | wc -l"
+        return f" -printf '{self.key}\\t%p\\n' | sort {self.order} | head -n 1 | cut -f2-"
 
 
 PICKS = (
@@ -158,6 +168,8 @@ PICKS = (
     ),
     Pick("oldest", r"oldest|least\s+recent(?:ly\s+(?:modified|changed))?|earliest", "%T@", "-n"),
 )
+# "how many .log files …", "count the number of files modified …": a count of a selection
+COUNT = Pick("count", r"how\s+many|count(?:\s+the)?(?:\s+(?:total\s+)?number\s+of)?|number\s+of")
 
 
 _KEPT = re.compile(
@@ -178,11 +190,27 @@ _FILE_NOUNS = (
     r"videos?|scripts?|reports?|downloads?|artifacts?|snapshots?|dumps?|uploads?)"
 )
 _A_FILE = re.compile(rf"\s+(?:[\w.'-]+\s+){{0,3}}?(?:{_FILE_NOUNS}|one)\b", re.I)
+_KIND_NOUNS = "|".join(sorted((w for w in EXT_WORDS if w.endswith("s")), key=len, reverse=True))
+_FILES_COUNTED = re.compile(
+    rf"\s+(?:of\s+)?(?:the\s+|all\s+|these\s+|such\s+)?(?:[\w.'*-]+\s+){{0,2}}?"
+    rf"(?:files|documents|backups|archives|tarballs|images|photos|pictures|videos|scripts|"
+    rf"reports|downloads|artifacts|snapshots|dumps|uploads|{_KIND_NOUNS})\b",
+    re.I,
+)
 # "which file under /srv is the oldest", "the log file with the most recent modification
 # time": said of a file named before it, in its sentence
 _FILE_BEFORE = re.compile(
     rf"\b(?:which|what|the)\s+(?:[\w.'-]+\s+){{0,2}}{_FILE_NOUNS}\b[^.?!]*$", re.I
 )
+
+
+def _count_for(task: str) -> Pick | None:
+    """The count pick when ``task`` asks how many files ("how many .log files", "count
+    the PDFs modified …"), not lines, words or matches."""
+    for match in re.finditer(rf"\b(?:{COUNT.words})\b", task, re.I):
+        if _FILES_COUNTED.match(task[match.end() :]):
+            return COUNT
+    return None
 
 
 def pick_for(task: str) -> Pick | None:
@@ -192,10 +220,10 @@ def pick_for(task: str) -> Pick | None:
     from shellagent.recipes.candidates import one_asked
 
     if not one_asked(task):
-        return None
+        return _count_for(task)
     found = [(m, p) for p in PICKS if (m := re.search(rf"\b(?:{p.words})\b", task, re.I))]
     if not found:
-        return None
+        return _count_for(task)
     match, pick = min(found, key=lambda f: f[0].start())
     before, after = task[: match.start()], task[match.end() :]
     # "keep the most recent 5 files", "all but the newest": not the one to act on;
@@ -286,23 +314,17 @@ def compose_pick(recipe: Recipe, pick: Pick, ending: Ending | None) -> Recipe | 
     a question that prints that file's path, or with ``ending`` an action on it alone
     (``<recipe>_<pick>`` or ``<recipe>_<pick>_then_<ending>``); None when ``recipe`` is no
     plain selection, the ending has no form for one file, or a slot name would clash."""
-    if not is_selection(recipe) or (ending is not None and not ending.one):
+    if not is_selection(recipe) or (ending is not None and (not ending.one or not pick.key)):
         return None
     slots = dict(ending.one_slots or ending.slots) if ending is not None else {}
     if set(slots) & set(recipe.slots):
         return None
     match = _SELECTION.fullmatch(recipe.templates[0])
     assert match is not None
-    one = (
-        f"find {{dir}}{match.group('test')} -printf '{pick.key}\\t%p\\n' | sort {pick.order} "
-        "| head -n 1 | cut -f2-"
-    )
+    one = f"find {{dir}}{match.group('test')}{pick.then()}"
     kind: Kind = "question"
-    name, summary, template = (
-        f"{recipe.name}_{pick.name}",
-        f"{recipe.summary}: the {pick.name} one",
-        one,
-    )
+    said = "how many there are" if pick is COUNT else f"the {pick.name} one"
+    name, summary, template = f"{recipe.name}_{pick.name}", f"{recipe.summary}: {said}", one
     if ending is not None:
         kind = "action"
         name = f"{name}_then_{ending.name}"
@@ -315,6 +337,27 @@ def compose_pick(recipe: Recipe, pick: Pick, ending: Ending | None) -> Recipe | 
         phrasings=(),
         templates=(template,),
         slots={**recipe.slots, **slots},
+        area=recipe.area,
+        source=recipe.source,
+    )
+
+
+def narrowed(recipe: Recipe) -> Recipe | None:
+    """``recipe``'s selection narrowed to one extension, with an ``ext`` slot: for "the
+    .log files modified in the last day" when the selection that fits the age cannot be
+    told the kind (``<recipe>_by_ext``); None when it is no plain selection or already
+    takes an extension, a glob or a name."""
+    if not is_selection(recipe) or {"ext", "glob", "word", "name"} & set(recipe.slots):
+        return None
+    match = _SELECTION.fullmatch(recipe.templates[0])
+    assert match is not None
+    return Recipe(
+        name=f"{recipe.name}_by_ext",
+        summary=f"{recipe.summary}, of one extension",
+        kind=recipe.kind,
+        phrasings=(),
+        templates=(f"find {{dir}}{match.group('test')} -name '*.{{ext}}' | sort",),
+        slots={**recipe.slots, "ext": Slot("ext", "ext", help="the extension, without the dot")},
         area=recipe.area,
         source=recipe.source,
     )

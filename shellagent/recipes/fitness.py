@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from shellagent.recipes.model import Recipe
     from shellagent.recipes.rank import Candidate
 
-__all__ = ["Shape", "adjust", "rerank", "said_as_imperative", "shape_of"]
+__all__ = ["Shape", "adjust", "kinds_of_file", "rerank", "said_as_imperative", "shape_of"]
 
 # Weights, in the ranker's margin units (a right recipe leads a wrong one by 0.1-0.5
 # where the words alone confuse them). Measured with ``bench/recipes_bench.py intents``.
@@ -202,9 +202,7 @@ def shape_of(task: str, values: TaskValues) -> Shape:
         if d in parents:
             continue
         (dirs if d in folders else either).append(d)
-    prose = re.sub(r"\S*[/~]\S*", " ", task)  # not the extensions in paths
-    kinds = [m.group(1).lower() for m in _DOT_EXT.finditer(prose)]
-    kinds += [_KIND_WORDS[w] for w in re.findall(r"[a-z0-9]+", prose.lower()) if w in _KIND_WORDS]
+    kinds = kinds_of_file(task)
     formats = [
         _FORMAT_OF_EXT.get(f.rsplit(".", 1)[-1].lower(), "")
         for f in (*files, *names)
@@ -218,7 +216,7 @@ def shape_of(task: str, values: TaskValues) -> Shape:
         _by_base(either),
         _by_base(names),
         saved,
-        tuple(dict.fromkeys(kinds)),
+        kinds,
         ending.name if ending else "",
         values.texts,
         tuple(dict.fromkeys(f for f in formats if f)),
@@ -236,6 +234,15 @@ def _reads(recipe: Recipe) -> set[str]:
     templates = " ".join(recipe.templates)
     found = {fmt for fmt, words in _FORMAT_WORDS.items() if re.search(words, said, re.I)}
     return found | {fmt for fmt, tool in _FORMAT_TOOLS.items() if re.search(tool, templates)}
+
+
+def kinds_of_file(task: str) -> tuple[str, ...]:
+    """The extensions ``task`` asks about in its prose ("the PDFs", "all '.log' files"),
+    not those of the paths it names."""
+    prose = re.sub(r"\S*[/~]\S*", " ", task)
+    kinds = [m.group(1).lower() for m in _DOT_EXT.finditer(prose)]
+    kinds += [_KIND_WORDS[w] for w in re.findall(r"[a-z0-9]+", prose.lower()) if w in _KIND_WORDS]
+    return tuple(dict.fromkeys(kinds))
 
 
 def _by_base(paths: Sequence[str]) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import pytest
 
 from shellagent.agent import AgentConfig, AutoApprover, Oversight, Parts, Recording, run_task
 from shellagent.agent.actions import UseAction, parse_action
-from shellagent.agent.recipe_step import RecipeBook
+from shellagent.agent.recipe_step import POOL, RecipeBook, _with_endings
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine
 from shellagent.recipes import DATA_DIR, load, render
@@ -73,7 +73,8 @@ def test_the_embedded_model_fills_an_offered_recipe(
     assert turn.valid is True and turn.stop == "end", turn.raw
     action = parse_action(turn.raw)
     assert isinstance(action, UseAction), turn.raw
-    offered = [c.name for c in book.ranker.rank(task, book.offered)]
-    assert action.use in offered
-    command = render(book.recipes[action.use], action.arguments)
+    # the ranker's recipes, and those composed for the task ("how many .log files": a count)
+    full, ranked = _with_endings(book, book.ranker.rank(task, POOL), task)
+    assert action.use in [c.name for c in ranked]
+    command = render(full.recipes[action.use], action.arguments)
     assert turn.action is not None and turn.action["cmd"] == command

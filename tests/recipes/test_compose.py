@@ -13,12 +13,14 @@ import pytest
 
 from shellagent.recipes import Recipe, Slot, SlotError, render
 from shellagent.recipes.compose import (
+    COUNT,
     ENDINGS,
     PICKS,
     compose,
     compose_pick,
     ending_for,
     is_selection,
+    narrowed,
     pick_for,
     selection_text,
 )
@@ -230,3 +232,30 @@ def test_the_newest_archive_is_unpacked_where_the_task_says(tree: Path) -> None:
     assert (tree / "restored" / "payload.txt").read_text() == "new.tar.gz"
     # the question's twin for text, not an archive: no extract ending
     assert ending_for("Extract the ERROR lines of app.log and save them to /tmp/e.txt") is None
+
+
+@pytest.mark.parametrize(
+    ("task", "counted"),
+    [
+        ("Count the number of log files modified in the last 24 hours", True),
+        ("How many PDFs are stored anywhere under ~/Documents?", True),
+        ("Count how many of these scripts are executable", True),
+        ("Count how many times the word 'completed' appears in x.log", False),
+        ("how many lines does x.log have", False),
+    ],
+)
+def test_how_many_files_is_a_count_of_a_selection(task: str, counted: bool) -> None:
+    found = pick_for(task)
+    assert (found is COUNT) is counted
+
+
+def test_a_selection_is_counted_and_narrowed_to_a_kind(tree: Path) -> None:
+    (tree / "src" / "more.log").write_text("z\n")
+    by_kind = narrowed(SMALL)
+    assert by_kind is not None and "ext" in by_kind.slots
+    assert narrowed(by_kind) is None  # already told the kind
+    counted = compose_pick(by_kind, COUNT, None)
+    assert counted is not None and counted.kind == "question"
+    out = bash(render(counted, {"dir": "src", "size": "2k", "ext": "log"}), tree)
+    assert out.stdout.strip() == "2"  # tiny.log and more.log; not small.txt nor big.bin
+    assert compose_pick(by_kind, COUNT, ENDINGS["delete"]) is None  # no act on a count
