@@ -32,6 +32,7 @@ __all__ = [
     "quoted_spans",
     "read_task",
     "request",
+    "said_as_imperative",
     "saving_clause",
     "slot_candidates",
 ]
@@ -223,6 +224,26 @@ def _asked_texts(task: str, taken: set[str]) -> list[str]:
             continue
         found.append(text)
     return found
+
+
+# What comes before a verb said in the imperative: the start of a sentence or clause,
+# "and", "then", "please", "to" ("I want to rename"), "you" ("can you delete").
+_LEAD = r"(?:^|[.!?;:,]\s*|\b(?:and|then|please|to|you|just|also|now|let's|lets|we)\s+)"
+# "don't delete", "I don't want to unpack it", "without extracting"
+_NEGATED = re.compile(
+    r"\b(?:don't|dont|do\s+not|not|never|without|no\s+need\s+to)\s+(?:\w+\s+){0,2}$", re.I
+)
+
+
+def said_as_imperative(task: str, verbs: str) -> int | None:
+    """Where ``task`` first says one of ``verbs`` (a regex) in the imperative and not
+    negated ("… and delete them", "Please remove", not "A backup script", not "don't
+    unpack it"); None if it does not."""
+    for match in re.finditer(_LEAD + r"(?P<verb>(?:" + verbs + r"))\b", task, re.I):
+        at = match.start("verb")
+        if not _NEGATED.search(task[:at]):
+            return at
+    return None
 
 
 def saving_clause(task: str) -> str:

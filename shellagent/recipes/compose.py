@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shellagent.recipes.candidates import EXT_WORDS
+from shellagent.recipes.candidates import EXT_WORDS, said_as_imperative
 from shellagent.recipes.model import Kind, Recipe, Slot
 
 __all__ = [
@@ -252,7 +252,6 @@ def is_selection(recipe: Recipe) -> bool:
 
 def ending_for(task: str) -> Ending | None:
     """The ending the task asks for in the imperative ("… and move them to /x"), if one."""
-    from shellagent.recipes.fitness import said_as_imperative
 
     best: tuple[int, int, str] | None = None
     for rank, (name, verbs) in enumerate(_VERBS):
@@ -285,7 +284,6 @@ def selection_text(task: str, ending: Ending | None, pick: Pick | None = None) -
     selection recipe is ranked against when it is offered with ``ending`` and ``pick``.
     The context before the request is kept; "" when the verb is not found."""
     from shellagent.recipes.candidates import request
-    from shellagent.recipes.fitness import said_as_imperative
 
     asked = request(task)
     context = task[: len(task) - len(asked)] if asked != task else ""

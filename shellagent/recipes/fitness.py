@@ -27,6 +27,7 @@ from shellagent.recipes.candidates import (
     candidates_for,
     listed_folders,
     listed_paths,
+    said_as_imperative,
     saving_clause,
 )
 from shellagent.recipes.compose import ending_for
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from shellagent.recipes.model import Recipe
     from shellagent.recipes.rank import Candidate
 
-__all__ = ["Shape", "adjust", "kinds_of_file", "rerank", "said_as_imperative", "shape_of"]
+__all__ = ["Shape", "adjust", "kinds_of_file", "rerank", "shape_of"]
 
 # Weights, in the ranker's margin units (a right recipe leads a wrong one by 0.1-0.5
 # where the words alone confuse them). Measured with ``bench/recipes_bench.py intents``.
@@ -60,13 +61,6 @@ _ACTION_VERB = (
     r"symlink|fix|normali[sz]e|strip|dedupe|deduplicate|append|prepend|insert|rotate|"
     r"install|restore|sync|mirror|add|commit|tag|checkout|switch|revoke|grant|lock|"
     r"unlock|enable|disable|edit|update|overwrite|shred|organi[sz]e|sort\s+out|free\s+up"
-)
-# What comes before a verb said in the imperative: the start of a sentence or clause,
-# "and", "then", "please", "to" ("I want to rename"), "you" ("can you delete").
-_LEAD = r"(?:^|[.!?;:,]\s*|\b(?:and|then|please|to|you|just|also|now|let's|lets|we)\s+)"
-# "don't delete", "I don't want to unpack it", "without extracting"
-_NEGATED = re.compile(
-    r"\b(?:don't|dont|do\s+not|not|never|without|no\s+need\s+to)\s+(?:\w+\s+){0,2}$", re.I
 )
 _QUESTION = re.compile(
     r"^\s*(?:which|what|what's|whats|how|where|when|who|whose|why|is|are|does|do|did|"
@@ -162,17 +156,6 @@ class Shape:
 
 def _action(task: str) -> bool:
     return said_as_imperative(task, _ACTION_VERB) is not None
-
-
-def said_as_imperative(task: str, verbs: str) -> int | None:
-    """Where ``task`` first says one of ``verbs`` (a regex) in the imperative and not
-    negated ("… and delete them", "Please remove", not "A backup script", not "don't
-    unpack it"); None if it does not."""
-    for match in re.finditer(_LEAD + r"(?P<verb>(?:" + verbs + r"))\b", task, re.I):
-        at = match.start("verb")
-        if not _NEGATED.search(task[:at]):
-            return at
-    return None
 
 
 def shape_of(task: str, values: TaskValues) -> Shape:
