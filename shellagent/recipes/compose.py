@@ -150,10 +150,15 @@ class Pick:
     order: str = ""
 
     def then(self) -> str:
-        """What follows the selection's ``find`` tests."""
+        """What follows the selection's ``find`` tests. Records end in NUL, not newline:
+        a file named "x\\n9999\\t/home/u/.ssh/id_rsa" would otherwise forge a line of
+        its own that sorts first, and the act would land on a path no file selected."""
         if not self.key:
             return " | wc -l"
-        return f" -printf '{self.key}\\t%p\\n' | sort {self.order} | head -n 1 | cut -f2-"
+        return (
+            f" -printf '{self.key}\\t%p\\0' | sort -z {self.order} | head -z -n 1 "
+            "| cut -z -f2- | tr '\\0' '\\n'"
+        )
 
 
 PICKS = (
@@ -327,7 +332,8 @@ def compose_pick(recipe: Recipe, pick: Pick, ending: Ending | None) -> Recipe | 
         kind = "action"
         name = f"{name}_then_{ending.name}"
         summary = f"{summary}, then {ending.verb}"
-        template = f'f=$({one}) && [ -n "$f" ] && {ending.one}'
+        # the path printed is one find selected; "$f" must still name an existing file
+        template = f'f=$({one}) && [ -e "$f" ] && {ending.one}'
     return Recipe(
         name=name,
         summary=summary,

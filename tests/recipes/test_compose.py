@@ -259,3 +259,19 @@ def test_a_selection_is_counted_and_narrowed_to_a_kind(tree: Path) -> None:
     out = bash(render(counted, {"dir": "src", "size": "2k", "ext": "log"}), tree)
     assert out.stdout.strip() == "2"  # tiny.log and more.log; not small.txt nor big.bin
     assert compose_pick(by_kind, COUNT, ENDINGS["delete"]) is None  # no act on a count
+
+
+def test_a_file_name_cannot_forge_the_file_a_pick_acts_on(tree: Path) -> None:
+    """A name holding a newline and a huge 'size' must not become a record of its own:
+    the act lands on a file the selection found, never on the path the name spells."""
+    victim = tree / "victim.txt"
+    victim.write_text("keep me\n")
+    # a name cannot hold "/": the forged path is one relative to where the command runs
+    (tree / "src" / "x\n99999999999\tvictim.txt").write_text("")
+    largest = next(p for p in PICKS if p.name == "largest")
+    gone = compose_pick(SMALL, largest, ENDINGS["delete"])
+    assert gone is not None
+    out = bash(render(gone, {"dir": "src", "size": "8k"}), tree)
+    assert out.returncode == 0, out.stderr
+    assert victim.read_text() == "keep me\n"
+    assert not (tree / "src" / "big.bin").exists()  # the real largest went
