@@ -356,6 +356,12 @@ def _run_filled(
 ) -> bool:
     """Record and run a filled recipe (policy, approval, execution: the loop's own path);
     ends the session if it did the task, else says whether it ran (and failed)."""
+    from shellagent.recipes.candidates import the_one_of_a_ranking
+
+    if filled.recipe.kind == "question" and not any(
+        slot.type == "count" for slot in filled.recipe.slots.values()
+    ):
+        filled.command = the_one_of_a_ranking(state.task, filled.command)
     saved_to = _save_target(state.task, filled.recipe, values, filled.use.arguments)
     if saved_to is not None:
         filled.command = redirect(filled.command, *saved_to)

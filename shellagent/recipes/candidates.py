@@ -35,6 +35,7 @@ __all__ = [
     "said_as_imperative",
     "saving_clause",
     "slot_candidates",
+    "the_one_of_a_ranking",
 ]
 
 NUMBER_WORDS = {
@@ -263,12 +264,13 @@ _SUPERLATIVE = re.compile(
 # ("which files", "what are the", "the largest files").
 _ONE = re.compile(
     r"\b(?:which|what)(?:'s|\s+is|\s+was)?\s+(?:the\s+)?(?:single\s+)?"
-    r"(?:one|[a-z]+(?<!s))\b|\bthe\s+single\b",
+    r"(?:\.\w+\s+)?(?:one|[a-z]+(?<!s))\b|\bthe\s+single\b",
     re.I,
 )
 _SEVERAL = re.compile(
     r"\b(?:which|what)\s+(?:are|were)\b|"
-    r"\b(?:which|what)\s+(?!is\b|was\b|has\b|does\b|process\b|address\b)[a-z]+s\b|"
+    r"\b(?:which|what)\s+(?!is\b|was\b|has\b|does\b|process\b|address\b|status\b)[a-z]+s\b|"
+    r"\b(?:which|what)\s+[\w.]+\s+[a-z]+s\s+(?:are|were|have)\b|"
     r"\b(?:largest|biggest|heaviest|longest|smallest|newest|oldest|latest|top)\s+[a-z]+s\b",
     re.I,
 )
@@ -323,6 +325,27 @@ class TaskValues:
     signals: tuple[str, ...] = ()
     listing: tuple[str, ...] = field(default=(), repr=False)
     task: str = field(default="", repr=False)
+
+
+# a pipeline's last stage that sorts in reverse: a ranking, the most first
+_REVERSED_LAST = re.compile(
+    r"\|\s*sort(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*r[a-zA-Z]*(?:\s+-[a-zA-Z]+)*\s*$"
+)
+_LEAST = re.compile(r"\b(?:least|fewest|smallest|lowest|shortest|tiniest|lightest)\b", re.I)
+
+
+def the_one_of_a_ranking(task: str, command: str) -> str:
+    """``command`` cut to the one line the task asks for when it prints a ranking, the most
+    first ("… | sort | uniq -c | sort -rn"), and the task asks for the one most or least
+    of something ("Which URL failed most often?": ``… | sort -rn | head -n 1``); else
+    ``command`` as it is."""
+    if not _REVERSED_LAST.search(command) or not one_asked(task):
+        return command
+    first = _SUPERLATIVE.search(task)
+    if first is None:
+        return command
+    least = _LEAST.match(task, first.start()) is not None
+    return f"{command} | {'tail' if least else 'head'} -n 1"
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:

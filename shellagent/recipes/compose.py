@@ -141,8 +141,9 @@ _VERBS = (
 @dataclass(frozen=True)
 class Pick:
     """What is asked of a selection as a whole: the one file that is the most of
-    something (``key``: what find prints to sort on, ``order``: sort's flags, "-rn" the
-    largest first), or how many files it has (``key`` empty)."""
+    something (``key``: what find prints to sort on, or ``LINES`` to count each file's
+    lines; ``order``: sort's flags, "-rn" the largest first), or how many files it has
+    (``key`` empty)."""
 
     name: str
     words: str  # what asks for it
@@ -155,10 +156,16 @@ class Pick:
         its own that sorts first, and the act would land on a path no file selected."""
         if not self.key:
             return " | wc -l"
-        return (
-            f" -printf '{self.key}\\t%p\\0' | sort -z {self.order} | head -z -n 1 "
-            "| cut -z -f2- | tr '\\0' '\\n'"
-        )
+        if self.key == LINES:  # a file's name reaches sh as an argument, never as code
+            records = (
+                ' -exec sh -c \'for f do printf "%s\\t%s\\0" "$(wc -l < "$f")" "$f"; done\' sh {} +'
+            )
+        else:
+            records = f" -printf '{self.key}\\t%p\\0'"
+        return f"{records} | sort -z {self.order} | head -z -n 1 | cut -z -f2- | tr '\\0' '\\n'"
+
+
+LINES = "lines"
 
 
 PICKS = (
@@ -166,12 +173,14 @@ PICKS = (
     Pick("smallest", r"smallest|tiniest|lightest", "%s", "-n"),
     Pick(
         "newest",
-        r"newest|latest|most\s+recent(?:ly\s+(?:modified|changed|created|updated))?|"
+        r"newest|latest|most\s+recent(?:ly)?(?:\s+(?:modified|changed|created|updated))?|"
         r"last\s+(?:modified|changed|updated)",
         "%T@",
         "-rn",
     ),
     Pick("oldest", r"oldest|least\s+recent(?:ly\s+(?:modified|changed))?|earliest", "%T@", "-n"),
+    Pick("longest", r"longest|most\s+lines", LINES, "-rn"),
+    Pick("shortest", r"shortest|fewest\s+lines", LINES, "-n"),
 )
 # "how many .log files …", "count the number of files modified …": a count of a selection
 COUNT = Pick("count", r"how\s+many|count(?:\s+the)?(?:\s+(?:total\s+)?number\s+of)?|number\s+of")

@@ -15,6 +15,7 @@ from shellagent.recipes.candidates import (
     request,
     saving_clause,
     slot_candidates,
+    the_one_of_a_ranking,
 )
 
 LISTING = [
@@ -211,3 +212,22 @@ def test_the_saving_clause_is_an_instruction_to_put_the_answer_in_a_file(
     task: str, clause: str
 ) -> None:
     assert saving_clause(task) == clause
+
+
+RANKING = "awk '{print $7}' access.log | sort | uniq -c | sort -rn"
+
+
+@pytest.mark.parametrize(
+    ("task", "cut"),
+    [
+        ("Which URL in access.log failed with a 500 most often?", " | head -n 1"),
+        ("Which status code is the least common in access.log?", " | tail -n 1"),
+        ("Which paths returned a 500?", ""),
+        ("What are the most common paths in access.log?", ""),
+        ("Which three paths are requested the most?", ""),
+    ],
+)
+def test_the_one_most_asked_of_a_ranking_is_its_first_line(task: str, cut: str) -> None:
+    assert the_one_of_a_ranking(task, RANKING) == RANKING + cut
+    # no ranking (sorted by name, not in reverse): nothing to cut
+    assert the_one_of_a_ranking(task, "sort -u x.txt") == "sort -u x.txt"

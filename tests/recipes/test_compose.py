@@ -178,7 +178,11 @@ def test_a_verb_that_is_not_asked_for_is_no_ending() -> None:
         ("Which file under /srv is the oldest?", "oldest"),
         ("Find the 10 largest files in /srv", None),
         ("What are the biggest files in /srv?", None),
-        ("Which file has the most lines?", None),  # most lines is no size or age
+        ("Which file has the most lines?", "longest"),
+        ("Which .py file under /srv/tools has the most lines?", "longest"),
+        ("What .conf file changed most recently in /etc?", "newest"),
+        ("Which log files are the largest?", None),
+        ("Show the longest line in app.log", None),
         ("Which five files in my Downloads folder are the largest?", None),
         ("What's the earliest date in ~/logs/app.log?", None),
         ("Remove backups older than 7 days, but keep the most recent 5 files.", None),
@@ -211,6 +215,23 @@ def test_a_pick_acts_on_that_one_file_only(tree: Path) -> None:
     assert bash(render(gone, {"dir": "src", "size": "8k"}), tree).returncode == 0
     assert not (tree / "src" / "older.txt").exists()
     assert (tree / "src" / "small.txt").exists() and (tree / "src" / "big.bin").exists()
+
+
+def test_the_longest_file_is_counted_in_lines_whatever_its_name(tree: Path) -> None:
+    (tree / "src" / "sub" / "tiny.log").write_text("1\n2\n3\n")
+    # a name with a newline and a tab cannot forge a record of its own
+    (tree / "src" / "x\n99999\tsmall.txt").write_text("1\n2\n")
+    longest = next(p for p in PICKS if p.name == "longest")
+    shortest = next(p for p in PICKS if p.name == "shortest")
+    said = compose_pick(SMALL, longest, None)
+    assert said is not None
+    assert bash(render(said, {"dir": "src", "size": "8k"}), tree).stdout == "src/sub/tiny.log\n"
+    gone = compose_pick(SMALL, shortest, ENDINGS["delete"])
+    assert gone is not None
+    out = bash(render(gone, {"dir": "src", "size": "8k"}), tree)
+    assert out.returncode == 0, out.stderr
+    assert not (tree / "src" / "big.bin").exists()  # no newline at all: 0 lines
+    assert (tree / "src" / "small.txt").exists()
 
 
 def test_the_newest_archive_is_unpacked_where_the_task_says(tree: Path) -> None:
