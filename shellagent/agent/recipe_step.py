@@ -219,16 +219,17 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     Returns when the free loop should take over (``state.origin`` is then ``"free"``)."""
     from shellagent.recipes.fitness import rerank
 
-    ranked = book.ranker.rank(state.task, limit=max(book.offered, POOL))
-    usable = [c for c in ranked if c.name in book.recipes]
-    if book.shapes:
-        book, usable = _with_endings(book, usable, state.task)
+    shelf, usable = _ranked(book, state.task, state.task)
     # Whether any recipe fits is the words' call (FITS was measured on them); which one,
     # and how sure, is then also the shapes'.
     if not usable or usable[0].score < book.fits:
         _to_free(state, "no recipe fits the task")
         return
     values = _task_values(state)
+    marked = _fields_marked(state.task, values)
+    if marked != state.task:
+        shelf, usable = _ranked(book, marked, state.task)
+    book = shelf
     if book.shapes:
         usable = rerank(usable, book.recipes, state.task, values)
     state.turn += 1
@@ -429,19 +430,55 @@ def _to_free(state: SessionState, why: str) -> None:
 
 def _task_values(state: SessionState) -> TaskValues:
     """What the task names, with names resolved against a read-only listing of the
-    working directory and the folders the task names."""
-    from shellagent.recipes.candidates import listing_command, read_task
+    working directory and the folders the task names, and the columns and keys of the
+    CSV and JSON files it names (read the same way)."""
+    from shellagent.recipes.candidates import (
+        fields_command,
+        listing_command,
+        read_fields,
+        read_task,
+    )
 
-    listing: list[str] = []
+    values = read_task(state.task, _read_only(state, listing_command(state.task)))
+    command = fields_command(values)
+    if not command:
+        return values
+    fields, numbers = read_fields("\n".join(_read_only(state, command)))
+    return replace(values, fields=fields, number_fields=numbers)
+
+
+def _ranked(book: RecipeBook, text: str, task: str) -> tuple[RecipeBook, list[Candidate]]:
+    """The recipes ranked for ``text`` (the task as the ranker reads it), with the
+    composed ones the task asks for (``_with_endings``) and the book that holds them."""
+    ranked = book.ranker.rank(text, limit=max(book.offered, POOL))
+    usable = [c for c in ranked if c.name in book.recipes]
+    return _with_endings(book, usable, task) if book.shapes else (book, usable)
+
+
+def _fields_marked(task: str, values: TaskValues) -> str:
+    """``task`` with each column or key it says of a file it names marked as the
+    phrasings' ``{field}`` is ("What version qfield is the project at, according to its
+    package.json?"); ``task`` itself when it says none."""
+    from shellagent.recipes.candidates import fields_said
+    from shellagent.recipes.rank import FIELD
+
+    said = {f.rsplit(".", 1)[-1].lower() for f in fields_said(task, values.fields)}
+    if not said:
+        return task
+    return re.sub(
+        r"[A-Za-z][\w-]*", lambda m: f"{m[0]} {FIELD}" if m[0].lower() in said else m[0], task
+    )
+
+
+def _read_only(state: SessionState, command: str) -> list[str]:
+    """The lines ``command`` prints, run confined (it may read, never write); [] when it
+    cannot run. Whatever it printed counts: a long listing cut by `head` ends 141
+    (SIGPIPE, the shell has pipefail on), one with an unreadable folder ends 1."""
     try:
-        result = state.shell.run(listing_command(state.task), timeout=10, confined=True)
-        # Whatever it listed: a long listing cut by `head` ends 141 (SIGPIPE, the shell
-        # has pipefail on), one with an unreadable folder ends 1, and both still tell.
-        if not result.timed_out:
-            listing = [line for line in result.output.splitlines() if line]
+        result = state.shell.run(command, timeout=10, confined=True)
     except ShellagentError:
-        pass  # no listing: names the task gives without a folder stay as they are
-    return read_task(state.task, listing)
+        return []  # no listing: names the task gives without a folder stay as they are
+    return [] if result.timed_out else [line for line in result.output.splitlines() if line]
 
 
 def _offer(recipe: Recipe, values: TaskValues) -> Offer:
@@ -455,6 +492,8 @@ def _offer(recipe: Recipe, values: TaskValues) -> Offer:
         if slot.type == "file" and slot.default is not None:
             # a file slot with a default ("SHA256SUMS") is never given a folder
             candidates[:] = [c for c in candidates if c not in folders]
+        if slot.numbers:  # a sum's column: those that hold numbers first
+            candidates.sort(key=lambda c: c not in values.number_fields)
     slots = tuple(
         offer_slot(name, slot.type, candidates, slot.default, slot.choices, slot.help)
         for (name, slot), candidates in zip(recipe.slots.items(), found, strict=True)

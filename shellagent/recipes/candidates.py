@@ -26,7 +26,10 @@ __all__ = [
     "candidates_for",
     "listed_folders",
     "listed_paths",
+    "fields_command",
+    "fields_said",
     "listing_command",
+    "read_fields",
     "looks_like_file_name",
     "one_asked",
     "quoted_spans",
@@ -323,6 +326,8 @@ class TaskValues:
     texts: tuple[str, ...] = ()  # quoted words the request looks for ("the word 'timeout'")
     names: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()  # the columns and keys of the CSV and JSON files it names
+    number_fields: tuple[str, ...] = ()  # those of them that hold numbers
     listing: tuple[str, ...] = field(default=(), repr=False)
     task: str = field(default="", repr=False)
 
@@ -381,6 +386,70 @@ def listing_command(task: str, limit: int = 3000) -> str:
         f"find {quoted} -maxdepth 3 \\( -name '.*' ! -name . -prune \\) -o "
         f"\\( -type d -printf '%p/\\n' \\) -o -printf '%p\\n' 2>/dev/null | head -n {limit}"
     )
+
+
+_TABLES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson")
+_FIELDS_MARK = "==> shellagent fields of "  # starts each file's part of the output
+# each key of a JSON document as a dotted path (of its items when it is a list of
+# records) and the type of its value: "meta.year<TAB>number"
+_JSON_KEYS = (
+    '(if type == "array" then .[:50][] else . end) | select(type == "object") | . as $o '
+    '| paths(type | . != "object" and . != "array") as $p '
+    '| [($p | map(tostring) | join(".")), ($o | getpath($p) | type)] | @tsv'
+)
+_A_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def fields_command(values: TaskValues, limit: int = 3) -> str:
+    """A read-only command that prints the first lines of each CSV file and the keys of
+    each JSON file ``values`` names (at most ``limit``), for key slots to be chosen from
+    what the files have; "" when it names none. Its output is ``read_fields``' input."""
+    import shlex
+
+    tables = [f for f in values.files if f.lower().endswith(_TABLES)][:limit]
+    parts = []
+    for name in tables:
+        path = shlex.quote(name[2:] if name.startswith("~/") else name)
+        if name.startswith("~/"):
+            path = f'"$HOME"/{path}'
+        if name.lower().endswith((".csv", ".tsv")):
+            read = f"head -n 6 -- {path}"
+        elif name.lower().endswith(".json"):
+            read = f"jq -r {shlex.quote(_JSON_KEYS)} -- {path} | sort -u | head -n 300"
+        else:  # one record a line
+            read = f"head -n 20 -- {path} | jq -r {shlex.quote(_JSON_KEYS)} | sort -u"
+        parts.append(f"printf '%s%s\\n' {shlex.quote(_FIELDS_MARK)} {shlex.quote(name)}; {read}")
+    return "; ".join(f"{{ {p}; }} 2>/dev/null" for p in parts)
+
+
+def read_fields(output: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The column names and key paths in ``fields_command``'s output, in file order, and
+    those of them whose values are numbers (a CSV column: in every row shown)."""
+    found: list[str] = []
+    numbers: list[str] = []
+    name, header, rows = "", list[str](), list[list[str]]()
+    for line in [*output.split("\n"), _FIELDS_MARK]:
+        if line.startswith(_FIELDS_MARK):
+            found += header
+            numbers += [
+                column
+                for i, column in enumerate(header)
+                if rows and all(i < len(r) and _A_NUMBER.fullmatch(r[i]) for r in rows)
+            ]
+            name, header, rows = line[len(_FIELDS_MARK) :], [], []
+        elif name.lower().endswith((".csv", ".tsv")) and line.strip():
+            cells = [c.strip().strip('"') for c in re.split(r"[,\t;]", line)]
+            if header:
+                rows.append(cells)
+            else:
+                header = cells
+        elif name and line.strip():
+            key, _, kind = line.strip().partition("\t")
+            found.append(key)
+            if kind == "number":
+                numbers.append(key)
+    kept = _unique(f for f in found if len(f) <= 80)
+    return kept, tuple(n for n in _unique(numbers) if n in kept)
 
 
 def _explicit_paths(task: str) -> list[str]:
@@ -673,6 +742,8 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     # what the request quotes to look for before what its context quotes ("the 'x' service")
     if slot_type in ("pattern", "text"):
         return list(_unique([*values.texts, *values.quoted, *values.words, *values.names, *bare]))
+    if slot_type == "key" and values.fields:
+        return _said_first(values.fields, values.task)
     if slot_type in ("name", "word", "key"):
         return [
             w
@@ -714,6 +785,27 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     if slot_type == "choice":
         return [c for c in choices if c in values.words or c in values.quoted]
     return []
+
+
+def fields_said(task: str, fields: Sequence[str]) -> tuple[str, ...]:
+    """The columns and keys among ``fields`` whose name (or its last part: "server.port")
+    ``task`` says as a word of its own ("What version is the project at": ``version``)."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", task)}
+    return tuple(
+        f for f in fields if len(last := f.rsplit(".", 1)[-1]) > 2 and last.lower() in words
+    )
+
+
+def _said_first(fields: Sequence[str], task: str) -> list[str]:
+    """``fields`` with those whose name (or its last part: "server.port") the task says
+    first, in the order it says them; the rest in the files' order."""
+    words = [w.lower() for w in re.findall(r"[\w-]+", task)]
+
+    def said(field: str) -> int:
+        last = field.rsplit(".", 1)[-1].lower()
+        return words.index(last) if last in words else len(words)
+
+    return sorted(fields, key=said)
 
 
 # Slots that name where something goes: the value after "to"/"into" is theirs.

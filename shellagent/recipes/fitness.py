@@ -25,6 +25,7 @@ from shellagent.recipes.candidates import (
     EXT_WORDS,
     TaskValues,
     candidates_for,
+    fields_said,
     listed_folders,
     listed_paths,
     said_as_imperative,
@@ -48,6 +49,7 @@ UNUSED_VALUE = 0.25  # per size or age the task says that the recipe has no slot
 NO_TEXT = 0.25  # the task quotes what to look for ("the word 'timeout'"); no slot takes text
 OTHER_ACT = 0.3  # the task says "delete them"; the action recipe moves, renames, …
 OTHER_FORMAT = 0.3  # the task names a .csv file; the recipe reads access logs (or the reverse)
+NO_FIELD = 0.3  # the task says a column or key of the file it names; no slot takes one
 
 # Verbs that change files or the system. A task that says one of them, not negated, in
 # the imperative ("delete …", "… and move them", "please compress", "I want to rename")
@@ -152,6 +154,7 @@ class Shape:
     act: str = ""  # the find-then-act ending the task asks for ("delete", "move", …)
     texts: tuple[str, ...] = ()  # quoted words to look for ("the word 'timeout'")
     formats: tuple[str, ...] = ()  # formats of the files it names ("csv", "json", "log")
+    fields: tuple[str, ...] = ()  # columns or keys of those files it says ("version")
 
 
 def _action(task: str) -> bool:
@@ -203,6 +206,7 @@ def shape_of(task: str, values: TaskValues) -> Shape:
         ending.name if ending else "",
         values.texts,
         tuple(dict.fromkeys(f for f in formats if f)),
+        fields_said(task, values.fields),
     )
 
 
@@ -299,6 +303,8 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     reads = _reads(recipe)
     if reads and shape.formats and not reads & set(shape.formats):
         penalty += OTHER_FORMAT
+    if shape.fields and not types & {"key", "column"}:
+        penalty += NO_FIELD
     return -penalty
 
 

@@ -34,6 +34,7 @@ class Slot:
     default: str | None = None
     help: str = ""
     choices: tuple[str, ...] = ()
+    numbers: bool = False  # a key slot whose column or field holds numbers (a sum's)
 
     @property
     def kind(self) -> SlotType:
@@ -122,6 +123,7 @@ class SlotSpec(BaseModel):
     default: Scalar | None = None
     help: str = ""
     choices: list[str] | None = None
+    numbers: bool = False
 
 
 class TestSpec(BaseModel):
@@ -163,6 +165,8 @@ def build_slot(name: str, spec: SlotSpec) -> Slot:
         raise SlotError(
             f"slot {name}: choices are given with type = 'choice', and only then",
         )
+    if spec.numbers and kind.name != "key":
+        raise SlotError(f"slot {name}: numbers = true is for a slot of type 'key'")
     slot = Slot(name, kind.name, None, spec.help, choices)
     default = None if spec.default is None else slot.validate(spec.default)
-    return Slot(name, kind.name, default, spec.help, choices)
+    return Slot(name, kind.name, default, spec.help, choices, spec.numbers)

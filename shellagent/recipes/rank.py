@@ -34,7 +34,7 @@ from typing import Any, Protocol
 __all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
-MODEL_VERSION = "3"
+MODEL_VERSION = "4"
 BM25_WEIGHT = 0.1
 SHARPNESS = 5.0
 # Words that say nothing of an intent on their own ("Which ones?", "What is it called?").
@@ -110,12 +110,15 @@ TYPICAL: dict[str, tuple[str, ...]] = {
     "schedule": ("@daily", "0 3 * * *", "@weekly"),
     "time": ("03:00", "17:30"),
     "date": ("2024-05-01", "2023-12-31"),
-    "key": ("email", "name", "status"),
+    # a column or key the task says of a file it names is marked FIELD ("version qfield"),
+    # so "names a field of the file" is learned as part of the intents that take one
+    "key": ("qfield", "email", "name", "status"),
     "branch": ("main", "feature/login", "develop"),
     "signal": ("TERM", "HUP", "KILL"),
     "choice": ("",),
 }
 FILLINGS = 2  # each phrasing is learned with this many different fillings
+FIELD = "qfield"
 
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:\|[a-z_]+)?\}")
 _QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"")

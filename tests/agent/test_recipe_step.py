@@ -99,6 +99,23 @@ phrasings = [
 templates = ["cd {dir} && ls | wc -l"]
 [recipe.slots]
 dir = { type = "dir", default = "." }
+
+[[recipe]]
+name = "csv_column_total"
+summary = "the total of a CSV column, named by its header"
+kind = "question"
+phrasings = [
+  "what's the total of the {field} column in {file}",
+  "add up the {field} values in {file}",
+  "how much does {file} come to in total",
+  "sum the {field} of the spreadsheet {file}",
+  "grand total of {file}",
+]
+templates = ['''awk -F, -v col={field} 'NR == 1 { for (i = 1; i <= NF; i++) \
+if ($i == col) c = i; next } { s += $c } END { print s }' {file}''']
+[recipe.slots]
+file = { type = "file" }
+field = { type = "key", numbers = true }
 """
 
 
@@ -611,3 +628,37 @@ def test_a_file_slot_with_a_default_is_offered_no_folder_and_a_required_one_is()
         {"file": Slot("file", "file")},
     )
     assert _offer(stat, values).slots[0].values() == ("Downloads",)
+
+
+def test_a_column_is_chosen_from_the_header_of_the_file_the_task_names(
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
+) -> None:
+    """The file is read (confined) before the model is asked: its columns are the key
+    slot's values, those holding numbers first for a sum."""
+    (workspace / "expenses.csv").write_text(
+        "date,category,amount\n2024-01-03,food,12\n2024-01-05,rent,7.5\n"
+    )
+    outcome, _, backend = run(
+        "how much does expenses.csv come to in total?",
+        [use("csv_column_total", file="expenses.csv", field="amount")],
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.summary == "19.5"
+    gbnf = format_of(backend).gbnf
+    assert '"\\"amount\\""' in gbnf and '"\\"date\\""' in gbnf
+    assert gbnf.index('"\\"amount\\""') < gbnf.index('"\\"date\\""')
+    assert '"\\"expenses.csv\\""' not in gbnf.split("field", 1)[-1]  # no file name as a column
+
+
+def test_a_column_the_task_says_of_its_file_is_marked_for_the_ranker() -> None:
+    from shellagent.agent.recipe_step import _fields_marked
+    from shellagent.recipes.candidates import read_task
+
+    task = "What version is the shop at, according to its package.json?"
+    values = replace(read_task(task), fields=("name", "version", "scripts.test"))
+    assert _fields_marked(task, values) == (
+        "What version qfield is the shop at, according to its package.json?"
+    )
+    assert _fields_marked(task, read_task(task)) == task  # the file unread: as it is

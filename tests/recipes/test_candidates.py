@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from shellagent.recipes.candidates import (
     candidates_for,
+    fields_command,
     listed_folders,
     listing_command,
+    read_fields,
     read_task,
     request,
     saving_clause,
@@ -231,3 +234,34 @@ def test_the_one_most_asked_of_a_ranking_is_its_first_line(task: str, cut: str) 
     assert the_one_of_a_ranking(task, RANKING) == RANKING + cut
     # no ranking (sorted by name, not in reverse): nothing to cut
     assert the_one_of_a_ranking(task, "sort -u x.txt") == "sort -u x.txt"
+
+
+def test_key_slots_are_filled_from_the_columns_and_keys_of_the_files_named(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "Documents").mkdir()
+    (tmp_path / "Documents" / "expenses.csv").write_text(
+        "date,category,amount\n2024-01-03,food,12\n2024-01-05,rent,7.5\n"
+    )
+    (tmp_path / "shop.json").write_text('{"name": "w", "version": "1.2", "server": {"port": 80}}')
+    (tmp_path / "$(touch pwned) x.json").write_text('[{"title": "A", "read": false}]')
+    task = (
+        "Which port does shop.json listen on, and what's the total amount in "
+        "Documents/expenses.csv?"
+    )
+    values = read_task(task, ["Documents/", "Documents/expenses.csv", "shop.json"])
+    assert values.files[:2] == ("shop.json", "Documents/expenses.csv")
+    # a hostile name reaches the command as one quoted word
+    values = replace(values, files=(*values.files, "$(touch pwned) x.json"))
+    command = fields_command(values)
+    out = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True)
+    fields, numbers = read_fields(out.stdout)
+    values = replace(values, fields=fields, number_fields=numbers)
+    assert set(fields) == {
+        "date", "category", "amount", "name", "version", "server.port", "title", "read"
+    }  # fmt: skip
+    assert set(numbers) == {"amount", "server.port"}
+    assert not (tmp_path / "pwned").exists()
+    # what the task says comes first: "port", then "amount"
+    assert candidates_for("key", values)[:2] == ["server.port", "amount"]
+    assert fields_command(read_task("how big is notes.txt?")) == ""

@@ -3,6 +3,8 @@ for an action, a kind-of-file slot for "the PDFs"; penalties only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from shellagent.agent.recipe_step import UNTRIED, fit
@@ -294,3 +296,18 @@ def test_every_ending_says_what_a_command_doing_it_looks_like() -> None:
     from shellagent.recipes.fitness import _DOES
 
     assert set(ENDINGS) <= set(_DOES)
+
+
+def test_a_field_of_the_file_the_task_says_wants_a_recipe_that_takes_one() -> None:
+    get = recipe("json_get_field", "question", "jq -r .{field} {file}", file="file", field="key")
+    check = recipe("json_validate", "question", "jq empty {file}", file="file")
+    task = "What version is the webshop at, according to its package.json?"
+    values = replace(read_task(task), fields=("name", "version", "scripts.test"))
+    shape = shape_of(task, values)
+    assert shape.fields == ("version",)
+    assert adjust(get, shape, values) == 0.0
+    assert adjust(check, shape, values) < 0.0
+    # the file's fields unread, or none of them said: no judgement
+    assert adjust(check, shape_of(task, read_task(task)), read_task(task)) == 0.0
+    other = replace(read_task(task), fields=("name", "scripts.test"))
+    assert adjust(check, shape_of(task, other), other) == 0.0

@@ -80,6 +80,13 @@ def good(name: str) -> str:
             ),
             "recipe 'bad': family_args: family_args needs a family",
         ),
+        (
+            'area = "x"\n'
+            + good("bad").replace(
+                'file = { type = "file" }', 'file = { type = "file", numbers = true }'
+            ),
+            "recipe 'bad': slots.file: slot file: numbers = true is for a slot of type 'key'",
+        ),
     ],
 )
 def test_a_malformed_file_gives_one_line_naming_file_recipe_and_field(
