@@ -332,8 +332,11 @@ def _described_picks(
     recent backup file and copy it" is understood as well as its question ("Identify the
     most recent backup file") ranks: the selection of every file gets that score, and a
     selection that fits the files described better than every file ("the newest .log
-    file": the .log files) gets more by as much as it fits better."""
+    file": the .log files) gets more by as much as it fits better, if the task tells it
+    what it must be told (no "files changed between two dates" when it says no date)."""
+    from shellagent.recipes.candidates import read_task
     from shellagent.recipes.compose import is_unfiltered, selection_text
+    from shellagent.recipes.fitness import untold
 
     question = selection_text(task, ending)
     files = selection_text(task, ending, pick)
@@ -347,8 +350,11 @@ def _described_picks(
     if not unfiltered:
         return []
     base = unfiltered[0].score
+    values = read_task(task)
     return [
-        replace(c, score=understood + c.score - base) for c in every[:POOL] if c.score > base
+        replace(c, score=understood + c.score - base)
+        for c in every[:POOL]
+        if c.score > base and c.name in book.recipes and not untold(book.recipes[c.name], values)
     ] + [replace(unfiltered[0], score=understood)]
 
 
@@ -443,8 +449,10 @@ def _task_values(state: SessionState) -> TaskValues:
     command = fields_command(values)
     if not command:
         return values
-    fields, numbers = read_fields("\n".join(_read_only(state, command)))
-    return replace(values, fields=fields, number_fields=numbers)
+    found = read_fields("\n".join(_read_only(state, command)), state.task)
+    return replace(
+        values, fields=found.names, number_fields=found.numbers, holding_fields=found.holding
+    )
 
 
 def _ranked(book: RecipeBook, text: str, task: str) -> tuple[RecipeBook, list[Candidate]]:

@@ -26,6 +26,7 @@ __all__ = [
     "candidates_for",
     "listed_folders",
     "listed_paths",
+    "Fields",
     "fields_command",
     "fields_said",
     "listing_command",
@@ -232,7 +233,7 @@ def _asked_texts(task: str, taken: set[str]) -> list[str]:
 
 # What comes before a verb said in the imperative: the start of a sentence or clause,
 # "and", "then", "please", "to" ("I want to rename"), "you" ("can you delete").
-_LEAD = r"(?:^|[.!?;:,]\s*|\b(?:and|then|please|to|you|just|also|now|let's|lets|we)\s+)"
+_LEAD = r"(?:^|[.!?;:,]\s+|\b(?:and|then|please|to|you|just|also|now|let's|lets|we)\s+)"
 # "don't delete", "I don't want to unpack it", "without extracting"
 _NEGATED = re.compile(
     r"\b(?:don't|dont|do\s+not|not|never|without|no\s+need\s+to)\s+(?:\w+\s+){0,2}$", re.I
@@ -328,6 +329,7 @@ class TaskValues:
     signals: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()  # the columns and keys of the CSV and JSON files it names
     number_fields: tuple[str, ...] = ()  # those of them that hold numbers
+    holding_fields: tuple[str, ...] = ()  # those of them holding a value it says ("Berlin")
     listing: tuple[str, ...] = field(default=(), repr=False)
     task: str = field(default="", repr=False)
 
@@ -391,13 +393,16 @@ def listing_command(task: str, limit: int = 3000) -> str:
 _TABLES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson")
 _FIELDS_MARK = "==> shellagent fields of "  # starts each file's part of the output
 # each key of a JSON document as a dotted path (of its items when it is a list of
-# records) and the type of its value: "meta.year<TAB>number"
+# records), the type of its value and the value if a short string:
+# "meta.year<TAB>number<TAB>", "city<TAB>string<TAB>Berlin"
 _JSON_KEYS = (
     '(if type == "array" then .[:50][] else . end) | select(type == "object") | . as $o '
-    '| paths(type | . != "object" and . != "array") as $p '
-    '| [($p | map(tostring) | join(".")), ($o | getpath($p) | type)] | @tsv'
+    '| paths(type | . != "object" and . != "array") as $p | ($o | getpath($p)) as $v '
+    '| [($p | map(tostring) | join(".")), ($v | type), '
+    '(if ($v | type) == "string" then $v[:60] else "" end)] | @tsv'
 )
 _A_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_ROWS = 50  # the rows of a CSV file read for which columns hold numbers and names
 
 
 def fields_command(values: TaskValues, limit: int = 3) -> str:
@@ -407,35 +412,58 @@ def fields_command(values: TaskValues, limit: int = 3) -> str:
     import shlex
 
     tables = [f for f in values.files if f.lower().endswith(_TABLES)][:limit]
+    keys = shlex.quote(_JSON_KEYS)
     parts = []
     for name in tables:
         path = shlex.quote(name[2:] if name.startswith("~/") else name)
         if name.startswith("~/"):
             path = f'"$HOME"/{path}'
         if name.lower().endswith((".csv", ".tsv")):
-            read = f"head -n 6 -- {path}"
+            read = f"head -n {_ROWS + 1} -- {path}"
         elif name.lower().endswith(".json"):
-            read = f"jq -r {shlex.quote(_JSON_KEYS)} -- {path} | sort -u | head -n 300"
+            read = f"jq -r {keys} -- {path} | sort -u | head -n 500"
         else:  # one record a line
-            read = f"head -n 20 -- {path} | jq -r {shlex.quote(_JSON_KEYS)} | sort -u"
+            read = f"head -n {_ROWS} -- {path} | jq -r {keys} | sort -u | head -n 500"
         parts.append(f"printf '%s%s\\n' {shlex.quote(_FIELDS_MARK)} {shlex.quote(name)}; {read}")
     return "; ".join(f"{{ {p}; }} 2>/dev/null" for p in parts)
 
 
-def read_fields(output: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The column names and key paths in ``fields_command``'s output, in file order, and
-    those of them whose values are numbers (a CSV column: in every row shown)."""
+@dataclass(frozen=True)
+class Fields:
+    """What ``read_fields`` found: the columns and key paths of the files, in file order;
+    those holding numbers (a CSV column: in every row read); those holding a value the
+    task says ("live in Berlin": the column whose cells say Berlin)."""
+
+    names: tuple[str, ...] = ()
+    numbers: tuple[str, ...] = ()
+    holding: tuple[str, ...] = ()
+
+
+def read_fields(output: str, task: str = "") -> Fields:
+    """The columns and keys in ``fields_command``'s output (see ``Fields``)."""
+    said = task.lower()
     found: list[str] = []
     numbers: list[str] = []
+    holding: list[str] = []
+
+    def says(value: str) -> bool:
+        value = value.strip().lower()
+        return (
+            len(value) > 2
+            and not _A_NUMBER.fullmatch(value)
+            and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", said) is not None
+        )
+
     name, header, rows = "", list[str](), list[list[str]]()
     for line in [*output.split("\n"), _FIELDS_MARK]:
         if line.startswith(_FIELDS_MARK):
             found += header
-            numbers += [
-                column
-                for i, column in enumerate(header)
-                if rows and all(i < len(r) and _A_NUMBER.fullmatch(r[i]) for r in rows)
-            ]
+            for i, column in enumerate(header):
+                cells = [r[i] for r in rows if i < len(r)]
+                if cells and len(cells) == len(rows) and all(map(_A_NUMBER.fullmatch, cells)):
+                    numbers.append(column)
+                if any(says(c) for c in cells):
+                    holding.append(column)
             name, header, rows = line[len(_FIELDS_MARK) :], [], []
         elif name.lower().endswith((".csv", ".tsv")) and line.strip():
             cells = [c.strip().strip('"') for c in re.split(r"[,\t;]", line)]
@@ -444,12 +472,19 @@ def read_fields(output: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             else:
                 header = cells
         elif name and line.strip():
-            key, _, kind = line.strip().partition("\t")
+            key, _, rest = line.strip("\r").partition("\t")
+            kind, _, value = rest.partition("\t")
             found.append(key)
             if kind == "number":
                 numbers.append(key)
-    kept = _unique(f for f in found if len(f) <= 80)
-    return kept, tuple(n for n in _unique(numbers) if n in kept)
+            if value and says(value):
+                holding.append(key)
+    kept = _unique(f.strip() for f in found if len(f.strip()) <= 80)
+    return Fields(
+        kept,
+        tuple(n for n in _unique(numbers) if n in kept),
+        tuple(h for h in _unique(holding) if h in kept),
+    )
 
 
 def _explicit_paths(task: str) -> list[str]:
@@ -743,7 +778,7 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     if slot_type in ("pattern", "text"):
         return list(_unique([*values.texts, *values.quoted, *values.words, *values.names, *bare]))
     if slot_type == "key" and values.fields:
-        return _said_first(values.fields, values.task)
+        return _said_first(values.fields, values.task, values.holding_fields)
     if slot_type in ("name", "word", "key"):
         return [
             w
@@ -796,14 +831,15 @@ def fields_said(task: str, fields: Sequence[str]) -> tuple[str, ...]:
     )
 
 
-def _said_first(fields: Sequence[str], task: str) -> list[str]:
+def _said_first(fields: Sequence[str], task: str, holding: Sequence[str] = ()) -> list[str]:
     """``fields`` with those whose name (or its last part: "server.port") the task says
-    first, in the order it says them; the rest in the files' order."""
+    first, in the order it says them; then those ``holding`` a value it says; the rest in
+    the files' order."""
     words = [w.lower() for w in re.findall(r"[\w-]+", task)]
 
-    def said(field: str) -> int:
+    def said(field: str) -> tuple[int, bool]:
         last = field.rsplit(".", 1)[-1].lower()
-        return words.index(last) if last in words else len(words)
+        return (words.index(last) if last in words else len(words), field not in holding)
 
     return sorted(fields, key=said)
 

@@ -270,20 +270,25 @@ def _said(slot_type: str, values: TaskValues) -> bool:
     return False
 
 
-def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
-    """How much less ``recipe`` fits than its words say (0 or negative)."""
-    penalty = 0.0
-    if shape.kind and shape.kind != recipe.kind:
-        penalty += WRONG_KIND
-    penalty += NO_PLACE * min(_unplaced(recipe, shape), 2)
-    empty = sum(
+def untold(recipe: Recipe, values: TaskValues) -> int:
+    """How many of ``recipe``'s required slots want a value only the task can give (a
+    date, a size, a port …) that it does not say."""
+    return sum(
         1
         for slot in recipe.slots.values()
         if slot.required
         and slot.type in _TASK_MUST_SAY
         and not (candidates_for(slot.type, values, slot.choices) or _said(slot.type, values))
     )
-    penalty += NO_VALUE * min(empty, 2)
+
+
+def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
+    """How much less ``recipe`` fits than its words say (0 or negative)."""
+    penalty = 0.0
+    if shape.kind and shape.kind != recipe.kind:
+        penalty += WRONG_KIND
+    penalty += NO_PLACE * min(_unplaced(recipe, shape), 2)
+    penalty += NO_VALUE * min(untold(recipe, values), 2)
     unused = sum(
         1
         for said, fits in _VALUE_SLOTS.items()

@@ -662,3 +662,20 @@ def test_a_column_the_task_says_of_its_file_is_marked_for_the_ranker() -> None:
         "What version qfield is the shop at, according to its package.json?"
     )
     assert _fields_marked(task, read_task(task)) == task  # the file unread: as it is
+
+
+def test_a_pick_is_not_narrowed_to_a_selection_the_task_cannot_tell_its_dates() -> None:
+    from shellagent.agent.recipe_step import _described_picks
+    from shellagent.recipes import DATA_DIR
+    from shellagent.recipes.compose import pick_for
+
+    catalog = load([DATA_DIR])
+    recipes = dict(catalog.recipes)
+    shipped = RecipeBook(recipes, Ranker.train(list(recipes.values())))
+    task = "Which file in my Documents did I change most recently?"
+    pick = pick_for(task)
+    assert pick is not None and pick.name == "newest"
+    offered = [c.name for c in _described_picks(shipped, task, None, pick)]
+    # "files changed between two dates" fits "did I change" but needs dates it never says
+    assert "files_changed_between" not in offered
+    assert "files_under" in offered

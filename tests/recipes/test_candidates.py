@@ -255,13 +255,33 @@ def test_key_slots_are_filled_from_the_columns_and_keys_of_the_files_named(
     values = replace(values, files=(*values.files, "$(touch pwned) x.json"))
     command = fields_command(values)
     out = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True)
-    fields, numbers = read_fields(out.stdout)
-    values = replace(values, fields=fields, number_fields=numbers)
-    assert set(fields) == {
+    found = read_fields(out.stdout, task)
+    values = replace(values, fields=found.names, number_fields=found.numbers)
+    assert set(found.names) == {
         "date", "category", "amount", "name", "version", "server.port", "title", "read"
     }  # fmt: skip
-    assert set(numbers) == {"amount", "server.port"}
+    assert set(found.numbers) == {"amount", "server.port"}
     assert not (tmp_path / "pwned").exists()
     # what the task says comes first: "port", then "amount"
     assert candidates_for("key", values)[:2] == ["server.port", "amount"]
     assert fields_command(read_task("how big is notes.txt?")) == ""
+
+
+def test_a_value_the_task_says_puts_the_column_that_holds_it_first() -> None:
+    output = (
+        "==> shellagent fields of contacts.csv\n"
+        "name,email,city\nKofi Mensah,kofi@example.org,Berlin\nAna Lima,ana@example.org,Porto\n"
+        "==> shellagent fields of books.json\n"
+        "title\tstring\tDune\nyear\tnumber\t\nauthor\tstring\tFrank Herbert\n"
+    )
+    task = "How many of my contacts live in Berlin, and which books did Frank Herbert write?"
+    found = read_fields(output, task)
+    assert found.holding == ("city", "author")
+    values = replace(
+        read_task(task),
+        fields=found.names,
+        number_fields=found.numbers,
+        holding_fields=found.holding,
+    )
+    assert candidates_for("key", values)[:2] == ["city", "author"]
+    assert found.numbers == ("year",)

@@ -52,6 +52,8 @@ def cand(name: str, score: float) -> Candidate:
         ("I want to rename every .jpeg to .jpg", "action"),
         ("what's inside site.tar.gz? I don't want to unpack it", "question"),
         ("whats in site.tar.gz? dont extract it", "question"),
+        ("What's in photos.zip in Downloads?", "question"),  # ".zip" ends no sentence
+        ("The logs are big. Compress them into logs.tar.gz", "action"),
         ("check out the develop branch", "action"),
         ("I forgot which branch I left ~/site checked out on. Which one?", "question"),
         ("biggest files in /srv", ""),
