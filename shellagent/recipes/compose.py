@@ -138,6 +138,9 @@ _VERBS = (
 )
 
 
+LINES = "lines"  # a pick's key: count each file's lines
+
+
 @dataclass(frozen=True)
 class Pick:
     """What is asked of a selection as a whole: the one file that is the most of
@@ -163,9 +166,6 @@ class Pick:
         else:
             records = f" -printf '{self.key}\\t%p\\0'"
         return f"{records} | sort -z {self.order} | head -z -n 1 | cut -z -f2- | tr '\\0' '\\n'"
-
-
-LINES = "lines"
 
 
 PICKS = (

@@ -80,6 +80,7 @@ class Candidate:
     bm25: float
 
 
+FIELD = "qfield"
 # Typical values per slot type, a few each so no single path or number is learned as part
 # of an intent. Cycled through: the n-th filling of a phrasing takes the n-th value.
 TYPICAL: dict[str, tuple[str, ...]] = {
@@ -112,13 +113,12 @@ TYPICAL: dict[str, tuple[str, ...]] = {
     "date": ("2024-05-01", "2023-12-31"),
     # a column or key the task says of a file it names is marked FIELD ("version qfield"),
     # so "names a field of the file" is learned as part of the intents that take one
-    "key": ("qfield", "email", "name", "status"),
+    "key": (FIELD, "email", "name", "status"),
     "branch": ("main", "feature/login", "develop"),
     "signal": ("TERM", "HUP", "KILL"),
     "choice": ("",),
 }
 FILLINGS = 2  # each phrasing is learned with this many different fillings
-FIELD = "qfield"
 
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:\|[a-z_]+)?\}")
 _QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"")
