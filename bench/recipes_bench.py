@@ -19,6 +19,18 @@ the model wrote itself.
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set everyday
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --out DIR
     python bench/recipes_bench.py eval --model first-values   # no model: the machinery alone
+
+``calls`` (run under the lock): the model's ``{"use", "args"}`` replies against gold calls,
+for several models on the same prompts (``--models default,default+calls.gguf``;
+``first-values`` is the ranker's first with each slot's first value). Three sets, none a
+training source: unseen draws of the task families the recipes map (seed ``heldout``;
+recipe and command right), the held-out phrasings and the everyday labels (recipe right:
+they carry no values). Each is asked twice: with the offers the recipe step makes at run
+time, and with the ranker's best three (the gold one may be missing), which measures
+whether the model could be trusted to choose among more.
+
+    flock /tmp/shellagent-model.lock python bench/recipes_bench.py calls \
+        --models first-values,default,default+calls.gguf
 """
 
 from __future__ import annotations
@@ -212,6 +224,73 @@ def evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def calls(args: argparse.Namespace) -> int:
+    from shellagent.agent.recipe_grammar import use_format
+    from shellagent.agent.recipe_step import USE_MAX_TOKENS, RecipeBook, prompt
+    from shellagent.model import load_backend
+    from shellagent.taskgen.calls import Call, check_reply, family_calls, offered, top_offers
+
+    book = RecipeBook.load()
+    recipes = list(book.recipes.values())
+    everyday = {t["id"]: t["task"] for t in _lines(EVERYDAY)}
+    sets: dict[str, list[Call]] = {
+        "families (unseen draws)": list(family_calls(recipes, args.instances, "heldout")),
+        "held-out phrasings": [
+            Call(r["task"], r["recipe"], {}, "held-out")
+            for r in _lines(HELDOUT)
+            if r["recipe"] in book.recipes
+        ],
+        "everyday labels": [
+            Call(everyday[r["id"]], r["recipe"], {}, "everyday")
+            for r in _lines(LABELS)
+            if r["recipe"] in book.recipes
+        ],
+    }
+    if args.limit:
+        sets = {name: items[: args.limit] for name, items in sets.items()}
+    asked: list[tuple[str, str, Call, list[Any]]] = []  # (set, view, call, offers)
+    for set_name, items in sets.items():
+        for call in items:
+            listed = offered(book, call)
+            if listed is None:
+                continue  # no recipe fits: the free loop's, not a call
+            asked.append((set_name, "as offered", call, listed.offers))
+            asked.append((set_name, "best three", call, top_offers(listed, 3)))
+    print(f"{len(asked)} prompts; load {os.getloadavg()}", flush=True)
+    results: dict[tuple[str, str, str], list[tuple[bool, bool, bool]]] = {}
+    for model in args.models.split(","):
+        backend = None if model == "first-values" else load_backend(model or None)
+        began = time.monotonic()
+        for set_name, view, call, offers in asked:
+            if backend is None:
+                reply = json.dumps(offers[0].example(), ensure_ascii=False)
+            else:
+                reply = backend.generate(
+                    prompt(call.task, offers),
+                    reply_format=use_format(offers),
+                    max_tokens=USE_MAX_TOKENS,
+                ).text
+            recipe_ok, command_ok = check_reply(book, call, reply)
+            offered_gold = any(o.name == call.recipe for o in offers)
+            key = (model, set_name, view)
+            results.setdefault(key, []).append((offered_gold, recipe_ok, command_ok))
+        spent = time.monotonic() - began
+        print(f"{model}: {len(asked)} replies in {spent:.0f} s", flush=True)
+        del backend
+    print("\nmodel | set | offers | gold offered | recipe right | command right (families)")
+    for (model, set_name, view), rows in results.items():
+        n = len(rows)
+        gold = sum(r[0] for r in rows)
+        right = sum(r[1] for r in rows)
+        command = sum(r[2] for r in rows)
+        line = f"{model} | {set_name} | {view} | {gold}/{n} | {right}/{n} ({100 * right / n:.1f} %)"
+        if set_name.startswith("families"):
+            line += f" | {command}/{n} ({100 * command / n:.1f} %)"
+        print(line)
+    print(f"load at the end {os.getloadavg()}")
+    return 0
+
+
 def leakage(args: argparse.Namespace) -> int:
     """How close the recipes' phrasings come to the sets that measure them (the dev tasks,
     the everyday set, the held-out phrasings): the Jaccard similarity of normalised words
@@ -263,6 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--top", type=int, default=5, help="nearest pairs shown per set")
     k.add_argument("--max", type=float, default=0.8, help="exit 1 at this similarity or above")
     k.set_defaults(func=leakage)
+    c = sub.add_parser("calls", help="the model's recipe calls against gold ones")
+    c.add_argument("--models", default="first-values,default", help="comma-separated")
+    c.add_argument("--instances", type=int, default=5, help="unseen draws per family")
+    c.add_argument("--limit", type=int, default=0, help="only the first N of each set")
+    c.set_defaults(func=calls)
     e = sub.add_parser("eval")
     e.add_argument("--set", choices=("everyday", "dev"), default="everyday")
     e.add_argument("--recipes", choices=("on", "off"), default="on")

@@ -8,6 +8,7 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +63,30 @@ def outside_tmp() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(dir=base))
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def accepts() -> Iterator[Any]:
+    """``accepts(gbnf, text)``: whether llama.cpp's grammar engine takes ``text`` as a
+    whole reply (token by token, then the end of generation)."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from shellagent.model.embedded import embedded_model_path
+    from shellagent.model.grammar_gate import GrammarGate
+
+    llm = llama_cpp.Llama(model_path=str(embedded_model_path()), vocab_only=True, verbose=False)
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    end = int(llm.token_eos())
+
+    def accepts(gbnf: str, text: str) -> bool:
+        gate = GrammarGate(vocab, int(llm.n_vocab()), gbnf)
+        try:
+            for token in llm.tokenize(text.encode(), add_bos=False, special=False):
+                if not gate.allows(token):
+                    return False
+                gate.accept(token)
+            return gate.allows(end)
+        finally:
+            gate.close()
+
+    yield accepts
+    llm.close()

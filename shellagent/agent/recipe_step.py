@@ -217,38 +217,18 @@ class _Filled:
 def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     """Answer the task with a recipe if one fits; raises ``SessionEnd`` when it did.
     Returns when the free loop should take over (``state.origin`` is then ``"free"``)."""
-    from shellagent.recipes.fitness import rerank
-
-    shelf, usable = _ranked(book, state.task, state.task)
-    # Whether any recipe fits is the words' call (FITS was measured on them); which one,
-    # and how sure, is then also the shapes'.
-    if not usable or usable[0].score < book.fits:
+    trying = book.try_uncertain and not state.config.dry_run  # a dry run runs nothing
+    chosen = shortlist(book, state.task, lambda: _task_values(state), trying=trying)
+    if chosen is None:
         _to_free(state, "no recipe fits the task")
         return
-    values = _task_values(state)
-    marked = _fields_marked(state.task, values)
-    if marked != state.task:
-        shelf, usable = _ranked(book, marked, state.task)
-    book = shelf
-    if book.shapes:
-        usable = rerank(usable, book.recipes, state.task, values)
+    book, usable, values = chosen.book, chosen.usable, chosen.values
     state.turn += 1
     turn = state.turn
-    # A dry run runs no command, so nothing is tried either.
-    if usable[0].score >= book.confident or not book.try_uncertain or state.config.dry_run:
-        # The ranker is right here far more often than a 135M model's pick among
-        # recipes: only those about as good as the best are offered.
-        close = [c for c in usable[1 : book.offered] if c.score >= usable[0].score - CLOSE]
-        shortlist = [usable[0], *close]
-        offers = [_offer(book.recipes[c.name], values) for c in shortlist]
-        filled = _fill(state, book, offers, shortlist)
+    if chosen.confident:
+        filled = _fill(state, book, chosen.offers, chosen.shortlist)
     else:
-        shortlist = [
-            usable[0],
-            *(c for c in usable[1 : book.offered] if c.score >= book.fits - BAND),
-        ]
-        offers = [_offer(book.recipes[c.name], values) for c in shortlist]
-        filled = _try_each(state, book, offers, shortlist)
+        filled = _try_each(state, book, chosen.offers, chosen.shortlist)
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task")
         return
@@ -265,6 +245,55 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             _run_filled(state, again, values, run, state.turn)
             filled = again
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    """The recipes offered for a task: ``book`` with the composed ones the task asks for,
+    every usable recipe best first, the offered few and their offers (slots filled with
+    candidates from ``values``), and whether the best is sure enough to be filled alone."""
+
+    book: RecipeBook
+    usable: list[Candidate]
+    shortlist: list[Candidate]
+    offers: list[Offer]
+    values: TaskValues
+    confident: bool
+
+
+def shortlist(
+    book: RecipeBook, task: str, read_values: Callable[[], TaskValues], *, trying: bool = True
+) -> Shortlist | None:
+    """What the model is offered for ``task``; None when no recipe fits. ``read_values``
+    reads what the task names (with the working directory's listing at run time); it is
+    called only when a recipe fits. ``trying``: uncertain rankings may be tried."""
+    from shellagent.recipes.fitness import rerank
+
+    shelf, usable = _ranked(book, task, task)
+    # Whether any recipe fits is the words' call (FITS was measured on them); which one,
+    # and how sure, is then also the shapes'.
+    if not usable or usable[0].score < book.fits:
+        return None
+    values = read_values()
+    marked = _fields_marked(task, values)
+    if marked != task:
+        shelf, usable = _ranked(book, marked, task)
+    book = shelf
+    if book.shapes:
+        usable = rerank(usable, book.recipes, task, values)
+    confident = usable[0].score >= book.confident or not trying
+    if confident:
+        # The ranker is right here far more often than a 135M model's pick among
+        # recipes: only those about as good as the best are offered.
+        close = [c for c in usable[1 : book.offered] if c.score >= usable[0].score - CLOSE]
+        offered = [usable[0], *close]
+    else:
+        offered = [
+            usable[0],
+            *(c for c in usable[1 : book.offered] if c.score >= book.fits - BAND),
+        ]
+    offers = [_offer(book.recipes[c.name], values) for c in offered]
+    return Shortlist(book, usable, offered, offers, values, confident)
 
 
 def _with_endings(

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shellagent.cli.argtypes import positive_int, subcommand
@@ -45,6 +46,22 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     tester.add_argument("--json", action="store_true", help="one JSON object per recipe")
     subcommand(sub, "index", cmd_index, "train the ranker that picks recipes (install does it)")
+    sft = subcommand(sub, "sft", cmd_sft, "task -> recipe call pairs as SFT data for `train`")
+    sft.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    sft.add_argument(
+        "--instances", type=int, default=20, metavar="N",
+        help="drawn instances of each task family a recipe maps (20)",
+    )  # fmt: skip
+    sft.add_argument(
+        "--phrasings", type=int, default=2500, metavar="N",
+        help="this many of the recipes' phrasings written out with their tests' values "
+        "(2500; 0: none)",
+    )  # fmt: skip
+    sft.add_argument(
+        "--choices", type=float, default=0.3, metavar="P",
+        help="share of tasks also given with the best three recipes, shuffled (0.3)",
+    )  # fmt: skip
+    sft.add_argument("--seed", type=int, default=0, metavar="S", help="draws and samples")
     adder = subcommand(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
     adder.add_argument(
         "--from", dest="session", required=True, metavar="SESSION",
@@ -289,3 +306,49 @@ def cmd_add(args: argparse.Namespace) -> int:
     for text in render_all(recipe, {}):
         print(f"  $ {text}")
     return 0
+
+
+def cmd_sft(args: argparse.Namespace) -> int:
+    """Write (task -> recipe call) pairs for `shellagent train`, prompted as the recipe step
+    prompts the model: drawn instances of the task families the recipes map and the
+    recipes' own phrasings, each with the recipes the ranker offers for it and the gold
+    reply {"use": NAME, "args": {...}}.
+
+    example: shellagent recipes sft -o calls.jsonl && shellagent train calls.jsonl -o calls.gguf
+    """
+    import random
+
+    from shellagent.taskgen.calls import family_calls, phrasing_calls, records
+
+    if args.instances < 0 or args.phrasings < 0 or not 0 <= args.choices <= 1:
+        raise InputError("--instances and --phrasings must be >= 0, --choices in [0, 1]")
+    book = _book()
+    recipes = list(book.recipes.values())
+    phrased = list(phrasing_calls(recipes))
+    random.Random(args.seed).shuffle(phrased)
+    calls = [*family_calls(recipes, args.instances, f"sft{args.seed}"), *phrased[: args.phrasings]]
+    started, count, shuffled = time.monotonic(), 0, 0
+    kinds = {"family": 0, "phrasing": 0}
+    with open(args.output, "w", encoding="utf-8") as f:
+        for record in records(book, calls, choices=args.choices, seed=args.seed):
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+            kinds[record["source"].split()[0]] += 1
+            shuffled += record["source"].endswith(" choices")
+    print(
+        f"wrote {count} conversations to {args.output} from {len(calls)} tasks "
+        f"({kinds['family']} of task families, {kinds['phrasing']} of phrasings; {shuffled} "
+        f"with the best three offered, shuffled) in {time.monotonic() - started:.0f} s; "
+        "tasks no recipe fits, or whose call needs a value the task does not say, are left out",
+        file=sys.stderr,
+    )
+    return 0 if count else 1
+
+
+def _book() -> Any:
+    """The recipes a session would use (shipped and yours) with their ranker."""
+    from shellagent import paths
+    from shellagent.agent.recipe_step import RecipeBook
+
+    _catalog()  # its problems are warned of once
+    return RecipeBook.load(cache_dir=paths.cache_dir())

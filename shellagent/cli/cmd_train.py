@@ -26,6 +26,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("data", nargs="+", type=Path, metavar="EXPORT.jsonl")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="ADAPTER.gguf")
     parser.add_argument("--base", default="default", help="base model: catalog name or GGUF")
+    parser.add_argument(
+        "--from", dest="start_from", type=Path, default=None, metavar="ADAPTER.gguf",
+        help="train this adapter (of the same base) further; its rank and alpha are kept",
+    )  # fmt: skip
     parser.add_argument("--epochs", type=float, default=1.0)
     parser.add_argument("--steps", type=int, default=None, help="overrides --epochs")
     parser.add_argument("--learning-rate", "--lr", type=float, default=2e-4, dest="lr")
@@ -60,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         batch_tokens=args.batch_tokens,
         held_out=args.held_out,
+        start_from=args.start_from.expanduser() if args.start_from else None,
     )
     stop = threading.Event()
     try:

@@ -73,3 +73,38 @@ def write_adapter(
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+
+
+def read_adapter(
+    path: Path, *, n_head: int, n_head_kv: int
+) -> tuple[float, dict[tuple[int, str], tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]]:
+    """A GGUF LoRA adapter's alpha and its (layer, HF module) -> (A, B) matrices in
+    transformers' layout: what ``write_adapter`` wrote, read back to train further."""
+    import gguf
+
+    from shellagent.errors import InputError
+    from shellagent.training.base import unpermute_rows
+
+    to_hf = {v: k for k, v in HF_TO_GGUF.items()}
+    reader = gguf.GGUFReader(str(path))
+    field = reader.fields.get("adapter.lora.alpha")
+    if field is None:
+        raise InputError(f"{path} has no adapter.lora.alpha: not a LoRA adapter")
+    alpha = float(field.parts[field.data[0]][0])
+    found: dict[tuple[int, str], dict[str, np.ndarray[Any, Any]]] = {}
+    for tensor in reader.tensors:
+        parts = tensor.name.split(".")  # blk.N.attn_q.weight.lora_a
+        if len(parts) != 5 or parts[0] != "blk" or parts[2] not in to_hf:
+            raise InputError(f"{path}: unexpected tensor {tensor.name}")
+        if tensor.tensor_type != gguf.GGMLQuantizationType.F32:
+            raise InputError(f"{path}: {tensor.name} is not f32 (only f32 adapters train on)")
+        shape = tuple(int(n) for n in reversed(tensor.shape))
+        array = np.array(tensor.data, dtype=np.float32).reshape(shape)
+        module = to_hf[parts[2]]
+        if parts[4] == "lora_b" and module == "self_attn.q_proj":
+            array = unpermute_rows(array, n_head)
+        elif parts[4] == "lora_b" and module == "self_attn.k_proj":
+            array = unpermute_rows(array, n_head_kv)
+        found.setdefault((int(parts[1]), module), {})[parts[4]] = array
+    pairs = {where: (ab["lora_a"], ab["lora_b"]) for where, ab in found.items()}
+    return alpha, pairs

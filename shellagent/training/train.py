@@ -20,7 +20,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -60,6 +60,7 @@ class TrainConfig:
     held_out: float = 0.05
     save_every: int = 20
     targets: tuple[str, ...] = TARGETS
+    start_from: Path | None = None  # an adapter of this base to train further
 
     def fingerprint(self) -> str:
         """What makes a checkpoint resumable: everything but the step budget and threads."""
@@ -191,6 +192,9 @@ def train(
     pad = int(tok._llm.token_eos())
     del tok
     model = load_float_base(gguf)
+    start = _start_from(cfg, gguf, base_sha, model.config) if cfg.start_from else None
+    if start is not None:  # its rank and alpha are the run's
+        cfg = replace(cfg, rank=start.rank, alpha=start.alpha)
     lora = peft.LoraConfig(
         r=cfg.rank,
         lora_alpha=cfg.alpha,
@@ -202,6 +206,8 @@ def train(
     with warnings.catch_warnings():  # transformers' deprecations inside PEFT: not ours to fix
         warnings.simplefilter("ignore", FutureWarning)
         model = peft.get_peft_model(model, lora)
+    if start is not None:
+        start.load_into(model, torch)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=0.0)
     rng = random.Random(cfg.seed)
@@ -308,6 +314,10 @@ def train(
         "train_loss": f"{sum(losses[-10:]) / max(1, len(losses[-10:])):.4f}",
         "held_out_loss": f"{after:.4f}" if after is not None else "",
     }
+    if cfg.start_from is not None:
+        from shellagent.model.adapters import file_sha256
+
+        info["from"] = f"{cfg.start_from.name} {file_sha256(cfg.start_from)}"
     _export(model, cfg, base_sha, base_name, info)
     checkpoint.unlink(missing_ok=True)
     return TrainResult(
@@ -323,6 +333,61 @@ def train(
         adapter_bytes=cfg.output.stat().st_size,
         info=info,
     )
+
+
+@dataclass(frozen=True)
+class _Start:
+    """An adapter's matrices to start from, in transformers' layout."""
+
+    alpha: float
+    pairs: dict[tuple[int, str], tuple[Matrix, Matrix]]
+
+    @property
+    def rank(self) -> int:
+        return int(next(iter(self.pairs.values()))[0].shape[0])
+
+    def load_into(self, model: Any, torch: Any) -> None:
+        """Copy the matrices into ``model``'s LoRA weights (PEFT), every one of them."""
+        import re
+
+        pattern = re.compile(r"layers\.(\d+)\.(self_attn\.\w+|mlp\.\w+)\.lora_([AB])\.")
+        filled = 0
+        with torch.no_grad():
+            for key, param in model.named_parameters():
+                m = pattern.search(key)
+                if m is None:
+                    continue
+                pair = self.pairs.get((int(m.group(1)), m.group(2)))
+                if pair is None:
+                    raise InputError(
+                        f"the adapter has no LoRA for {m.group(2)} of layer {m.group(1)}"
+                    )
+                matrix = pair[0] if m.group(3) == "A" else pair[1]
+                if tuple(param.shape) != matrix.shape:
+                    raise InputError(
+                        f"the adapter's {key} is {matrix.shape}, not {tuple(param.shape)}"
+                    )
+                param.copy_(torch.from_numpy(matrix))
+                filled += 1
+        if filled != 2 * len(self.pairs):
+            raise InputError("the adapter's LoRA places are not the ones this run trains")
+
+
+def _start_from(cfg: TrainConfig, gguf: Path, base_sha: str, config: Any) -> _Start:
+    """The adapter ``cfg.start_from``, checked to be one of this base."""
+    from shellagent.model.adapters import check_adapter
+    from shellagent.training.export import read_adapter
+
+    assert cfg.start_from is not None
+    check_adapter(cfg.start_from, gguf, base_sha256=base_sha)
+    alpha, pairs = read_adapter(
+        cfg.start_from,
+        n_head=int(config.num_attention_heads),
+        n_head_kv=int(config.num_key_value_heads),
+    )
+    if not pairs:
+        raise InputError(f"{cfg.start_from} holds no LoRA matrices")
+    return _Start(alpha, pairs)
 
 
 def _duration(seconds: float) -> str:

@@ -5,7 +5,6 @@ only typed values, free text only where a pattern or text goes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -79,33 +78,6 @@ OFFERS = [
         ),
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def accepts() -> Iterator[Any]:
-    """``accepts(gbnf, text)``: whether llama.cpp's grammar engine takes ``text`` as a
-    whole reply (token by token, then the end of generation)."""
-    llama_cpp = pytest.importorskip("llama_cpp")
-    from shellagent.model.embedded import embedded_model_path
-    from shellagent.model.grammar_gate import GrammarGate
-
-    llm = llama_cpp.Llama(model_path=str(embedded_model_path()), vocab_only=True, verbose=False)
-    vocab = llama_cpp.llama_model_get_vocab(llm.model)
-    end = int(llm.token_eos())
-
-    def accepts(gbnf: str, text: str) -> bool:
-        gate = GrammarGate(vocab, int(llm.n_vocab()), gbnf)
-        try:
-            for token in llm.tokenize(text.encode(), add_bos=False, special=False):
-                if not gate.allows(token):
-                    return False
-                gate.accept(token)
-            return gate.allows(end)
-        finally:
-            gate.close()
-
-    yield accepts
-    llm.close()
 
 
 @pytest.mark.model

@@ -92,27 +92,54 @@ def test_llama_cpp_with_the_adapter_computes_what_the_trained_model_does(
 
 
 def _load_gguf_adapter(model: object, path: Path) -> None:
-    import gguf
     import torch
 
-    from shellagent.training.base import unpermute_rows
-    from shellagent.training.export import HF_TO_GGUF
+    from shellagent.training.export import read_adapter
     from tests.training.tiny_model import HEADS, KV_HEADS
 
-    back = {v: k for k, v in HF_TO_GGUF.items()}
-    weights = {
-        t.name: np.array(t.data).reshape(tuple(reversed(t.shape)))
-        for t in gguf.GGUFReader(str(path)).tensors
-    }
+    _, pairs = read_adapter(path, n_head=HEADS, n_head_kv=KV_HEADS)
     state = model.state_dict()  # type: ignore[attr-defined]
-    for name, array in weights.items():
-        _, layer, kind, _, which = name.split(".")
-        module = back[kind]
-        if which == "lora_b" and kind in ("attn_q", "attn_k"):
-            array = unpermute_rows(array, HEADS if kind == "attn_q" else KV_HEADS)
-        key = next(k for k in state if f"layers.{layer}.{module}.lora_{which[-1].upper()}" in k)
-        state[key] = torch.from_numpy(np.ascontiguousarray(array))
+    for (layer, module), (a, b) in pairs.items():
+        for which, array in (("A", a), ("B", b)):
+            key = next(k for k in state if f"layers.{layer}.{module}.lora_{which}" in k)
+            state[key] = torch.from_numpy(np.ascontiguousarray(array))
     model.load_state_dict(state)  # type: ignore[attr-defined]
+
+
+def test_training_goes_on_from_an_adapter_of_the_same_base(
+    tiny_model: Path, sft_file: Path, tmp_path: Path
+) -> None:
+    """--from: the run starts where the adapter left off (its held-out loss, its matrices),
+    keeps its rank and alpha, and says where it came from; another base's is refused."""
+    import gguf
+
+    from shellagent.training.export import read_adapter
+    from tests.training.tiny_model import HEADS, KV_HEADS
+
+    first = tmp_path / "first.gguf"
+    trained = train(_config(tiny_model, sft_file, first), progress=lambda _l: None)
+    # a learning rate too small to move anything: the matrices come back as they went in
+    again = tmp_path / "again.gguf"
+    cfg = _config(
+        tiny_model, sft_file, again, steps=1, learning_rate=1e-12, rank=4, alpha=3.0,
+        start_from=first,
+    )  # fmt: skip
+    result = train(cfg, progress=lambda _l: None)
+    assert result.held_out_loss_before == pytest.approx(trained.held_out_loss_after, rel=1e-4)
+    alpha, old = read_adapter(first, n_head=HEADS, n_head_kv=KV_HEADS)
+    alpha_again, new = read_adapter(again, n_head=HEADS, n_head_kv=KV_HEADS)
+    assert alpha_again == alpha == 16.0 and set(new) == set(old)
+    for where, (a, b) in old.items():
+        assert np.allclose(new[where][0], a, atol=1e-6) and np.allclose(new[where][1], b, atol=1e-6)
+    meta = {f.name: f for f in gguf.GGUFReader(str(again)).fields.values()}
+    said = bytes(meta["shellagent.train.from"].parts[-1]).decode()
+    assert said.startswith("first.gguf ")
+    other = tmp_path / "other.gguf"
+    from tests.training.tiny_model import write_tiny_model
+
+    write_tiny_model(other, seed=7)
+    with pytest.raises(ModelUnavailable, match="trained for another base model"):
+        train(_config(other, sft_file, tmp_path / "x.gguf", start_from=first), progress=print)
 
 
 def test_a_stopped_run_resumes_from_its_checkpoint(

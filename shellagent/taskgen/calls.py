@@ -1,0 +1,224 @@
+"""Recipe calls as training data: (task → ``{"use", "args"}``) pairs, prompted exactly as
+the recipe step prompts the model at run time (``shellagent recipes sft``).
+
+The tasks come from the generator, never from a set that measures: drawn instances of
+each task family a recipe maps (``family_args`` turns the instance's slots into the
+recipe's arguments), and each recipe's phrasings written out with its tests' arguments.
+For each task the recipe step's own ``shortlist`` decides what is offered (the ranker,
+the shapes, the values read from the task's words; no directory listing, as there is no
+working directory), so the prompt is the run-time prompt. The reply is the gold call,
+written as the grammar writes it.
+
+A task the ranker does not fit is left out (at run time it goes to the free loop, so
+there is no call to learn), as is one whose gold values the grammar would not admit (a
+value the task does not say, for a slot that takes only what the task says). When the
+gold recipe is not among the offers, it takes the place of the last one: the model then
+learns to read the offers rather than to copy the first. Some tasks are also given with
+the best three recipes offered in a shuffled order (``choices``), so that choosing by the
+summary is learned too.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypedDict
+
+from shellagent.agent.recipe_grammar import FREE, FREE_OF_TYPE, TEXT_MAX, Offer
+from shellagent.agent.recipe_step import RecipeBook, Shortlist, _offer, prompt, shortlist
+from shellagent.errors import InputError
+from shellagent.recipes import Recipe, SlotError, phrase, render
+from shellagent.recipes.candidates import read_task
+
+__all__ = [
+    "Call",
+    "CallRecord",
+    "admits",
+    "check_reply",
+    "conversation",
+    "family_calls",
+    "offered",
+    "offers_for",
+    "phrasing_calls",
+    "records",
+    "top_offers",
+]
+
+
+@dataclass(frozen=True)
+class Call:
+    """A task and the recipe call that does it (every slot's value, defaults included)."""
+
+    task: str
+    recipe: str
+    args: dict[str, str]
+    source: str  # "family NAME#N" or "phrasing N"
+
+    def reply(self, offer: Offer) -> str:
+        """The call as the grammar writes it: slots in the offer's order."""
+        args = {slot.name: self.args[slot.name] for slot in offer.slots}
+        return json.dumps({"use": self.recipe, "args": args}, ensure_ascii=False)
+
+
+class CallRecord(TypedDict):
+    """One line of the SFT file: the chat, and where its task came from."""
+
+    messages: list[dict[str, str]]
+    recipe: str
+    source: str
+
+
+def family_calls(recipes: Iterable[Recipe], instances: int, seed: str) -> Iterator[Call]:
+    """``instances`` drawn instances of each task family a recipe maps, as calls of it.
+    ``seed`` makes the draws; the recipe tests draw with their own."""
+    import shellagent.taskgen.families  # noqa: F401 - registers the families
+    from shellagent.taskgen.family import FAMILIES, Draw
+
+    for recipe in recipes:
+        family = FAMILIES.get(recipe.family) if recipe.family else None
+        if family is None or not recipe.family_args:
+            continue
+        for n in range(instances):
+            drawn = family.make(Draw(random.Random(f"{seed}:{recipe.name}:{n}")))
+            try:
+                given = {k: form.format_map(drawn.slots) for k, form in recipe.family_args.items()}
+                args = recipe.args(given)
+                render(recipe, args)
+            except (KeyError, SlotError):
+                continue  # the recipe tests report these
+            yield Call(drawn.task, recipe.name, args, f"family {recipe.family}#{n + 1}")
+
+
+def phrasing_calls(recipes: Iterable[Recipe]) -> Iterator[Call]:
+    """Each phrasing of each recipe written out with its tests' arguments, in turn."""
+    for recipe in recipes:
+        for test_args in (t.args for t in recipe.tests):
+            try:
+                args = recipe.args(test_args)
+            except SlotError:
+                continue
+            for i in range(len(recipe.phrasings)):
+                try:
+                    text = phrase(recipe, test_args, i)
+                except SlotError:
+                    continue
+                if "{" not in text:  # every placeholder has a value
+                    yield Call(text, recipe.name, args, f"phrasing {i + 1}")
+
+
+def offered(book: RecipeBook, call: Call) -> Shortlist | None:
+    """The run-time shortlist for ``call``'s task (no directory listing)."""
+    return shortlist(book, call.task, lambda: read_task(call.task))
+
+
+def offers_for(
+    book: RecipeBook, call: Call, *, choices: bool = False, rng: random.Random | None = None
+) -> list[Offer] | None:
+    """What the model is shown for ``call.task``: the recipe step's offers, the gold
+    recipe among them; None when the ranker fits no recipe. ``choices``: the best three
+    (the gold among them) in a shuffled order."""
+    listed = offered(book, call)
+    if listed is None or call.recipe not in book.recipes:
+        return None
+    offers = list(listed.offers)
+    if choices:
+        others = [c for c in listed.usable if c.name != call.recipe][:2]
+        offers = [o for o in offers if o.name == call.recipe] + [
+            _offer(listed.book.recipes[c.name], listed.values) for c in others
+        ]
+    if not any(o.name == call.recipe for o in offers):  # in the last one's place
+        offers[-1:] = [_offer(listed.book.recipes[call.recipe], listed.values)]
+    if choices:
+        offers = offers[:3]
+        (rng or random.Random(call.task)).shuffle(offers)
+    return offers
+
+
+def conversation(
+    book: RecipeBook, call: Call, *, choices: bool = False, rng: random.Random | None = None
+) -> CallRecord | None:
+    """The prompt the recipe step would give for ``call.task`` (``offers_for``) and the
+    gold reply; None when no recipe fits or the grammar could not write the gold values."""
+    offers = offers_for(book, call, choices=choices, rng=rng)
+    if offers is None:
+        return None
+    gold = next(o for o in offers if o.name == call.recipe)
+    if not admits(gold, call.args):
+        return None
+    messages = prompt(call.task, offers)
+    messages.append({"role": "assistant", "content": call.reply(gold)})
+    return CallRecord(messages=messages, recipe=call.recipe, source=call.source)
+
+
+def top_offers(listed: Shortlist, n: int) -> list[Offer]:
+    """The ranker's best ``n`` as offers, in its order (the uncertain path's shape)."""
+    return [_offer(listed.book.recipes[c.name], listed.values) for c in listed.usable[:n]]
+
+
+def admits(offer: Offer, args: dict[str, str]) -> bool:
+    """Whether the ``use`` grammar of ``offer`` admits ``args`` (``use_format``'s rules)."""
+    for slot in offer.slots:
+        value = args.get(slot.name)
+        if value is None:
+            return False
+        if value in slot.values():
+            continue
+        if not (slot.free or not slot.values()):
+            return False
+        kind = "text" if slot.type in ("pattern", "text") else FREE_OF_TYPE.get(slot.type)
+        if kind is None:
+            return False
+        if kind == "text":  # printable, no quote (JSON writes a backslash as two)
+            if not 0 < len(value) <= TEXT_MAX or not value.isprintable() or '"' in value:
+                return False
+            if value[0].isspace():
+                return False
+        elif not re.fullmatch(FREE[kind][1].strip("^$"), value):
+            return False
+    return True
+
+
+def records(
+    book: RecipeBook,
+    calls: Sequence[Call],
+    *,
+    choices: float = 0.3,
+    seed: int = 0,
+) -> Iterator[CallRecord]:
+    """The conversations of ``calls`` (those that can be written), and for a share
+    ``choices`` of them also the three-offer variant."""
+    rng = random.Random(seed)
+    for call in calls:
+        record = conversation(book, call)
+        if record is not None:
+            yield record
+        if rng.random() < choices:
+            variant = conversation(book, call, choices=True, rng=rng)
+            if variant is not None and (
+                record is None or variant["messages"] != record["messages"]
+            ):
+                yield CallRecord(
+                    messages=variant["messages"],
+                    recipe=variant["recipe"],
+                    source=f"{variant['source']} choices",
+                )
+
+
+def check_reply(book: RecipeBook, call: Call, reply: str) -> tuple[bool, bool]:
+    """(right recipe, right command) for a model's ``reply`` to ``call``'s prompt: the
+    command the reply renders is the gold call's."""
+    try:
+        data = json.loads(reply)
+        name, args = str(data["use"]), {str(k): str(v) for k, v in data["args"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False, False
+    if name != call.recipe:
+        return False, False
+    recipe = book.recipes[name]
+    try:
+        return True, render(recipe, args) == render(recipe, call.args)
+    except (SlotError, InputError):
+        return True, False

@@ -1,0 +1,204 @@
+"""Recipe calls as training data: drawn from the task families, prompted exactly as the
+recipe step prompts, answered with a reply its grammar admits and that renders the gold
+command; the held-out draws are not the training ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellagent.agent.actions import UseAction, parse_action
+from shellagent.agent.recipe_grammar import use_format
+from shellagent.agent.recipe_step import RecipeBook, prompt
+from shellagent.cli.main import main
+from shellagent.recipes import load, render
+from shellagent.recipes.rank import Ranker
+from shellagent.taskgen.calls import (
+    Call,
+    admits,
+    check_reply,
+    conversation,
+    family_calls,
+    offered,
+    offers_for,
+    phrasing_calls,
+    records,
+)
+
+NAMES = (
+    "largest_files",
+    "largest_files_tree",
+    "count_processes",
+    "count_all_processes",
+    "newest_file",
+    "config_set_value",
+    "change_shell",
+    "count_matching_lines",
+    "replace_in_file",
+    "user_shell",
+)
+
+
+@pytest.fixture(scope="module")
+def book() -> RecipeBook:
+    catalog = load()
+    recipes = {name: catalog.get(name) for name in NAMES}
+    return RecipeBook(recipes, Ranker.train(list(recipes.values())))
+
+
+def test_family_calls_are_draws_with_every_value_and_a_seed_of_their_own(
+    book: RecipeBook,
+) -> None:
+    recipes = list(book.recipes.values())
+    calls = list(family_calls(recipes, 3, "train"))
+    mapped = [r for r in recipes if r.family and r.family_args]
+    assert len(calls) == 3 * len(mapped) and len(mapped) >= 5
+    for call in calls:
+        recipe = book.recipes[call.recipe]
+        assert set(call.args) == set(recipe.slots)  # defaults written out too
+        assert call.source.startswith(f"family {recipe.family}#")
+        render(recipe, call.args)
+        assert "{" not in call.task
+    other = {c.task for c in family_calls(recipes, 3, "heldout")}
+    assert other != {c.task for c in calls}
+
+
+def test_phrasing_calls_write_out_every_phrasing_with_the_tests_values(
+    book: RecipeBook,
+) -> None:
+    recipe = book.recipes["largest_files"]
+    calls = [c for c in phrasing_calls([recipe])]
+    assert len(calls) == len(recipe.phrasings) * len(recipe.tests)
+    assert all(c.args == recipe.args(recipe.tests[0].args) for c in calls[: len(recipe.phrasings)])
+    assert all("{" not in c.task for c in calls)
+
+
+@pytest.mark.model
+def test_a_record_is_the_run_time_prompt_and_a_reply_its_grammar_admits(
+    book: RecipeBook, accepts: Any
+) -> None:
+    recipes = list(book.recipes.values())
+    calls = list(family_calls(recipes, 2, "t")) + list(phrasing_calls(recipes))[::7]
+    written = 0
+    for call in calls:
+        record = conversation(book, call)
+        if record is None:
+            continue
+        written += 1
+        offers = offers_for(book, call)
+        listed = offered(book, call)
+        assert offers is not None and listed is not None
+        if any(o.name == call.recipe for o in listed.offers):
+            assert offers == listed.offers  # what the recipe step offers at run time
+        messages = record["messages"]
+        assert messages[:-1] == prompt(call.task, offers)
+        reply = messages[-1]
+        assert reply["role"] == "assistant" and record["recipe"] == call.recipe
+        action = parse_action(reply["content"])
+        assert isinstance(action, UseAction) and action.use == call.recipe
+        assert accepts(use_format(offers).gbnf, reply["content"]), reply["content"]
+        recipe = book.recipes[call.recipe]
+        assert render(recipe, dict(action.arguments)) == render(recipe, call.args)
+        assert check_reply(book, call, reply["content"]) == (True, True)
+    assert written >= len(calls) // 2
+
+
+@pytest.mark.model
+def test_a_gold_recipe_the_ranker_did_not_offer_takes_the_last_place(
+    book: RecipeBook, accepts: Any
+) -> None:
+    task = "What are the 5 largest files in ~/Documents?"
+    call = Call(task, "user_shell", {"user": "root"}, "test")
+    listed = offered(book, call)
+    assert listed is not None and "user_shell" not in [o.name for o in listed.offers]
+    record = conversation(book, call)
+    assert record is not None
+    system = record["messages"][0]["content"]
+    lines = [line for line in system.splitlines() if line.startswith("- ")]
+    assert len(lines) == len(listed.offers) and lines[-1].startswith("- user_shell:")
+    assert json.loads(record["messages"][-1]["content"]) == {
+        "use": "user_shell",
+        "args": {"user": "root"},
+    }
+
+
+def test_values_the_grammar_would_not_admit_are_left_out(book: RecipeBook) -> None:
+    task = "What are the 5 largest files in ~/Documents?"
+    good = Call(task, "largest_files", {"dir": "~/Documents", "count": "5"}, "test")
+    assert conversation(book, good) is not None
+    # a count the task never says, for a slot offered only what the task says
+    assert (
+        conversation(book, Call(task, "largest_files", {"dir": "~/Documents", "count": "7"}, "t"))
+        is None
+    )
+    listed = offered(book, good)
+    assert listed is not None
+    offer = next(o for o in listed.offers if o.name == "largest_files")
+    assert admits(offer, good.args) and not admits(offer, {"dir": "~/Documents"})
+    # a task no recipe fits has no call to learn
+    assert (
+        conversation(book, Call("compile the kernel with clang", "largest_files", {}, "t")) is None
+    )
+
+
+def test_the_three_offer_variant_shuffles_and_keeps_the_gold(book: RecipeBook) -> None:
+    calls = list(family_calls(list(book.recipes.values()), 2, "v"))
+    made = list(records(book, calls, choices=1.0, seed=3))
+    variants = [r for r in made if r["source"].endswith("choices")]
+    assert variants
+    for record in variants:
+        lines = [x for x in record["messages"][0]["content"].splitlines() if x.startswith("- ")]
+        assert 2 <= len(lines) <= 3  # the best three the ranker has
+        assert any(x.startswith(f"- {record['recipe']}:") for x in lines)
+    firsts = {
+        next(x for x in r["messages"][0]["content"].splitlines() if x.startswith("- ")).split(":")[
+            0
+        ][2:]
+        == r["recipe"]
+        for r in variants
+    }
+    assert firsts == {True, False}  # the gold is not always first
+
+
+def test_a_wrong_or_broken_reply_is_scored_as_such(book: RecipeBook) -> None:
+    call = Call("t", "largest_files", {"dir": "/srv", "count": "5"}, "t")
+    right = '{"use": "largest_files", "args": {"dir": "/srv", "count": "5"}}'
+    assert check_reply(book, call, right) == (True, True)
+    assert check_reply(book, call, right.replace('"5"', '"3"')) == (True, False)
+    assert check_reply(book, call, right.replace("largest_files", "newest_file")) == (False, False)
+    assert check_reply(book, call, "not json") == (False, False)
+    assert check_reply(book, call, '{"use": "largest_files", "args": {"dir": "/srv; rm -rf ~"') == (
+        False,
+        False,
+    )
+
+
+@pytest.mark.slow  # trains the ranker of every shipped recipe (about a minute)
+def test_shellagent_recipes_sft_writes_what_the_trainer_reads(tmp_path: Path) -> None:
+    from shellagent.training.data import load_conversations
+
+    out = tmp_path / "calls.jsonl"
+    code = main(
+        [
+            "recipes",
+            "sft",
+            "-o",
+            str(out),
+            "--instances",
+            "1",
+            "--phrasings",
+            "20",
+            "--choices",
+            "0",
+        ]
+    )
+    assert code == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert 20 <= len(lines) <= 20 + 60
+    sources = {r["source"].split()[0] for r in lines}
+    assert sources == {"family", "phrasing"}
+    assert len(load_conversations([out])) == len(lines)
+    assert main(["recipes", "sft", "-o", str(out), "--choices", "2"]) == 2
