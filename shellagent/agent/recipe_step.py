@@ -10,14 +10,17 @@ starts here (``attempt``), and only falls through to the free loop when no recip
 2. **Confident** (the best score at least ``RecipeBook.confident``): the model fills the
    best recipe's slots in one reply, under a grammar that admits only its name and, per
    slot, the values the task names (``recipe_grammar``). The recipe renders the command.
-   (Recipes within ``CLOSE`` of the best are offered beside it; measured, the ranker
-   chooses better than a 135M model, so only a tie is the model's to break.)
+   The ranker chooses, the model fills: measured on unseen draws of the task families,
+   the held-out phrasings and the everyday labels (``bench/recipes_bench.py calls``),
+   the ranker's first is the right recipe more often than a 135M model's pick among
+   several, with or without an adapter trained on recipe calls, while the model fills
+   the slots better than the first values do.
 3. **Uncertain** (at least ``RecipeBook.fits``): the best ``offered`` recipes are
-   filled, one by the model's reply, the others with each slot's first value, and each
-   rendering is *tried before it is shown*: a read-only one confined in the session's
-   shell (the kernel refuses its writes), a writer on its own overlay copy of the working
-   directory (``WriterTrial``; without one, writers are not tried). The one whose result
-   fits best (``fit``) is chosen, the ranker's order breaking ties.
+   filled, the ranker's first by the model's reply, the others with each slot's first
+   value, and each rendering is *tried before it is shown*: a read-only one confined in
+   the session's shell (the kernel refuses its writes), a writer on its own overlay copy
+   of the working directory (``WriterTrial``; without one, writers are not tried). The
+   one whose result fits best (``fit``) is chosen, the ranker's order breaking ties.
 4. The chosen command then goes through the policy and approval exactly as a ``cmd``
    would (the loop's own path). If it runs and exits 0, the session ends: a question's
    answer is its output, an action says what ran.
@@ -80,11 +83,7 @@ OFFERED = 3
 POOL = 12
 # A recipe is offered beside the best one only when its score is this close to FITS or above.
 BAND = 0.3
-# When confident, another recipe is offered beside the best only when this close to it.
-# Measured on the everyday set (docs/results.md): offered within 0.15, the model chose a
-# worse recipe than the ranker's first more often than a better one.
-CLOSE = 0.02
-# What the model's own choice adds to a tried rendering's score: a tie-break only (with
+# What the model's own filling adds to a tried rendering's score: a tie-break only (with
 # 0.25 the model's pick beat better-ranked renderings that ran as cleanly).
 MODEL_CHOICE = 0.01
 USE_MAX_TOKENS = 120
@@ -283,10 +282,7 @@ def shortlist(
         usable = rerank(usable, book.recipes, task, values)
     confident = usable[0].score >= book.confident or not trying
     if confident:
-        # The ranker is right here far more often than a 135M model's pick among
-        # recipes: only those about as good as the best are offered.
-        close = [c for c in usable[1 : book.offered] if c.score >= usable[0].score - CLOSE]
-        offered = [usable[0], *close]
+        offered = [usable[0]]  # the ranker chooses, the model fills
     else:
         offered = [
             usable[0],
@@ -409,7 +405,7 @@ def _run_filled(
     run(state, RunAction(cmd=filled.command, why=_why(filled)), turn)
     if len(state.commands) > ran:
         result = state.commands[-1]
-        if result.exit_code == 0 and not result.timed_out and not result.refused:
+        if answered(filled.recipe.kind, result) and not result.timed_out and not result.refused:
             if saved_to is not None:
                 raise SessionEnd("finished", f"Saved to {saved_to[0]}: {result.command}")
             raise SessionEnd("finished", _answer(filled.recipe, result))
@@ -581,6 +577,8 @@ def _generate(state: SessionState, offers: Sequence[Offer]) -> tuple[Generation,
     action = parse_action(generation.text)
     if not isinstance(action, UseAction):
         raise InputError("the reply is not a use action")
+    if action.use not in {offer.name for offer in offers}:  # a server that ignored the schema
+        raise InputError(f"the reply names {action.use}, which was not offered")
     return generation, action
 
 
@@ -599,7 +597,7 @@ def _render(book: RecipeBook, action: UseAction) -> tuple[Recipe, str] | None:
 def _fill(
     state: SessionState, book: RecipeBook, offers: Sequence[Offer], ranked: Sequence[Candidate]
 ) -> _Filled | None:
-    """One reply: the model chooses among ``offers`` and fills the chosen one."""
+    """One reply: the model fills the offered recipe (the ranker's choice)."""
     try:
         generation, action = _generate(state, offers)
     except InputError:
@@ -618,17 +616,17 @@ def _try_each(
     *,
     ask_model: bool = True,
 ) -> _Filled | None:
-    """One reply chooses and fills a recipe, as when confident; the other offers are filled
-    with each slot's first value (what the task names first, else the default). Every
-    rendering is tried where it cannot change the real files, and the one whose result
-    fits best is kept (the model's choice wins a tie)."""
+    """One reply fills the ranker's first recipe, as when confident; the other offers are
+    filled with each slot's first value (what the task names first, else the default).
+    Every rendering is tried where it cannot change the real files, and the one whose
+    result fits best is kept (the model's filling wins a tie)."""
     from shellagent.policy import ShellState
 
     generation: Generation | None = None
     chosen: UseAction | None = None
     if ask_model:
-        with contextlib.suppress(InputError):
-            generation, chosen = _generate(state, offers)
+        with contextlib.suppress(InputError):  # the model fills the ranker's first
+            generation, chosen = _generate(state, offers[:1])
     fills: list[tuple[UseAction, float]] = []
     for offer, candidate in zip(offers, ranked, strict=False):
         if chosen is not None and chosen.use == offer.name:
@@ -717,7 +715,7 @@ def fit(task: str, kind: str, result: CommandResult | None) -> float:
         return UNTRIED[kind == "question"]
     if result.timed_out or result.refused:
         return -3.0
-    score = 2.0 if result.exit_code == 0 else -2.0
+    score = 2.0 if answered(kind, result) else -2.0
     output = result.output
     if _ERRORS.search(output):
         score -= 1.0
@@ -733,6 +731,17 @@ def fit(task: str, kind: str, result: CommandResult | None) -> float:
     return score
 
 
+def answered(kind: str, result: CommandResult) -> bool:
+    """Whether a recipe's command did its job: exit 0; or, for a question, output ending a
+    pipeline whose reader stopped early: with ``pipefail`` on, ``sort … | head -n 1``
+    exits 141 (SIGPIPE) whenever ``sort`` still had output when ``head`` had enough, a
+    race the size of the input decides."""
+    if result.exit_code == 0:
+        return True
+    return kind == "question" and result.exit_code == SIGPIPE_EXIT and bool(result.output.strip())
+
+
+SIGPIPE_EXIT = 128 + 13
 # An untried rendering's fit (action, question): as a clean run that says what the task
 # names. Trying is for catching renderings that fail; a lower-ranked one that merely ran
 # should not win over a better-ranked one that could not be tried.

@@ -544,6 +544,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
     outputs: list[str] = []
     listed = set(_tidy(e) for e in listing)
     listed_as_dirs = set(listed_dirs)
+    resolved: set[str] = set()  # names the listing found elsewhere: not offered as written
     for path in explicit:
         last = path.rstrip("/").rsplit("/", 1)[-1]
         # "/etc/cron.daily" looks like a file; the listing knows it is a folder
@@ -556,6 +557,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
             found = _resolve([path], listed_files, word_set)
             if found:
                 files += [_tidy(f) for f in found]
+                resolved.add(path)  # the name stands for what the listing found
                 continue
             joined = _joined(task, path)
             files += [*joined, path]
@@ -566,6 +568,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
             found = [e for e in listing if _tidy(e).endswith("/" + path.rstrip("/"))]
             if found:
                 (dirs if found[0].endswith("/") else files).append(_tidy(found[0]))
+                resolved.add(path)
                 continue
         if is_file:
             files.append(path)
@@ -642,7 +645,7 @@ def read_task(task: str, listing: Sequence[str] = (), home: str = "") -> TaskVal
     signals = [s for s in SIGNALS if re.search(rf"\b(SIG)?{s}\b", task)]
     texts = _asked_texts(task, {*globs, *exts, *(f".{e}" for e in exts)})
     return TaskValues(
-        paths=_unique([*explicit, *dirs, *files]),
+        paths=_unique([*(p for p in explicit if p not in resolved), *dirs, *files]),
         dirs=_unique(dirs),
         files=_unique(files),
         outputs=_unique(outputs),

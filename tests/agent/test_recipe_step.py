@@ -219,6 +219,36 @@ def test_a_fitting_recipe_answers_the_question_with_its_output(
     assert '"\\"big\\""' in fmt.gbnf  # the folder the task names is a candidate value
 
 
+def test_a_question_whose_reader_stopped_early_is_answered(
+    book: RecipeBook, workspace: Path
+) -> None:
+    """With pipefail, `sort … | head -n 1` exits 141 when head had enough before sort was
+    done writing (a race the input's size decides): its output is the answer. An action
+    that exits 141 did not do its job."""
+    import subprocess
+
+    from shellagent.agent.recipe_step import answered
+    from shellagent.sandbox import CommandResult
+
+    real = subprocess.run(
+        ["bash", "-c", "set -o pipefail; yes | head -n 1"], capture_output=True, text=True
+    )
+    assert real.returncode == 141 and real.stdout == "y\n"  # the premise, on this machine
+    fake = FakeShell({"ls -S big | head -n 1": ("huge.bin\n", 141)}, cwd=str(workspace))
+    outcome, sink, _ = run(
+        "which 1 files in big are the largest",
+        [use("largest_files", dir="big", count="1")],
+        fake,
+        book,
+        workspace,
+    )
+    assert outcome.reason == "finished" and outcome.summary == "huge.bin"
+    cut = CommandResult("x | head -n 1", "", 141, 0.1)
+    assert not answered("question", cut)  # nothing printed: no answer
+    assert not answered("action", replace(cut, output="moved\n"))
+    assert answered("question", replace(cut, output="huge.bin\n"))
+
+
 def test_a_value_its_type_refuses_is_never_rendered_and_the_free_loop_takes_over(
     book: RecipeBook, workspace: Path
 ) -> None:
@@ -301,7 +331,8 @@ def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_th
     }
     fake = FakeShell(answers, cwd=str(workspace))
     unsure = replace(book, confident=99.0, fits=-99.0)
-    # The model picks the wrong recipe; the others are filled from the task and tried too.
+    # The model names a recipe it was not offered (a server that ignores the schema): the
+    # reply is not used; the offers are filled from the task and tried.
     wrong = use("count_entries", dir=".")
     outcome, sink, backend = run(
         "how many lines does notes.txt have", [wrong], fake, unsure, workspace
@@ -312,7 +343,7 @@ def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_th
     assert [e.command for e in sink.of_type(Execution)] == ["wc -l < notes.txt"]
     assert len(backend.calls) == 1  # one reply: the others were filled without the model
     root = format_of(backend).gbnf.splitlines()[0]
-    assert root.count("|") == 2  # the model could choose among all three
+    assert root.count("|") == 0  # the model fills the ranker's first; the ranker chooses
     record = sink.of_type(ModelTurn)[0].action
     assert record is not None and record["use"] == "count_lines"
     codes = {t["recipe"]: t["exit_code"] for t in json.loads(record["tried"])}
@@ -324,25 +355,48 @@ def test_when_the_chosen_recipe_fails_the_next_ones_are_tried_without_the_model(
     book: RecipeBook, workspace: Path
 ) -> None:
     answers = {
-        "cd . && ls | wc -l": ("ls: cannot open directory '.': Permission denied\n", 2),
-        "(\nwc -l < notes.txt\n)": ("3\n", 0),
-        "wc -l < notes.txt": ("3\n", 0),
+        "wc -l < notes.txt": ("wc: notes.txt: Permission denied\n", 1),
+        "(\ncd . && ls | wc -l\n)": ("2\n", 0),
+        "cd . && ls | wc -l": ("2\n", 0),
     }
     fake = FakeShell(answers, default=("", 1), cwd=str(workspace))
     sure = replace(book, confident=-99.0, fits=-99.0, offered=4)
     outcome, sink, backend = run(
-        "how many lines does notes.txt have", [use("count_entries", dir=".")], fake, sure, workspace
+        "how many lines does notes.txt have",
+        [use("count_lines", file="notes.txt")],
+        fake,
+        sure,
+        workspace,
     )
-    assert outcome.reason == "finished" and outcome.summary == "3"
+    assert outcome.reason == "finished" and outcome.summary == "2"
     # the recipe that did it is the outcome's origin (the first, failed one is not)
-    assert outcome.origin.startswith("recipe ") and outcome.origin != "recipe count_entries"
+    assert outcome.origin.startswith("recipe ") and outcome.origin != "recipe count_lines"
     assert [e.command for e in sink.of_type(Execution)] == [
-        "cd . && ls | wc -l",
         "wc -l < notes.txt",
+        "cd . && ls | wc -l",
     ]
     assert len(backend.calls) == 1  # the second chance asked the model nothing
     uses = [t.action["use"] for t in sink.of_type(ModelTurn) if t.action]
-    assert uses == ["count_entries", "count_lines"]
+    assert uses == ["count_lines", "count_entries"]
+
+
+def test_a_reply_naming_a_recipe_not_offered_is_not_run(book: RecipeBook, workspace: Path) -> None:
+    """The ranker chooses: a reply for another recipe (a server that ignored the schema)
+    runs nothing; the task goes on without recipes."""
+    fake = FakeShell({}, default=("", 0), cwd=str(workspace))
+    sure = replace(book, confident=-99.0, fits=-99.0)
+    outcome, sink, backend = run(
+        "how many lines does notes.txt have",
+        [use("count_entries", dir="."), '{"done": "cannot"}'],
+        fake,
+        sure,
+        workspace,
+    )
+    assert not sink.of_type(Execution)
+    root = format_of(backend).gbnf.splitlines()[0]
+    assert root.count("|") == 0 and "count-lines" in root
+    notes = [m.content for m in sink.of_type(ChatMessage) if m.role == "system"]
+    assert any("could not be filled" in n for n in notes), notes
 
 
 def test_a_writer_is_tried_on_an_overlay_copy_and_the_real_files_stay(

@@ -55,6 +55,21 @@ def test_a_bare_name_is_resolved_against_the_listing() -> None:
     assert candidates_for("dir", values) == ["projects/webshop"]
 
 
+def test_a_name_the_listing_found_elsewhere_is_not_offered_as_written() -> None:
+    """"access.log" is logs/access.log here: a file slot is not offered a name that does
+    not exist where the command runs (a model copying the task's words would take it)."""
+    for task in (
+        "Which URL in access.log failed with a 500 most often?",
+        "How many contacts (Documents/contacts.csv) live in Berlin?",
+    ):
+        values = read_task(task, LISTING)
+        offered = candidates_for("file", values)
+        listed = {e.removeprefix("./").rstrip("/") for e in LISTING}
+        assert offered and all(o in listed for o in offered), offered
+    # without a listing the name is all there is
+    assert candidates_for("file", read_task("Which URL in access.log failed?")) == ["access.log"]
+
+
 def test_an_output_named_with_its_folder_is_joined() -> None:
     task = "Combine the logs into a single file named 'last_week.txt' in '/tmp'."
     assert candidates_for("output", read_task(task))[0] == "/tmp/last_week.txt"
