@@ -56,8 +56,8 @@ def test_a_bare_name_is_resolved_against_the_listing() -> None:
 
 
 def test_a_name_the_listing_found_elsewhere_is_not_offered_as_written() -> None:
-    """"access.log" is logs/access.log here: a file slot is not offered a name that does
-    not exist where the command runs (a model copying the task's words would take it)."""
+    """Here access.log is logs/access.log: a file slot is not offered a name that does not
+    exist where the command runs (a model copying the task's words would take it)."""
     for task in (
         "Which URL in access.log failed with a 500 most often?",
         "How many contacts (Documents/contacts.csv) live in Berlin?",
