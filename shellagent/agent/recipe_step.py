@@ -237,7 +237,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     # tried; one that runs cleanly is shown. Only then the free loop.
     if failed and book.try_uncertain and not state.config.dry_run and not state.cancel.is_set():
         rest = [c for c in usable[: book.offered] if c.name != filled.recipe.name]
-        offers = [_offer(book.recipes[c.name], values) for c in rest]
+        offers = [make_offer(book.recipes[c.name], values) for c in rest]
         again = _try_each(state, book, offers, rest, ask_model=False) if rest else None
         if again is not None and max(t.score for t in again.tried) > 0:
             state.turn += 1
@@ -288,7 +288,7 @@ def shortlist(
             usable[0],
             *(c for c in usable[1 : book.offered] if c.score >= book.fits - BAND),
         ]
-    offers = [_offer(book.recipes[c.name], values) for c in offered]
+    offers = [make_offer(book.recipes[c.name], values) for c in offered]
     return Shortlist(book, usable, offered, offers, values, confident)
 
 
@@ -514,7 +514,7 @@ def _read_only(state: SessionState, command: str) -> list[str]:
     return [] if result.timed_out else [line for line in result.output.splitlines() if line]
 
 
-def _offer(recipe: Recipe, values: TaskValues) -> Offer:
+def make_offer(recipe: Recipe, values: TaskValues) -> Offer:
     from shellagent.recipes.candidates import listed_folders, slot_candidates
 
     found = slot_candidates(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from shellagent.agent.recipe_grammar import FREE, FREE_OF_TYPE, TEXT_MAX, Offer
-from shellagent.agent.recipe_step import RecipeBook, Shortlist, _offer, prompt, shortlist
+from shellagent.agent.recipe_step import RecipeBook, Shortlist, make_offer, prompt, shortlist
 from shellagent.errors import InputError
 from shellagent.recipes import Recipe, SlotError, phrase, render
 from shellagent.recipes.candidates import read_task
@@ -127,10 +127,10 @@ def offers_for(
     if choices:
         others = [c for c in listed.usable if c.name != call.recipe][:2]
         offers = [o for o in offers if o.name == call.recipe] + [
-            _offer(listed.book.recipes[c.name], listed.values) for c in others
+            make_offer(listed.book.recipes[c.name], listed.values) for c in others
         ]
     if not any(o.name == call.recipe for o in offers):  # in the last one's place
-        offers[-1:] = [_offer(listed.book.recipes[call.recipe], listed.values)]
+        offers[-1:] = [make_offer(listed.book.recipes[call.recipe], listed.values)]
     if choices:
         offers = offers[:3]
         (rng or random.Random(call.task)).shuffle(offers)
@@ -155,7 +155,7 @@ def conversation(
 
 def top_offers(listed: Shortlist, n: int) -> list[Offer]:
     """The ranker's best ``n`` as offers, in its order (the uncertain path's shape)."""
-    return [_offer(listed.book.recipes[c.name], listed.values) for c in listed.usable[:n]]
+    return [make_offer(listed.book.recipes[c.name], listed.values) for c in listed.usable[:n]]
 
 
 def admits(offer: Offer, args: dict[str, str]) -> bool:

@@ -658,7 +658,7 @@ def test_a_listing_cut_at_its_limit_still_resolves_what_the_task_names(
 
 
 def test_a_file_slot_with_a_default_is_offered_no_folder_and_a_required_one_is() -> None:
-    from shellagent.agent.recipe_step import _offer
+    from shellagent.agent.recipe_step import make_offer
     from shellagent.recipes import Recipe, Slot
     from shellagent.recipes.candidates import read_task
 
@@ -671,7 +671,7 @@ def test_a_file_slot_with_a_default_is_offered_no_folder_and_a_required_one_is()
         ("cd {dir} && sha256sum -c {sums}",),
         {"dir": Slot("dir", "dir", default="."), "sums": Slot("sums", "file", default="SUMS")},
     )
-    offered = {s.name: s.values() for s in _offer(sums, values).slots}
+    offered = {s.name: s.values() for s in make_offer(sums, values).slots}
     assert offered == {"dir": ("Downloads", "."), "sums": ("SUMS",)}
     stat = Recipe(
         "permission_query",
@@ -681,7 +681,7 @@ def test_a_file_slot_with_a_default_is_offered_no_folder_and_a_required_one_is()
         ("stat -c %a {file}",),
         {"file": Slot("file", "file")},
     )
-    assert _offer(stat, values).slots[0].values() == ("Downloads",)
+    assert make_offer(stat, values).slots[0].values() == ("Downloads",)
 
 
 def test_a_column_is_chosen_from_the_header_of_the_file_the_task_names(
