@@ -123,17 +123,15 @@ def offers_for(
     listed = offered(book, call)
     if listed is None or call.recipe not in book.recipes:
         return None
-    offers = list(listed.offers)
-    if choices:
+    gold = make_offer(listed.book.recipes[call.recipe], listed.values)
+    if choices:  # the gold and the ranker's best two others, shuffled
         others = [c for c in listed.usable if c.name != call.recipe][:2]
-        offers = [o for o in offers if o.name == call.recipe] + [
-            make_offer(listed.book.recipes[c.name], listed.values) for c in others
-        ]
-    if not any(o.name == call.recipe for o in offers):  # in the last one's place
-        offers[-1:] = [make_offer(listed.book.recipes[call.recipe], listed.values)]
-    if choices:
-        offers = offers[:3]
+        offers = [gold, *(make_offer(listed.book.recipes[c.name], listed.values) for c in others)]
         (rng or random.Random(call.task)).shuffle(offers)
+        return offers
+    offers = list(listed.offers)
+    if not any(o.name == call.recipe for o in offers):  # in the last one's place
+        offers[-1:] = [gold]
     return offers
 
 
