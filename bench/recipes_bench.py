@@ -25,9 +25,11 @@ for several models on the same prompts (``--models default,default+calls.gguf``;
 ``first-values`` is the ranker's first with each slot's first value). Three sets, none a
 training source: unseen draws of the task families the recipes map (seed ``heldout``;
 recipe and command right), the held-out phrasings and the everyday labels (recipe right:
-they carry no values). Each is asked twice: with the offers the recipe step makes at run
-time, and with the ranker's best three (the gold one may be missing), which measures
-whether the model could be trusted to choose among more.
+they carry no values). A draw's and an everyday task's setup is run in a throwaway sandbox
+first, so the offers are made from its working directory as at run time. Each is asked
+twice: with the offers the recipe step makes at run time, and with the ranker's best
+three (the gold one may be missing), which measures whether the model could be trusted
+to choose among more.
 
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py calls \
         --models first-values,default,default+calls.gguf
@@ -232,7 +234,7 @@ def calls(args: argparse.Namespace) -> int:
 
     book = RecipeBook.load()
     recipes = list(book.recipes.values())
-    everyday = {t["id"]: t["task"] for t in _lines(EVERYDAY)}
+    everyday = {t["id"]: t for t in _lines(EVERYDAY)}
     sets: dict[str, list[Call]] = {
         "families (unseen draws)": list(family_calls(recipes, args.instances, "heldout")),
         "held-out phrasings": [
@@ -241,7 +243,13 @@ def calls(args: argparse.Namespace) -> int:
             if r["recipe"] in book.recipes
         ],
         "everyday labels": [
-            Call(everyday[r["id"]], r["recipe"], {}, "everyday")
+            Call(
+                everyday[r["id"]]["task"],
+                r["recipe"],
+                {},
+                "everyday",
+                tuple(everyday[r["id"]]["setup_commands"]),
+            )
             for r in _lines(LABELS)
             if r["recipe"] in book.recipes
         ],

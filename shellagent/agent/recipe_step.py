@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from shellagent.recipes.candidates import TaskValues
     from shellagent.recipes.compose import Ending, Pick
     from shellagent.recipes.rank import Candidate, Ranker
-    from shellagent.sandbox import CommandResult
+    from shellagent.sandbox import CommandResult, Shell
 
 __all__ = [
     "CONFIDENT",
@@ -69,6 +69,8 @@ __all__ = [
     "indexing",
     "fit",
     "honest",
+    "read_only",
+    "task_values",
 ]
 
 # Thresholds on the ranker's score, a one-vs-rest margin, measured with
@@ -460,9 +462,15 @@ def _to_free(state: SessionState, why: str) -> None:
 
 
 def _task_values(state: SessionState) -> TaskValues:
-    """What the task names, with names resolved against a read-only listing of the
-    working directory and the folders the task names, and the columns and keys of the
-    CSV and JSON files it names (read the same way)."""
+    """What the task names, read against the session's working directory."""
+    return task_values(state.task, lambda command: read_only(state.shell, command))
+
+
+def task_values(task: str, read: Callable[[str], list[str]]) -> TaskValues:
+    """What ``task`` names, with names resolved against a listing of the working
+    directory and the folders the task names, and the columns and keys of the CSV and
+    JSON files it names; ``read`` runs a read-only command and gives the lines it
+    printed (``read_only``)."""
     from shellagent.recipes.candidates import (
         fields_command,
         listing_command,
@@ -470,11 +478,11 @@ def _task_values(state: SessionState) -> TaskValues:
         read_task,
     )
 
-    values = read_task(state.task, _read_only(state, listing_command(state.task)))
+    values = read_task(task, read(listing_command(task)))
     command = fields_command(values)
     if not command:
         return values
-    found = read_fields("\n".join(_read_only(state, command)), state.task)
+    found = read_fields("\n".join(read(command)), task)
     return replace(
         values, fields=found.names, number_fields=found.numbers, holding_fields=found.holding
     )
@@ -503,12 +511,12 @@ def _fields_marked(task: str, values: TaskValues) -> str:
     )
 
 
-def _read_only(state: SessionState, command: str) -> list[str]:
+def read_only(shell: Shell, command: str) -> list[str]:
     """The lines ``command`` prints, run confined (it may read, never write); [] when it
     cannot run. Whatever it printed counts: a long listing cut by `head` ends 141
     (SIGPIPE, the shell has pipefail on), one with an unreadable folder ends 1."""
     try:
-        result = state.shell.run(command, timeout=10, confined=True)
+        result = shell.run(command, timeout=10, confined=True)
     except ShellagentError:
         return []  # no listing: names the task gives without a folder stay as they are
     return [] if result.timed_out else [line for line in result.output.splitlines() if line]

@@ -58,8 +58,8 @@ def add_parser(subparsers: Any) -> None:
         "(2500; 0: none)",
     )  # fmt: skip
     sft.add_argument(
-        "--choices", type=float, default=0.3, metavar="P",
-        help="share of tasks also given with the best three recipes, shuffled (0.3)",
+        "--choices", type=float, default=0.0, metavar="P",
+        help="share of tasks also given with the best three recipes, shuffled (0: none)",
     )  # fmt: skip
     sft.add_argument("--seed", type=int, default=0, metavar="S", help="draws and samples")
     adder = subcommand(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")

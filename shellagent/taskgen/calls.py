@@ -5,33 +5,43 @@ The tasks come from the generator, never from a set that measures: drawn instanc
 each task family a recipe maps (``family_args`` turns the instance's slots into the
 recipe's arguments), and each recipe's phrasings written out with its tests' arguments.
 For each task the recipe step's own ``shortlist`` decides what is offered (the ranker,
-the shapes, the values read from the task's words; no directory listing, as there is no
-working directory), so the prompt is the run-time prompt. The reply is the gold call,
-written as the grammar writes it.
+the shapes, the values read from the task's words and the working directory), so the
+prompt is the run-time prompt: a drawn instance's setup is run in a throwaway sandbox and
+its working directory listed and read as the recipe step reads a user's (``task_values``),
+so the offers name the files as they are named at run time; a phrasing has no working
+directory to list. The reply is the gold call, written as the grammar writes it.
 
 A task the ranker does not fit is left out (at run time it goes to the free loop, so
 there is no call to learn), as is one whose gold values the grammar would not admit (a
 value the task does not say, for a slot that takes only what the task says). When the
 gold recipe is not among the offers, it takes the place of the last one: the model then
-learns to read the offers rather than to copy the first. Some tasks are also given with
-the best three recipes offered in a shuffled order (``choices``), so that choosing by the
-summary is learned too.
+learns to read the offers rather than to copy the first. Tasks may also be given with
+the best three recipes offered in a shuffled order (``choices``; none by default: at run
+time the ranker chooses and the model fills).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
 from shellagent.agent.recipe_grammar import FREE, FREE_OF_TYPE, TEXT_MAX, Offer
-from shellagent.agent.recipe_step import RecipeBook, Shortlist, make_offer, prompt, shortlist
+from shellagent.agent.recipe_step import (
+    RecipeBook,
+    Shortlist,
+    make_offer,
+    prompt,
+    read_only,
+    shortlist,
+    task_values,
+)
 from shellagent.errors import InputError
 from shellagent.recipes import Recipe, SlotError, phrase, render
-from shellagent.recipes.candidates import read_task
 
 __all__ = [
     "Call",
@@ -56,6 +66,7 @@ class Call:
     recipe: str
     args: dict[str, str]
     source: str  # "family NAME#N" or "phrasing N"
+    setup: tuple[str, ...] = ()  # makes the working directory the task is about
 
     def reply(self, offer: Offer) -> str:
         """The call as the grammar writes it: slots in the offer's order."""
@@ -89,7 +100,8 @@ def family_calls(recipes: Iterable[Recipe], instances: int, seed: str) -> Iterat
                 render(recipe, args)
             except (KeyError, SlotError):
                 continue  # the recipe tests report these
-            yield Call(drawn.task, recipe.name, args, f"family {recipe.family}#{n + 1}")
+            source = f"family {recipe.family}#{n + 1}"
+            yield Call(drawn.task, recipe.name, args, source, drawn.setup)
 
 
 def phrasing_calls(recipes: Iterable[Recipe]) -> Iterator[Call]:
@@ -110,8 +122,38 @@ def phrasing_calls(recipes: Iterable[Recipe]) -> Iterator[Call]:
 
 
 def offered(book: RecipeBook, call: Call) -> Shortlist | None:
-    """The run-time shortlist for ``call``'s task (no directory listing)."""
-    return shortlist(book, call.task, lambda: read_task(call.task))
+    """The run-time shortlist for ``call``'s task, its working directory made by the
+    call's setup (the task's words alone when it has none)."""
+    with _working_directory(call.setup) as read:
+        return shortlist(book, call.task, lambda: task_values(call.task, read))
+
+
+@contextlib.contextmanager
+def _working_directory(setup: Sequence[str]) -> Iterator[Callable[[str], list[str]]]:
+    """A reader of read-only commands' output in a throwaway sandbox where ``setup`` has
+    run (started only when first read); it reads nothing when there is no setup or the
+    setup fails."""
+    from shellagent.eval.runner import fresh_shell_command, pristine_environment
+    from shellagent.sandbox import Sandbox
+
+    shell: Sandbox | None = None
+    ready: bool | None = None if setup else False
+
+    def read(command: str) -> list[str]:
+        nonlocal shell, ready
+        if ready is None:
+            shell = Sandbox("ephemeral", timeout=60)
+            env, cwd = pristine_environment(shell)
+            ready = all(
+                shell.run(fresh_shell_command(part, env, cwd)).exit_code == 0 for part in setup
+            )
+        return read_only(shell, command) if ready and shell is not None else []
+
+    try:
+        yield read
+    finally:
+        if shell is not None:
+            shell.close()
 
 
 def offers_for(
@@ -183,7 +225,7 @@ def records(
     book: RecipeBook,
     calls: Sequence[Call],
     *,
-    choices: float = 0.3,
+    choices: float = 0.0,
     seed: int = 0,
 ) -> Iterator[CallRecord]:
     """The conversations of ``calls`` (those that can be written), and for a share

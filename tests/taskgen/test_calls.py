@@ -125,6 +125,26 @@ def test_a_gold_recipe_the_ranker_did_not_offer_takes_the_last_place(
     }
 
 
+def test_a_drawn_task_is_offered_what_its_working_directory_holds(book: RecipeBook) -> None:
+    """The setup runs in a throwaway sandbox and the offers name the file where it is, as
+    the recipe step's listing names it at run time; the words alone cannot."""
+    task = "How many lines of notes.txt mention alpha?"
+    setup = ("mkdir -p docs", "printf 'alpha\\nbeta\\nalpha two\\n' > docs/notes.txt")
+    args = {"file": "docs/notes.txt", "pattern": "alpha"}
+    drawn = Call(task, "count_matching_lines", args, "test", setup)
+    listed = offered(book, drawn)
+    assert listed is not None
+    gold = next(o for o in listed.offers if o.name == "count_matching_lines")
+    assert next(s for s in gold.slots if s.name == "file").values() == ("docs/notes.txt",)
+    record = conversation(book, drawn)
+    assert record is not None and "one of: docs/notes.txt" in record["messages"][0]["content"]
+    # without the directory the file is offered as the task writes it, which is not the gold
+    assert conversation(book, Call(task, "count_matching_lines", args, "test")) is None
+    # a setup that fails leaves the words alone
+    broken = Call(task, "count_matching_lines", args, "test", ("exit 3",))
+    assert conversation(book, broken) is None
+
+
 def test_values_the_grammar_would_not_admit_are_left_out(book: RecipeBook) -> None:
     task = "What are the 5 largest files in ~/Documents?"
     good = Call(task, "largest_files", {"dir": "~/Documents", "count": "5"}, "test")
