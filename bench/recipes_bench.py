@@ -26,10 +26,9 @@ for several models on the same prompts (``--models default,default+calls.gguf``;
 training source: unseen draws of the task families the recipes map (seed ``heldout``;
 recipe and command right), the held-out phrasings and the everyday labels (recipe right:
 they carry no values). A draw's and an everyday task's setup is run in a throwaway sandbox
-first, so the offers are made from its working directory as at run time. Each is asked
-twice: with the offers the recipe step makes at run time, and with the ranker's best
-three (the gold one may be missing), which measures whether the model could be trusted
-to choose among more.
+first, so the values are offered from its working directory as at run time. Each is asked
+as the recipe step asks (the ranker's first recipe alone, the model fills it: "run
+time"), and a draw also with its gold recipe alone ("gold alone": filling only).
 
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py calls \
         --models first-values,default,default+calls.gguf
@@ -230,7 +229,7 @@ def calls(args: argparse.Namespace) -> int:
     from shellagent.agent.recipe_grammar import use_format
     from shellagent.agent.recipe_step import USE_MAX_TOKENS, RecipeBook, prompt
     from shellagent.model import load_backend
-    from shellagent.taskgen.calls import Call, check_reply, family_calls, offered, top_offers
+    from shellagent.taskgen.calls import Call, check_reply, family_calls, offer_for, offered
 
     book = RecipeBook.load()
     recipes = list(book.recipes.values())
@@ -262,8 +261,10 @@ def calls(args: argparse.Namespace) -> int:
             listed = offered(book, call)
             if listed is None:
                 continue  # no recipe fits: the free loop's, not a call
-            asked.append((set_name, "as offered", call, listed.offers))
-            asked.append((set_name, "best three", call, top_offers(listed, 3)))
+            asked.append((set_name, "run time", call, listed.offers[:1]))
+            alone = offer_for(book, call)
+            if call.args and alone is not None:
+                asked.append((set_name, "gold alone", call, [alone]))
     print(f"{len(asked)} prompts; load {os.getloadavg()}", flush=True)
     results: dict[tuple[str, str, str], list[tuple[bool, bool, bool]]] = {}
     for model in args.models.split(","):

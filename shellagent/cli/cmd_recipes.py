@@ -57,10 +57,6 @@ def add_parser(subparsers: Any) -> None:
         help="this many of the recipes' phrasings written out with their tests' values "
         "(2500; 0: none)",
     )  # fmt: skip
-    sft.add_argument(
-        "--choices", type=float, default=0.0, metavar="P",
-        help="share of tasks also given with the best three recipes, shuffled (0: none)",
-    )  # fmt: skip
     sft.add_argument("--seed", type=int, default=0, metavar="S", help="draws and samples")
     adder = subcommand(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
     adder.add_argument(
@@ -310,8 +306,9 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_sft(args: argparse.Namespace) -> int:
     """Write (task -> recipe call) pairs for `shellagent train`, prompted as the recipe step
-    prompts the model: drawn instances of the task families the recipes map and the
-    recipes' own phrasings, each with the recipes the ranker offers for it and the gold
+    prompts the model: drawn instances of the task families the recipes map (their setup
+    run in a throwaway sandbox, so the values come from its listing) and the recipes' own
+    phrasings, each with its recipe offered as the recipe step offers it and the gold
     reply {"use": NAME, "args": {...}}.
 
     example: shellagent recipes sft -o calls.jsonl && shellagent train calls.jsonl -o calls.gguf
@@ -320,25 +317,24 @@ def cmd_sft(args: argparse.Namespace) -> int:
 
     from shellagent.taskgen.calls import family_calls, phrasing_calls, records
 
-    if args.instances < 0 or args.phrasings < 0 or not 0 <= args.choices <= 1:
-        raise InputError("--instances and --phrasings must be >= 0, --choices in [0, 1]")
+    if args.instances < 0 or args.phrasings < 0:
+        raise InputError("--instances and --phrasings must be >= 0")
     book = _book()
     recipes = list(book.recipes.values())
     phrased = list(phrasing_calls(recipes))
     random.Random(args.seed).shuffle(phrased)
     calls = [*family_calls(recipes, args.instances, f"sft{args.seed}"), *phrased[: args.phrasings]]
-    started, count, shuffled = time.monotonic(), 0, 0
+    started, count = time.monotonic(), 0
     kinds = {"family": 0, "phrasing": 0}
     with open(args.output, "w", encoding="utf-8") as f:
-        for record in records(book, calls, choices=args.choices, seed=args.seed):
+        for record in records(book, calls):
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
             kinds[record["source"].split()[0]] += 1
-            shuffled += record["source"].endswith(" choices")
     print(
         f"wrote {count} conversations to {args.output} from {len(calls)} tasks "
-        f"({kinds['family']} of task families, {kinds['phrasing']} of phrasings; {shuffled} "
-        f"with the best three offered, shuffled) in {time.monotonic() - started:.0f} s; "
+        f"({kinds['family']} of task families, {kinds['phrasing']} of phrasings) "
+        f"in {time.monotonic() - started:.0f} s; "
         "tasks no recipe fits, or whose call needs a value the task does not say, are left out",
         file=sys.stderr,
     )

@@ -4,20 +4,18 @@ the recipe step prompts the model at run time (``shellagent recipes sft``).
 The tasks come from the generator, never from a set that measures: drawn instances of
 each task family a recipe maps (``family_args`` turns the instance's slots into the
 recipe's arguments), and each recipe's phrasings written out with its tests' arguments.
-For each task the recipe step's own ``shortlist`` decides what is offered (the ranker,
-the shapes, the values read from the task's words and the working directory), so the
-prompt is the run-time prompt: a drawn instance's setup is run in a throwaway sandbox and
-its working directory listed and read as the recipe step reads a user's (``task_values``),
-so the offers name the files as they are named at run time; a phrasing has no working
-directory to list. The reply is the gold call, written as the grammar writes it.
+The model is asked as the recipe step asks it: to fill one recipe, the one the ranker
+chose, its slots offered the values the task and its working directory give (the ranker
+chooses, the model fills). A call is prompted with its gold recipe alone, its values read
+by the recipe step's own ``shortlist``: a drawn instance's setup is run in a throwaway
+sandbox and its working directory listed and read as the recipe step reads a user's
+(``task_values``), so the offers name the files as they are named at run time; a phrasing
+has no working directory to list. The reply is the gold call, written as the grammar
+writes it.
 
 A task the ranker does not fit is left out (at run time it goes to the free loop, so
 there is no call to learn), as is one whose gold values the grammar would not admit (a
-value the task does not say, for a slot that takes only what the task says). When the
-gold recipe is not among the offers, it takes the place of the last one: the model then
-learns to read the offers rather than to copy the first. Tasks may also be given with
-the best three recipes offered in a shuffled order (``choices``; none by default: at run
-time the ranker chooses and the model fills).
+value the task does not say, for a slot that takes only what the task says).
 """
 
 from __future__ import annotations
@@ -50,11 +48,10 @@ __all__ = [
     "check_reply",
     "conversation",
     "family_calls",
+    "offer_for",
     "offered",
-    "offers_for",
     "phrasing_calls",
     "records",
-    "top_offers",
 ]
 
 
@@ -156,46 +153,25 @@ def _working_directory(setup: Sequence[str]) -> Iterator[Callable[[str], list[st
             shell.close()
 
 
-def offers_for(
-    book: RecipeBook, call: Call, *, choices: bool = False, rng: random.Random | None = None
-) -> list[Offer] | None:
-    """What the model is shown for ``call.task``: the recipe step's offers, the gold
-    recipe among them; None when the ranker fits no recipe. ``choices``: the best three
-    (the gold among them) in a shuffled order."""
+def offer_for(book: RecipeBook, call: Call) -> Offer | None:
+    """The one recipe the model is asked to fill for ``call.task``, the gold one, with the
+    values the recipe step offers its slots; None when the ranker fits no recipe."""
     listed = offered(book, call)
-    if listed is None or call.recipe not in book.recipes:
+    if listed is None or call.recipe not in listed.book.recipes:
         return None
-    gold = make_offer(listed.book.recipes[call.recipe], listed.values)
-    if choices:  # the gold and the ranker's best two others, shuffled
-        others = [c for c in listed.usable if c.name != call.recipe][:2]
-        offers = [gold, *(make_offer(listed.book.recipes[c.name], listed.values) for c in others)]
-        (rng or random.Random(call.task)).shuffle(offers)
-        return offers
-    offers = list(listed.offers)
-    if not any(o.name == call.recipe for o in offers):  # in the last one's place
-        offers[-1:] = [gold]
-    return offers
+    return make_offer(listed.book.recipes[call.recipe], listed.values)
 
 
-def conversation(
-    book: RecipeBook, call: Call, *, choices: bool = False, rng: random.Random | None = None
-) -> CallRecord | None:
-    """The prompt the recipe step would give for ``call.task`` (``offers_for``) and the
-    gold reply; None when no recipe fits or the grammar could not write the gold values."""
-    offers = offers_for(book, call, choices=choices, rng=rng)
-    if offers is None:
+def conversation(book: RecipeBook, call: Call) -> CallRecord | None:
+    """The prompt the recipe step would give to fill ``call``'s recipe (``offer_for``) and
+    the gold reply; None when no recipe fits or the grammar could not write the gold
+    values."""
+    gold = offer_for(book, call)
+    if gold is None or not admits(gold, call.args):
         return None
-    gold = next(o for o in offers if o.name == call.recipe)
-    if not admits(gold, call.args):
-        return None
-    messages = prompt(call.task, offers)
+    messages = prompt(call.task, [gold])
     messages.append({"role": "assistant", "content": call.reply(gold)})
     return CallRecord(messages=messages, recipe=call.recipe, source=call.source)
-
-
-def top_offers(listed: Shortlist, n: int) -> list[Offer]:
-    """The ranker's best ``n`` as offers, in its order (the uncertain path's shape)."""
-    return [make_offer(listed.book.recipes[c.name], listed.values) for c in listed.usable[:n]]
 
 
 def admits(offer: Offer, args: dict[str, str]) -> bool:
@@ -221,30 +197,12 @@ def admits(offer: Offer, args: dict[str, str]) -> bool:
     return True
 
 
-def records(
-    book: RecipeBook,
-    calls: Sequence[Call],
-    *,
-    choices: float = 0.0,
-    seed: int = 0,
-) -> Iterator[CallRecord]:
-    """The conversations of ``calls`` (those that can be written), and for a share
-    ``choices`` of them also the three-offer variant."""
-    rng = random.Random(seed)
+def records(book: RecipeBook, calls: Iterable[Call]) -> Iterator[CallRecord]:
+    """The conversations of ``calls``, those that can be written."""
     for call in calls:
         record = conversation(book, call)
         if record is not None:
             yield record
-        if rng.random() < choices:
-            variant = conversation(book, call, choices=True, rng=rng)
-            if variant is not None and (
-                record is None or variant["messages"] != record["messages"]
-            ):
-                yield CallRecord(
-                    messages=variant["messages"],
-                    recipe=variant["recipe"],
-                    source=f"{variant['source']} choices",
-                )
 
 
 def check_reply(book: RecipeBook, call: Call, reply: str) -> tuple[bool, bool]:

@@ -22,8 +22,8 @@ from shellagent.taskgen.calls import (
     check_reply,
     conversation,
     family_calls,
+    offer_for,
     offered,
-    offers_for,
     phrasing_calls,
     records,
 )
@@ -88,11 +88,12 @@ def test_a_record_is_the_run_time_prompt_and_a_reply_its_grammar_admits(
         if record is None:
             continue
         written += 1
-        offers = offers_for(book, call)
+        gold = offer_for(book, call)
         listed = offered(book, call)
-        assert offers is not None and listed is not None
-        if any(o.name == call.recipe for o in listed.offers):
-            assert offers == listed.offers  # what the recipe step offers at run time
+        assert gold is not None and listed is not None
+        if listed.offers[0].name == call.recipe:
+            assert [gold] == listed.offers[:1]  # what the recipe step asks the model to fill
+        offers = [gold]
         messages = record["messages"]
         assert messages[:-1] == prompt(call.task, offers)
         reply = messages[-1]
@@ -106,23 +107,23 @@ def test_a_record_is_the_run_time_prompt_and_a_reply_its_grammar_admits(
     assert written >= len(calls) // 2
 
 
-@pytest.mark.model
-def test_a_gold_recipe_the_ranker_did_not_offer_takes_the_last_place(
-    book: RecipeBook, accepts: Any
+def test_the_gold_recipe_is_offered_alone_even_when_the_ranker_prefers_another(
+    book: RecipeBook,
 ) -> None:
     task = "What are the 5 largest files in ~/Documents?"
     call = Call(task, "user_shell", {"user": "root"}, "test")
     listed = offered(book, call)
-    assert listed is not None and "user_shell" not in [o.name for o in listed.offers]
+    assert listed is not None and listed.offers[0].name != "user_shell"
     record = conversation(book, call)
     assert record is not None
     system = record["messages"][0]["content"]
     lines = [line for line in system.splitlines() if line.startswith("- ")]
-    assert len(lines) == len(listed.offers) and lines[-1].startswith("- user_shell:")
+    assert len(lines) == 1 and lines[0].startswith("- user_shell:")
     assert json.loads(record["messages"][-1]["content"]) == {
         "use": "user_shell",
         "args": {"user": "root"},
     }
+    assert list(records(book, [call, call])) == [record, record]
 
 
 def test_a_drawn_task_is_offered_what_its_working_directory_holds(book: RecipeBook) -> None:
@@ -132,9 +133,8 @@ def test_a_drawn_task_is_offered_what_its_working_directory_holds(book: RecipeBo
     setup = ("mkdir -p docs", "printf 'alpha\\nbeta\\nalpha two\\n' > docs/notes.txt")
     args = {"file": "docs/notes.txt", "pattern": "alpha"}
     drawn = Call(task, "count_matching_lines", args, "test", setup)
-    listed = offered(book, drawn)
-    assert listed is not None
-    gold = next(o for o in listed.offers if o.name == "count_matching_lines")
+    gold = offer_for(book, drawn)
+    assert gold is not None
     assert next(s for s in gold.slots if s.name == "file").values() == ("docs/notes.txt",)
     record = conversation(book, drawn)
     assert record is not None and "one of: docs/notes.txt" in record["messages"][0]["content"]
@@ -154,33 +154,13 @@ def test_values_the_grammar_would_not_admit_are_left_out(book: RecipeBook) -> No
         conversation(book, Call(task, "largest_files", {"dir": "~/Documents", "count": "7"}, "t"))
         is None
     )
-    listed = offered(book, good)
-    assert listed is not None
-    offer = next(o for o in listed.offers if o.name == "largest_files")
+    offer = offer_for(book, good)
+    assert offer is not None
     assert admits(offer, good.args) and not admits(offer, {"dir": "~/Documents"})
     # a task no recipe fits has no call to learn
     assert (
         conversation(book, Call("compile the kernel with clang", "largest_files", {}, "t")) is None
     )
-
-
-def test_the_three_offer_variant_shuffles_and_keeps_the_gold(book: RecipeBook) -> None:
-    calls = list(family_calls(list(book.recipes.values()), 2, "v"))
-    made = list(records(book, calls, choices=1.0, seed=3))
-    variants = [r for r in made if r["source"].endswith("choices")]
-    assert variants
-    for record in variants:
-        lines = [x for x in record["messages"][0]["content"].splitlines() if x.startswith("- ")]
-        assert 2 <= len(lines) <= 3  # the best three the ranker has
-        assert any(x.startswith(f"- {record['recipe']}:") for x in lines)
-    firsts = {
-        next(x for x in r["messages"][0]["content"].splitlines() if x.startswith("- ")).split(":")[
-            0
-        ][2:]
-        == r["recipe"]
-        for r in variants
-    }
-    assert firsts == {True, False}  # the gold is not always first
 
 
 def test_a_wrong_or_broken_reply_is_scored_as_such(book: RecipeBook) -> None:
@@ -211,8 +191,6 @@ def test_shellagent_recipes_sft_writes_what_the_trainer_reads(tmp_path: Path) ->
             "1",
             "--phrasings",
             "20",
-            "--choices",
-            "0",
         ]
     )
     assert code == 0
@@ -221,4 +199,4 @@ def test_shellagent_recipes_sft_writes_what_the_trainer_reads(tmp_path: Path) ->
     sources = {r["source"].split()[0] for r in lines}
     assert sources == {"family", "phrasing"}
     assert len(load_conversations([out])) == len(lines)
-    assert main(["recipes", "sft", "-o", str(out), "--choices", "2"]) == 2
+    assert main(["recipes", "sft", "-o", str(out), "--instances", "-1"]) == 2
