@@ -624,10 +624,10 @@ def _try_each(
     *,
     ask_model: bool = True,
 ) -> _Filled | None:
-    """One reply fills the ranker's first recipe, as when confident; the other offers are
-    filled with each slot's first value (what the task names first, else the default).
-    Every rendering is tried where it cannot change the real files, and the one whose
-    result fits best is kept (the model's filling wins a tie)."""
+    """One reply fills the ranker's first recipe, as when confident; every offer, that one
+    too, is also filled with each slot's first value (what the task names first, else the
+    default). Every rendering is tried where it cannot change the real files, and the one
+    whose result fits best is kept (the model's filling wins a tie)."""
     from shellagent.policy import ShellState
 
     generation: Generation | None = None
@@ -639,10 +639,11 @@ def _try_each(
     for offer, candidate in zip(offers, ranked, strict=False):
         if chosen is not None and chosen.use == offer.name:
             fills.append((chosen, candidate.score + MODEL_CHOICE))
-        else:
-            first = _first_values(offer)
-            if first is not None:
-                fills.append((first, candidate.score))
+        first = _first_values(offer)  # beside the model's filling too: it may be wrong
+        if first is not None and (
+            chosen is None or (first.use, first.arguments) != (chosen.use, chosen.arguments)
+        ):
+            fills.append((first, candidate.score))
     best: _Filled | None = None
     best_score = float("-inf")
     tried: list[Tried] = []

@@ -351,6 +351,34 @@ def test_an_uncertain_ranking_tries_the_candidates_confined_and_keeps_the_one_th
     assert codes["count_lines"] == 0 and codes["count_entries"] == 2
 
 
+def test_a_filling_of_the_model_that_fails_its_trial_loses_to_the_first_values(
+    book: RecipeBook, workspace: Path
+) -> None:
+    """The model's values are tried beside each slot's first value for the same recipe:
+    a wrong file of the model's does not cost the recipe that fits."""
+    answers = {
+        "(\nwc -l < /var/log/other.log\n)": ("wc: /var/log/other.log: No such file\n", 1),
+        "(\nwc -l < notes.txt\n)": ("3\n", 0),
+        "wc -l < notes.txt": ("3\n", 0),
+    }
+    fake = FakeShell(answers, default=("", 1), cwd=str(workspace))
+    unsure = replace(book, confident=99.0, fits=-99.0)
+    outcome, sink, _ = run(
+        "how many lines does notes.txt have",
+        [use("count_lines", file="/var/log/other.log")],
+        fake,
+        unsure,
+        workspace,
+    )
+    assert outcome.reason == "finished" and outcome.summary == "3"
+    assert [e.command for e in sink.of_type(Execution)] == ["wc -l < notes.txt"]
+    record = sink.of_type(ModelTurn)[0].action
+    assert record is not None
+    tried = [(t["recipe"], t["command"], t["exit_code"]) for t in json.loads(record["tried"])]
+    assert ("count_lines", "wc -l < /var/log/other.log", 1) in tried
+    assert ("count_lines", "wc -l < notes.txt", 0) in tried
+
+
 def test_when_the_chosen_recipe_fails_the_next_ones_are_tried_without_the_model(
     book: RecipeBook, workspace: Path
 ) -> None:
