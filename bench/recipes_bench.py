@@ -229,7 +229,7 @@ def calls(args: argparse.Namespace) -> int:
     from shellagent.agent.recipe_grammar import use_format
     from shellagent.agent.recipe_step import USE_MAX_TOKENS, RecipeBook, prompt
     from shellagent.model import load_backend
-    from shellagent.taskgen.calls import Call, check_reply, family_calls, offer_for, offered
+    from shellagent.taskgen.calls import Call, check_reply, family_calls, gold_offer, offered
 
     book = RecipeBook.load()
     recipes = list(book.recipes.values())
@@ -262,7 +262,7 @@ def calls(args: argparse.Namespace) -> int:
             if listed is None:
                 continue  # no recipe fits: the free loop's, not a call
             asked.append((set_name, "run time", call, listed.offers[:1]))
-            alone = offer_for(book, call)
+            alone = gold_offer(listed, call)
             if call.args and alone is not None:
                 asked.append((set_name, "gold alone", call, [alone]))
     print(f"{len(asked)} prompts; load {os.getloadavg()}", flush=True)
@@ -271,10 +271,9 @@ def calls(args: argparse.Namespace) -> int:
         backend = None if model == "first-values" else load_backend(model or None)
         began = time.monotonic()
         for set_name, view, call, offers in asked:
-            if len(offers) == 1 and not call.args:
-                # one recipe offered and no values to check: the grammar makes the choice
-                reply = json.dumps(offers[0].example(), ensure_ascii=False)
-            elif backend is None:
+            if backend is None or (len(offers) == 1 and not call.args):
+                # first values; or one recipe offered and no values to check, where the
+                # grammar alone decides what is scored
                 reply = json.dumps(offers[0].example(), ensure_ascii=False)
             else:
                 reply = backend.generate(

@@ -48,6 +48,7 @@ __all__ = [
     "check_reply",
     "conversation",
     "family_calls",
+    "gold_offer",
     "offer_for",
     "offered",
     "phrasing_calls",
@@ -156,7 +157,11 @@ def _working_directory(setup: Sequence[str]) -> Iterator[Callable[[str], list[st
 def offer_for(book: RecipeBook, call: Call) -> Offer | None:
     """The one recipe the model is asked to fill for ``call.task``, the gold one, with the
     values the recipe step offers its slots; None when the ranker fits no recipe."""
-    listed = offered(book, call)
+    return gold_offer(offered(book, call), call)
+
+
+def gold_offer(listed: Shortlist | None, call: Call) -> Offer | None:
+    """``call``'s recipe offered with the values of ``listed`` (``offered``'s result)."""
     if listed is None or call.recipe not in listed.book.recipes:
         return None
     return make_offer(listed.book.recipes[call.recipe], listed.values)
