@@ -401,6 +401,8 @@ class End(_Line):
     # what the session does not support of the summary (``agent/support.py``): never
     # trained on, never a worked example
     unsupported: tuple[str, ...] = _optional(())
+    # the agent presented the result as done, with no stated doubt
+    claimed: bool | None = _optional()
 
 
 TranscriptEvent = (
@@ -605,6 +607,8 @@ class Summary(_Wire):
     unsupported: tuple[str, ...] = _optional(())  # see ``ConfirmRequest``
     # after a task the local model could not do: a command to edit, a larger model
     advice: str = _optional("")
+    # the agent presented the result as done, with no stated doubt
+    claimed: bool = _optional(False)
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,8 @@ class Outcome:
     # "recipe NAME" when a verified recipe's command did the task; "free" or "" when the
     # model wrote the commands (``SessionState.origin``)
     origin: str = ""
+    # the result was presented as done, with no stated doubt
+    claimed: bool = False
 
     @property
     def finished(self) -> bool:
@@ -215,7 +217,16 @@ def run_task(
     finally:
         watcher.stop()
     cwd = shell.cwd or None
-    emit(End(reason=stop.reason, summary=stop.summary, turns=state.turn, error=stop.error, cwd=cwd))
+    emit(
+        End(
+            reason=stop.reason,
+            summary=stop.summary,
+            turns=state.turn,
+            error=stop.error,
+            cwd=cwd,
+            claimed=stop.claimed,
+        )
+    )
     return Outcome(
         reason=stop.reason,
         summary=stop.summary,
@@ -226,6 +237,7 @@ def run_task(
         environment_problem=stop.environment_problem,
         cwd=cwd,
         origin=state.origin,
+        claimed=stop.claimed,
     )
 
 

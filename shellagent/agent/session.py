@@ -47,6 +47,7 @@ class SessionEnd(Exception):
         *,
         cause: Exception | None = None,
         plain: bool = False,
+        claimed: bool | None = None,
     ) -> None:
         super().__init__(summary)
         self.reason: EndReason = reason
@@ -55,6 +56,8 @@ class SessionEnd(Exception):
         self.environment_problem = isinstance(cause, EnvironmentProblem)
         # the summary already says what stopped it and what to do: kept as it is
         self.plain = plain
+        # the result is presented as done, with no stated doubt (by default: it finished)
+        self.claimed = reason == "finished" if claimed is None else claimed
 
 
 @dataclass

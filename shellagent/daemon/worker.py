@@ -346,6 +346,7 @@ class TaskWorker:
                 cwd=outcome.cwd,
                 unsupported=outcome.unsupported,
                 advice=self._advice(outcome, success, settings, backend.name),
+                claimed=outcome.claimed,
             )
         )
 
