@@ -101,6 +101,7 @@ __all__ = [
     "VERSION",
     "WIRE_EVENTS",
     "Accepted",
+    "Alternative",
     "ApprovalKind",
     "ApprovalNeeded",
     "ApprovalRecord",
@@ -403,6 +404,8 @@ class End(_Line):
     unsupported: tuple[str, ...] = _optional(())
     # the agent presented the result as done, with no stated doubt
     claimed: bool | None = _optional()
+    # why a result was not claimed, in plain words (``agent/confidence.py``)
+    doubts: tuple[str, ...] = _optional(())
 
 
 TranscriptEvent = (
@@ -575,6 +578,18 @@ class ChangesDone(_Wire):
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """Another recipe that may be what was asked, offered when a result is not claimed:
+    what it does in plain words and the command it renders; a read-only one already tried
+    carries what it printed."""
+
+    recipe: str
+    says: str
+    command: str
+    output: str | None = None
+
+
+@dataclass(frozen=True)
 class ConfirmRequest(_Wire):
     """The model says it is done: did that do it? The client answers with a ``confirm``
     message echoing ``id``."""
@@ -609,6 +624,11 @@ class Summary(_Wire):
     advice: str = _optional("")
     # the agent presented the result as done, with no stated doubt
     claimed: bool = _optional(False)
+    # when it did not: what ran in plain words, why it may not be what was asked, and the
+    # next candidates
+    ran: str = _optional("")
+    doubts: tuple[str, ...] = _optional(())
+    alternatives: tuple[Alternative, ...] = _optional(())
 
 
 @dataclass(frozen=True)

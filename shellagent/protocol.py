@@ -42,7 +42,8 @@ Daemon -> client (``events.WIRE_EVENTS``)::
     changes_done      {outcome, message, applied?}
     confirm           {id, summary, unsupported?}
     summary           {reason, summary, turns, session, commands, exit_codes, error, exit_code,
-                      transcript, verdict?, cwd?, unsupported?, advice?}
+                      transcript, verdict?, cwd?, unsupported?, advice?, claimed?, ran?,
+                      doubts?, alternatives?}
     status            {pid, version, protocol, uptime_s, socket, model, sessions, clients, refused,
                       rss_kb, peak_rss_kb}
     stopping          {}

@@ -49,6 +49,7 @@ from shellagent.agent.session import SessionEnd, SessionState, ask, check, obser
 from shellagent.agent.support import succeeded
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import (
+    Alternative,
     ChangesOutcome,
     ChatMessage,
     End,
@@ -67,6 +68,10 @@ if TYPE_CHECKING:
     from shellagent.model.backend import Generation
     from shellagent.policy import Evaluation
     from shellagent.sandbox import CommandResult
+
+# Why a "done" the model wrote itself is never claimed (measured: 3 of the 119 dev tasks the
+# free loop ended solved, docs/results.md).
+FREE_DOUBT = "no recipe did this: the model wrote these commands itself, and nothing checked them"
 
 __all__ = [
     "AgentConfig",
@@ -102,8 +107,12 @@ class Outcome:
     # "recipe NAME" when a verified recipe's command did the task; "free" or "" when the
     # model wrote the commands (``SessionState.origin``)
     origin: str = ""
-    # the result was presented as done, with no stated doubt
+    # the result was presented as done, with no stated doubt; when not, what ran in plain
+    # words, why it may not be what was asked, and the next candidates
     claimed: bool = False
+    ran: str = ""
+    doubts: tuple[str, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()
 
     @property
     def finished(self) -> bool:
@@ -225,6 +234,7 @@ def run_task(
             error=stop.error,
             cwd=cwd,
             claimed=stop.claimed,
+            doubts=stop.doubts,
         )
     )
     return Outcome(
@@ -238,6 +248,9 @@ def run_task(
         cwd=cwd,
         origin=state.origin,
         claimed=stop.claimed,
+        ran=stop.ran,
+        doubts=stop.doubts,
+        alternatives=stop.alternatives,
     )
 
 
@@ -314,7 +327,13 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
             state.nudged = True  # once: a small model often "finishes" before doing anything
             observe(state, observation.done_without_commands())
             return
-        raise SessionEnd("finished", action.done)
+        # the model wrote these commands itself and says it is done: nothing checked it
+        raise SessionEnd(
+            "finished",
+            action.done,
+            claimed=False,
+            doubts=(FREE_DOUBT,),
+        )
     if isinstance(action, ScheduleAction):
         propose_job(state, action, turn)
         return
@@ -405,7 +424,11 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
         return
     decision = check(state, command)
     if state.config.propose_only:
-        raise SessionEnd("finished", f"proposed `{key}` (the policy would {decision.decision} it)")
+        raise SessionEnd(
+            "finished",
+            f"proposed `{key}` (the policy would {decision.decision} it)",
+            claimed=False,
+        )
     if decision.decision == "deny":
         observe(state, observation.denied(decision.reasons))
         _stop_if_denied_again(state, decision)

@@ -45,13 +45,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from shellagent.agent import observation
 from shellagent.agent.actions import RunAction, UseAction, parse_action
+from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
+from shellagent.agent.confidence import Confidence, Ranking, asks_count, one_number, says
 from shellagent.agent.recipe_grammar import Offer, offer_slot, use_format
-from shellagent.agent.session import SessionEnd, SessionState
+from shellagent.agent.session import SessionEnd, SessionState, shell_state
 from shellagent.errors import Cancelled, InputError, ShellagentError
-from shellagent.events import ChatMessage, ModelTurn
+from shellagent.events import Alternative, ChatMessage, ModelTurn
 
 if TYPE_CHECKING:
     from shellagent.model.backend import Generation
+    from shellagent.policy import Evaluation
     from shellagent.recipes import Recipe
     from shellagent.recipes.candidates import TaskValues
     from shellagent.recipes.compose import Ending, Pick
@@ -213,6 +216,8 @@ class _Filled:
     command: str
     generation: Generation | None = None
     tried: list[Tried] = field(default_factory=list)
+    # chosen by its trial: its result fitted clearly better than every other recipe's
+    won: bool = False
 
 
 def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
@@ -233,7 +238,12 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task")
         return
-    failed = _run_filled(state, filled, values, run, turn)
+    chose = ranking(usable, filled.recipe.name, confident=chosen.confident, tried=filled.won)
+
+    def others(ran: str) -> tuple[Alternative, ...]:
+        return alternatives(state, book.recipes, usable, lambda r: fill_first(r, values), ran)
+
+    failed = _run_filled(state, filled, values, run, turn, chose, others)
     # A second chance without the model when the command ran and failed (not when it was
     # denied or refused): the other candidates filled with the task's first values and
     # tried; one that runs cleanly is shown. Only then the free loop.
@@ -243,7 +253,9 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
         again = _try_each(state, book, offers, rest, ask_model=False) if rest else None
         if again is not None and max(t.score for t in again.tried) > 0:
             state.turn += 1
-            _run_filled(state, again, values, run, state.turn)
+            # the first choice failed: the second is never sure of itself
+            second = ranking(usable, again.recipe.name, confident=False)
+            _run_filled(state, again, values, run, state.turn, second, others)
             filled = again
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
 
@@ -386,7 +398,13 @@ def _described_picks(
 
 
 def _run_filled(
-    state: SessionState, filled: _Filled, values: TaskValues, run: RunCommand, turn: int
+    state: SessionState,
+    filled: _Filled,
+    values: TaskValues,
+    run: RunCommand,
+    turn: int,
+    chose: Ranking,
+    others: Callable[[str], tuple[Alternative, ...]],
 ) -> bool:
     """Record and run a filled recipe (policy, approval, execution: the loop's own path);
     ends the session if it did the task, else says whether it ran (and failed)."""
@@ -399,8 +417,10 @@ def _run_filled(
     saved_to = _save_target(state.task, filled.recipe, values, filled.use.arguments)
     if saved_to is not None:
         filled.command = redirect(filled.command, *saved_to)
-    _record(state, filled, turn)
+    _record(state, filled, turn, chose)
     ran = len(state.commands)
+    wanted = expected(state.task, values)
+    watch = Watch.start(state, filled.recipe, filled.use.arguments, wanted)
     # Set while the recipe's command runs, and kept when the session ends on it (the
     # outcome says a recipe did the task); cleared when the session goes on without it.
     state.origin = f"recipe {filled.recipe.name}"
@@ -408,9 +428,19 @@ def _run_filled(
     if len(state.commands) > ran:
         result = state.commands[-1]
         if answered(filled.recipe.kind, result) and not result.timed_out and not result.refused:
+            seen = judge(state, filled.recipe, filled.use.arguments, result, wanted, chose, watch)
+            state.emit(
+                ChatMessage(
+                    role="system",
+                    content=f"(recipes: evidence {json.dumps(seen.to_json())})",
+                    turn=turn,
+                )
+            )
             if saved_to is not None:
-                raise SessionEnd("finished", f"Saved to {saved_to[0]}: {result.command}")
-            raise SessionEnd("finished", _answer(filled.recipe, result))
+                answer = f"Saved to {saved_to[0]}: {result.command}"
+            else:
+                answer = _answer(filled.recipe, result)
+            raise _finished(filled, answer, seen, others)
     state.origin = ""
     return len(state.commands) > ran
 
@@ -628,8 +658,6 @@ def _try_each(
     too, is also filled with each slot's first value (what the task names first, else the
     default). Every rendering is tried where it cannot change the real files, and the one
     whose result fits best is kept (the model's filling wins a tie)."""
-    from shellagent.policy import ShellState
-
     generation: Generation | None = None
     chosen: UseAction | None = None
     if ask_model:
@@ -654,10 +682,14 @@ def _try_each(
         if rendered is None:
             continue
         recipe, command = rendered
-        decision = state.policy.check(command, ShellState(cwd=_cwd(state)))
+        # judged in the session's real state: its functions, aliases and variables (a
+        # function named like the program runs instead of it)
+        decision = state.policy.check(command, shell_state(state))
         if decision.decision == "deny":
             continue
-        result = _trial(state, book, command, read_only=decision.read_only)
+        result = None
+        if triable(recipe, decision, state.shell.functions):
+            result = _trial(state, book, command, read_only=decision.read_only)
         score = fit(state.task, recipe.kind, result) + prior
         tried.append(
             Tried(recipe.name, action.arguments, command, result, score, decision.read_only)
@@ -667,7 +699,59 @@ def _try_each(
             best = _Filled(action, recipe, command, generation if action is chosen else None)
     if best is not None:
         best.tried = tried
+        rivals = [t.score for t in tried if t.recipe != best.recipe.name]
+        mine = next(t for t in tried if t.recipe == best.recipe.name and t.score == best_score)
+        best.won = mine.result is not None and (not rivals or best_score - max(rivals) >= WON_BY)
     return best
+
+
+# Programs whose only effect is on files: a writer made of these (and read-only parts) may
+# be tried on a throwaway copy before it is shown. Interpreters, network, process and
+# scheduling programs are never tried, whatever they are asked to do.
+FILE_PROGRAMS = frozenset(
+    {
+        "cp", "mv", "rm", "rmdir", "mkdir", "touch", "ln", "chmod", "tar", "zip", "unzip",
+        "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "split", "truncate",
+        "sed", "tee", "sort", "find", "xargs", "rename", "install", "dd", "tr", "cut",
+        "paste", "uniq", "head", "tail", "cat", "awk", "gawk", "mawk", "jq", "md5sum",
+        "sha256sum", "sha1sum", "date", "printf", "echo", "basename", "dirname", "wc",
+    }
+)  # fmt: skip
+# How much better a tried result must fit than every other recipe's for the trial to have
+# chosen it (a clean run against one with error output is 1.0 apart: ``fit``).
+WON_BY = 1.0
+
+
+def triable(recipe: Recipe, decision: Evaluation, functions: frozenset[str]) -> bool:
+    """Whether a rendering may run before the user has seen it: only what the policy
+    *allows* read-only, or a writer of a shipped recipe whose every part the policy either
+    allows or asks about only as a file-changing program (``FILE_PROGRAMS``), never a
+    command the session's shell would run as one of its own functions, never a user's
+    recipe that writes (one approval given once must not become an unprompted run for
+    every later task that ranks it)."""
+    if any(
+        s.program in functions or (s.argv and s.argv[0] in functions) for s in decision.segments
+    ):
+        return False
+    if decision.read_only:
+        return True
+    if _users(recipe):
+        return False
+    for segment in decision.segments:
+        if segment.decision == "allow":
+            continue
+        if segment.program not in FILE_PROGRAMS or segment.context:
+            return False
+        if set(segment.asked_by) & {"structure", "spec", "run-time-arguments"}:
+            return False
+    return True
+
+
+def _users(recipe: Recipe) -> bool:
+    """Whether ``recipe`` is one of the user's own (``recipes add``)."""
+    from shellagent.recipes import user_dir
+
+    return bool(recipe.source) and Path(recipe.source).parent == user_dir()
 
 
 def _first_values(offer: Offer) -> UseAction | None:
@@ -733,8 +817,8 @@ def fit(task: str, kind: str, result: CommandResult | None) -> float:
         named = {w.lower() for w in _TASK_WORD.findall(task)} - _COMMON
         if named and any(w in output.lower() for w in named):
             score += 0.5
-        if _HOW_MANY.search(task):  # a count is asked: a number is the answer, a list is not
-            score += 0.25 if _A_NUMBER.fullmatch(output.strip()) else -0.5
+        if asks_count(task):  # a count is asked: a number is the answer, a list is not
+            score += 0.25 if one_number(output) else -0.5
     elif result.exit_code == 0:
         score += 1.5  # a change made on the copy without complaint: as good as an answer
     return score
@@ -755,9 +839,6 @@ SIGPIPE_EXIT = 128 + 13
 # names. Trying is for catching renderings that fail; a lower-ranked one that merely ran
 # should not win over a better-ranked one that could not be tried.
 UNTRIED = (3.5, 3.5)
-_HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\s+(?:the|how|all)\b", re.I)
-# one number, maybe with a word or a path beside it ("42", "42 total", "3 /srv/x")
-_A_NUMBER = re.compile(r"\s*\d+(?:\.\d+)?(?:[ \t]+\S+)?\s*")
 _COMMON = {"the", "and", "for", "are", "how", "many", "what", "which", "with", "files", "file"}
 
 
@@ -765,7 +846,7 @@ def _why(filled: _Filled) -> str:
     return f"recipe {filled.recipe.name}: {filled.recipe.summary}"[:160]
 
 
-def _record(state: SessionState, filled: _Filled, turn: int) -> None:
+def _record(state: SessionState, filled: _Filled, turn: int, chose: Ranking) -> None:
     """The ``use`` reply in the transcript: the recipe, its arguments, the rendered command."""
     generation = filled.generation
     raw = generation.text if generation is not None else filled.use.to_json()
@@ -774,6 +855,14 @@ def _record(state: SessionState, filled: _Filled, turn: int) -> None:
         "cmd": filled.command,
         "why": _why(filled),
         "origin": "recipe",
+        "ranking": json.dumps(
+            {
+                "score": round(chose.score, 3),
+                "margin": round(chose.margin, 3) if chose.margin != float("inf") else None,
+                "confident": chose.confident,
+                "tried": chose.tried,
+            }
+        ),
     }
     if filled.tried:
         action["tried"] = json.dumps(
@@ -813,6 +902,41 @@ def _answer(recipe: Recipe, result: CommandResult) -> str:
         return observation.cut(output, ANSWER_MAX) if output else "(no output: nothing matched)"
     done = f"Done with the recipe {recipe.name}: {result.command}"
     return f"{done}\n{observation.cut(output, ANSWER_MAX)}" if output else done
+
+
+def _finished(
+    filled: _Filled,
+    answer: str,
+    seen: Confidence,
+    others: Callable[[str], tuple[Alternative, ...]],
+) -> SessionEnd:
+    """The end of a session a recipe answered: claimed when what was observed supports
+    it; else with what ran in plain words, why it may not be what was asked, and the next
+    recipes that fit."""
+    if seen.claimed:
+        return SessionEnd("finished", answer, claimed=True)
+    return SessionEnd(
+        "finished",
+        answer,
+        claimed=False,
+        ran=says(filled.recipe, filled.use.arguments),
+        doubts=tuple(d.says for d in seen.doubts),
+        alternatives=others(filled.recipe.name),
+    )
+
+
+def fill_first(recipe: Recipe, values: TaskValues) -> tuple[str, Mapping[str, str]] | None:
+    """``recipe`` filled with each slot's first value for the task and rendered; None when
+    a slot has no value or a value its type refuses."""
+    action = _first_values(make_offer(recipe, values))
+    if action is None:
+        return None
+    from shellagent.recipes import render
+
+    try:
+        return render(recipe, action.arguments), action.arguments
+    except InputError:
+        return None
 
 
 def honest(stop: SessionEnd, state: SessionState) -> SessionEnd:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from shellagent.agent.approval import Approval, ApprovalRequest, Approver, is_automatic
 from shellagent.errors import EnvironmentProblem, InputError, ShellagentError
 from shellagent.events import (
+    Alternative,
     ApprovalRecord,
     ChatMessage,
     EndReason,
@@ -29,11 +30,11 @@ if TYPE_CHECKING:
     from shellagent.agent.config import AgentConfig
     from shellagent.agent.proposal import JobInstaller
     from shellagent.model.backend import Backend
-    from shellagent.policy import Evaluation, PolicyEngine, Segment
+    from shellagent.policy import Evaluation, PolicyEngine, Segment, ShellState
     from shellagent.policy.values import Carried
     from shellagent.sandbox import CommandResult, Shell
 
-__all__ = ["SessionEnd", "SessionState", "ask", "check", "observe"]
+__all__ = ["SessionEnd", "SessionState", "ask", "check", "observe", "shell_state"]
 
 
 class SessionEnd(Exception):
@@ -48,6 +49,9 @@ class SessionEnd(Exception):
         cause: Exception | None = None,
         plain: bool = False,
         claimed: bool | None = None,
+        ran: str = "",
+        doubts: tuple[str, ...] = (),
+        alternatives: tuple[Alternative, ...] = (),
     ) -> None:
         super().__init__(summary)
         self.reason: EndReason = reason
@@ -58,6 +62,11 @@ class SessionEnd(Exception):
         self.plain = plain
         # the result is presented as done, with no stated doubt (by default: it finished)
         self.claimed = reason == "finished" if claimed is None else claimed
+        # when not claimed: what ran in plain words, why it may not be what was asked, and
+        # the next candidates (``agent/confidence.py``)
+        self.ran = ran
+        self.doubts = doubts
+        self.alternatives = alternatives
 
 
 @dataclass
@@ -110,19 +119,25 @@ def observe(state: SessionState, text: str) -> None:
     state.emit(ChatMessage(role="user", content=text, turn=state.turn))
 
 
-def check(state: SessionState, command: str) -> Evaluation:
-    """The policy's verdict on ``command`` in the shell's current state, recorded."""
+def shell_state(state: SessionState) -> ShellState:
+    """What the policy must know of the session's shell to judge a command in it: its
+    functions, working directory, the commands the kernel caught writing, and the variables
+    it carries (read only when a command evaluates or expands one). Every judgement of a
+    command that may run in this session uses it, trials included."""
     from shellagent.policy import ShellState
 
     cwd = state.shell.cwd
-    shell_state = ShellState(
+    return ShellState(
         functions=state.shell.functions,
         cwd=Path(cwd) if cwd else None,
         refuted=frozenset(state.refuted),
-        # read from the sandbox only when the command evaluates or expands a variable
         carried=carried_reader(state.shell),
     )
-    decision = state.policy.check(command, shell_state)
+
+
+def check(state: SessionState, command: str) -> Evaluation:
+    """The policy's verdict on ``command`` in the shell's current state, recorded."""
+    decision = state.policy.check(command, shell_state(state))
     state.emit(
         PolicyVerdict(
             turn=state.turn,

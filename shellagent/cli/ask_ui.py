@@ -422,8 +422,32 @@ class AskUI:
         )
         if m.advice:
             self._print(self.style("2", "  " + self.style.marked(shown(m.advice))))
+        if self._unsure(m) and m.alternatives:
+            self._print("  other ways to read it:")
+            for line in self.alternative_lines(m):
+                self._print(line)
         # Last, so the screen's last word is what is known about the outcome.
         self._print(self.verdict_line(m))
+
+    @staticmethod
+    def _unsure(m: Summary) -> bool:
+        """A finished task whose result was not claimed and nobody confirmed."""
+        return m.reason == "finished" and not m.claimed and m.verdict != "confirmed"
+
+    def alternative_lines(self, m: Summary) -> list[str]:
+        """The next recipes that fit, one line each with their command, and what a
+        read-only one printed when it was tried."""
+        lines = []
+        for i, alt in enumerate(m.alternatives, 1):
+            command, _ = reveal(alt.command)
+            lines.append(f"    {i}) {shown(alt.says)}: {self.style.marked(command)}")
+            if alt.output:
+                first = shown(alt.output.splitlines()[0])[:100]
+                more = len(alt.output.splitlines()) - 1
+                lines.append(
+                    self.style("2", f"       → {first}" + (f" (+{more} lines)" if more else ""))
+                )
+        return lines
 
     def verdict_line(self, m: Summary) -> str:
         """The task's outcome in one line, no stronger than what is known: the user's
@@ -448,6 +472,17 @@ class AskUI:
         if m.unsupported:
             problems = shown("; ".join(m.unsupported))
             return self.style("1;33", f"not shown to be done: {problems}") + said
+        if self._unsure(m) and m.ran:
+            doubts = shown("; ".join(m.doubts)) or "nothing showed it was"
+            answer = f"\n  {summary}" if summary else ""
+            return (
+                self.style("1;33", "not sure this is what you asked")
+                + f": ran {shown(m.ran)}; it may not be what you meant ({doubts})"
+                + answer
+            )
+        if self._unsure(m) and m.doubts:
+            doubts = shown("; ".join(m.doubts))
+            return self.style("1;33", f"unverified ({doubts})") + said
         # Nobody checked (-y, no terminal, "skip"): the model's word, not a result.
         return self.style("1", "unverified, the model says") + (f": {summary}" if summary else "")
 

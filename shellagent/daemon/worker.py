@@ -347,6 +347,9 @@ class TaskWorker:
                 unsupported=outcome.unsupported,
                 advice=self._advice(outcome, success, settings, backend.name),
                 claimed=outcome.claimed,
+                ran=outcome.ran,
+                doubts=outcome.doubts,
+                alternatives=outcome.alternatives,
             )
         )
 

@@ -34,6 +34,8 @@ class AgentRun:
     reason: EndReason
     summary: str = ""
     error: str | None = None
+    claimed: bool = False
+    """The agent presented the result as done, with no stated doubt."""
 
 
 class EvalAgent(Protocol):
@@ -179,4 +181,5 @@ class ModelAgent:
             reason=outcome.reason,
             summary=str(outcome.summary or ""),
             error=str(outcome.error) if outcome.error else None,
+            claimed=outcome.claimed,
         )

@@ -77,6 +77,10 @@ class Scorecard:
     """Rollouts per task; with more than one, the counts above are of episodes."""
     tasks_solved_any: int | None = None
     """Tasks solved by at least one of their rollouts (pass@samples), with ``samples`` > 1."""
+    claimed: int = 0
+    """Valid tasks whose result the agent presented as done, with no stated doubt."""
+    claimed_solved: int = 0
+    """Of those, the ones the check found solved: how often a claim is right."""
 
     def to_json(self) -> JsonObject:
         data: JsonObject = asdict(self)
@@ -123,7 +127,17 @@ def summarize(run: EvalRun, *, agent: str, skipped_lines: Sequence[str] = ()) ->
         tasks_solved_any=(
             len({r.id for r in valid if r.status == "solved"}) if run.samples > 1 else None
         ),
+        claimed=sum(1 for r in valid if r.claimed),
+        claimed_solved=sum(1 for r in valid if r.claimed and r.status == "solved"),
     )
+
+
+def _claims(summary: Scorecard) -> str:
+    """How many results were presented as done, and how many of those were right."""
+    if not summary.claimed:
+        return "0"
+    right = summary.claimed_solved / summary.claimed
+    return f"{summary.claimed} ({summary.claimed_solved} right: {_pct(right)})"
 
 
 def _pct(value: float | None) -> str:
@@ -155,6 +169,7 @@ def render_summary(summary: Scorecard) -> str:
         ("solved", f"{summary.solved}"),
         ("failed", f"{summary.failed}"),
         ("solve rate", f"{_pct(summary.solve_rate)}{interval}"),
+        ("claimed", _claims(summary)),
         *(
             [
                 (

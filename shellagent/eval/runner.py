@@ -89,6 +89,8 @@ class TaskResult:
     """The agent's final answer, as the check saw it."""
     sample: int = 0
     """Which rollout of the task this is (``eval --samples N``: 0 … N−1)."""
+    claimed: bool = False
+    """The agent presented its result as done, with no stated doubt."""
 
     @property
     def valid(self) -> bool:
@@ -315,6 +317,7 @@ def _run_agent(
         agent_s=agent_s,
         sandbox_s=sandbox_s,
         answer=answer,
+        claimed=run.claimed and run.reason == "finished",
     )
 
 

@@ -84,4 +84,4 @@ class GoldAgent:
             ModelTurn(turn=turns, raw="", action={"done": answer}, valid=True, generated_tokens=0)
         )
         sink.write(End(reason="finished", summary=answer, turns=turns))
-        return AgentRun(reason="finished", summary=answer)
+        return AgentRun(reason="finished", summary=answer, claimed=True)

@@ -103,3 +103,17 @@ def test_the_report_files_hold_one_row_per_task_that_ran(tmp_path: Path) -> None
     data = json.loads((tmp_path / "summary.json").read_text())
     assert data["solve_rate_ci95"] == list(wilson(1, 2)) and data["interrupted"] is True
     assert (tmp_path / "summary.txt").read_text() == render_summary(summary) + "\n"
+
+
+def test_claims_are_counted_with_how_many_were_right() -> None:
+    tasks = [make_task(f"t{i}") for i in range(4)]
+    results = [
+        TaskResult("t0", "solved", claimed=True),
+        TaskResult("t1", "failed", claimed=True),
+        TaskResult("t2", "solved"),
+        TaskResult("t3", "invalid", invalid_reason="setup failed", claimed=True),
+    ]
+    card = summarize(EvalRun(tasks=tasks, results=results, jobs=1, wall_s=1.0), agent="a")
+    assert (card.claimed, card.claimed_solved) == (2, 1)  # the invalid task counts for nothing
+    assert card.to_json()["claimed"] == 2 and card.to_json()["claimed_solved"] == 1
+    assert "2 (1 right: 50.0%)" in render_summary(card)

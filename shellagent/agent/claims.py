@@ -1,0 +1,221 @@
+"""The recipe step's evidence, gathered in the session's shell: whether to claim a result.
+
+``agent/confidence.py`` weighs what was observed; this module observes it. Before a
+recipe's action runs, the places it may touch are listed (``Watch``); after it ran, they
+are listed again and compared, an archive it made is listed, and a question's output is
+read, each against what the task asks (``expected``). Every listing is a read-only command
+run confined in the session's own shell, so it sees what the command saw. When the result
+is not claimed, the next recipes that fit are filled and offered (``alternatives``): a
+read-only one is tried at once (confined, judged in the session's real state), so its
+output can be shown beside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shellagent.agent.confidence import (
+    Confidence,
+    Doubt,
+    Expected,
+    Ranking,
+    Snapshot,
+    action_doubts,
+    archive_command,
+    asks_count,
+    question_doubts,
+    ranking_doubts,
+    read_snapshot,
+    says,
+    snapshot_command,
+    unused_names,
+)
+from shellagent.agent.session import SessionState, shell_state
+from shellagent.errors import ShellagentError
+from shellagent.events import Alternative
+
+if TYPE_CHECKING:
+    from shellagent.recipes import Recipe
+    from shellagent.recipes.candidates import TaskValues
+    from shellagent.recipes.rank import Candidate
+    from shellagent.sandbox import CommandResult
+
+__all__ = ["ALTERNATIVES", "Watch", "alternatives", "expected", "judge", "ranking"]
+
+ALTERNATIVES = 3
+# How far the recipe that ran must lead the next one when the ranker was not confident and
+# no trial preferred it (the ranker's score is a one-vs-rest margin: docs/agent.md).
+MIN_MARGIN = 0.5
+# how much of an alternative's tried output is kept to be shown
+ALTERNATIVE_OUTPUT = 600
+_PATH_TYPES = ("dir", "file", "path", "output", "archive")
+_FILE_NAME = re.compile(r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
+
+
+def expected(task: str, values: TaskValues) -> Expected:
+    """What ``task`` asks of a result, from what the task names (``values``)."""
+    named = [p for p in values.paths if p in task and (p.startswith(("/", "~")) or "." in p)]
+    folders = [
+        p
+        for p in values.paths
+        if p in task and p.startswith(("/", "~")) and not _FILE_NAME.fullmatch(_base(p))
+    ]
+    return Expected(
+        count=asks_count(task),
+        named=tuple(dict.fromkeys(named)),
+        kinds=values.exts,
+        folders=tuple(dict.fromkeys(folders)),
+    )
+
+
+def ranking(
+    usable: Sequence[Candidate], name: str, *, confident: bool, tried: bool = False
+) -> Ranking:
+    """How the recipe ``name`` was chosen among ``usable`` (best first)."""
+    own = next((c for c in usable if c.name == name), None)
+    others = [c for c in usable if c.name != name]
+    score = own.score if own is not None else float("-inf")
+    if not others:
+        return Ranking(score, float("inf"), confident, tried)
+    return Ranking(score, score - others[0].score, confident, tried, others[0].name)
+
+
+@dataclass
+class Watch:
+    """The places a recipe's action may touch, listed before it runs."""
+
+    roots: tuple[str, ...]
+    before: Snapshot | None
+
+    @classmethod
+    def start(
+        cls, state: SessionState, recipe: Recipe, args: Mapping[str, str], wanted: Expected
+    ) -> Watch | None:
+        """None for a question: it changes nothing to compare."""
+        if recipe.kind != "action":
+            return None
+        roots = [
+            _parent_if_missing(value)
+            for name, value in args.items()
+            if name in recipe.slots and recipe.slots[name].type in _PATH_TYPES and value
+        ]
+        roots += [_parent(folder) for folder in wanted.folders]
+        unique = tuple(dict.fromkeys(r for r in roots if r))
+        return cls(unique, _snapshot(state, unique))
+
+
+def judge(
+    state: SessionState,
+    recipe: Recipe,
+    args: Mapping[str, str],
+    result: CommandResult,
+    wanted: Expected,
+    chosen: Ranking,
+    watch: Watch | None,
+) -> Confidence:
+    """Everything observed about ``result``, weighed (``Confidence.claimed``)."""
+    doubts: list[Doubt] = ranking_doubts(chosen, MIN_MARGIN)
+    output = result.output
+    home = ""
+    if recipe.kind == "question":
+        doubts += question_doubts(wanted, output)
+    elif watch is not None and watch.before is not None:
+        after = _snapshot(state, watch.roots)
+        if after is not None:
+            home = after.home
+            made = _archive(state, recipe, args)
+            doubts += action_doubts(wanted, recipe.area, watch.before, after, made)
+    doubts += unused_names(wanted, result.command, output, home)
+    return Confidence(chosen, tuple(doubts))
+
+
+def alternatives(
+    state: SessionState,
+    book_recipes: Mapping[str, Recipe],
+    usable: Sequence[Candidate],
+    fill: Callable[[Recipe], tuple[str, Mapping[str, str]] | None],
+    ran: str,
+) -> tuple[Alternative, ...]:
+    """The next recipes that fit, filled with the task's first values: up to
+    ``ALTERNATIVES`` that render and that the policy does not deny, each in plain words.
+    A read-only one is tried at once (confined, in a subshell, judged in the session's
+    real state), so what it prints can be shown beside it. ``fill`` renders a recipe with
+    the task's first values (None when it cannot be filled)."""
+    found: list[Alternative] = []
+    seen = {ran}
+    for candidate in usable:
+        if len(found) >= ALTERNATIVES or state.cancel.is_set():
+            break
+        recipe = book_recipes.get(candidate.name)
+        if recipe is None or candidate.name in seen:
+            continue
+        seen.add(candidate.name)
+        filled = fill(recipe)
+        if filled is None:
+            continue
+        command, args = filled
+        verdict = state.policy.check(command, shell_state(state))
+        if verdict.decision == "deny":
+            continue
+        output: str | None = None
+        if verdict.read_only and _first_word(command) not in state.shell.functions:
+            try:
+                tried = state.shell.run(
+                    f"(\n{command}\n)", timeout=state.config.command_timeout, confined=True
+                )
+            except ShellagentError:
+                tried = None
+            if tried is not None and not tried.timed_out and tried.exit_code == 0:
+                output = tried.output.strip()[:ALTERNATIVE_OUTPUT]
+        found.append(Alternative(recipe.name, says(recipe, args), command, output))
+    return tuple(found)
+
+
+def _snapshot(state: SessionState, roots: Sequence[str]) -> Snapshot | None:
+    lines = _read(state, snapshot_command(roots))
+    return read_snapshot(lines) if lines else None
+
+
+def _archive(
+    state: SessionState, recipe: Recipe, args: Mapping[str, str]
+) -> tuple[str, list[str]] | None:
+    """The archive an action made (its ``archive`` slot's value) and what it holds."""
+    made = [v for n, v in args.items() if n in recipe.slots and recipe.slots[n].type == "archive"]
+    if not made or recipe.area not in ("archives", "backups"):
+        return None
+    if not any(w in recipe.name for w in ("archive", "tar", "zip", "pack", "backup")):
+        return None
+    if any(w in recipe.name for w in ("extract", "unpack", "untar", "unzip", "list")):
+        return None
+    return made[0], _read(state, archive_command(made[0]))
+
+
+def _read(state: SessionState, command: str) -> list[str]:
+    try:
+        result = state.shell.run(command, timeout=10, confined=True)
+    except ShellagentError:
+        return []
+    return [] if result.timed_out else result.output.splitlines()
+
+
+def _first_word(command: str) -> str:
+    return command.strip().split(maxsplit=1)[0] if command.strip() else ""
+
+
+def _base(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _parent(path: str) -> str:
+    stripped = path.rstrip("/")
+    parent = stripped.rsplit("/", 1)[0] if "/" in stripped else "."
+    return parent or "/"
+
+
+def _parent_if_missing(value: str) -> str:
+    """A path an action names: listed itself when it names a file the task may create
+    (its folder is then what changes), else itself."""
+    return _parent(value) if _FILE_NAME.fullmatch(_base(value)) else value

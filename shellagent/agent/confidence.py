@@ -1,0 +1,326 @@
+"""Whether a recipe's result may be presented as done: what was observed, weighed.
+
+A command that exits 0 proves that it worked, not that it was the command asked for:
+"how many files haven't been modified in the last 30 days?" answered with the count of
+files modified *within* 30 days ran cleanly, and so did a copy that made a file named
+``Desktop`` where the folder ``~/Desktop`` was meant. A user cannot tell such an answer
+from a right one, so a result is *claimed* (presented as done, with no stated doubt)
+only when what was observed supports it:
+
+- the ranking: the recipe was the ranker's confident choice, or a trial preferred it;
+- the result's shape, checked after the run against what the task asks (``Expected``):
+  one number for "how many", every file and folder the task names used, something
+  changed when a file-changing recipe ran, a destination that is a folder when the task
+  puts things into one, only files of the kind asked deleted, an archive that holds the
+  folder packed.
+
+Below that, nothing is said to be done: the last line says what ran in the recipe's plain
+words (``says``), that it may not be what was asked, and offers the next candidates.
+
+The checks of an action compare two listings of the places it may touch (``Snapshot``),
+made by a read-only command before and after it ran in the session's own shell, so they
+see what the command saw (the session's overlays, the task set's throwaway root).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shellagent.recipes import Recipe
+
+__all__ = [
+    "BLOCKING",
+    "Change",
+    "Confidence",
+    "Doubt",
+    "Entry",
+    "Expected",
+    "Ranking",
+    "Snapshot",
+    "action_doubts",
+    "archive_command",
+    "asks_count",
+    "one_number",
+    "question_doubts",
+    "says",
+    "snapshot_command",
+    "unused_names",
+]
+
+# The areas whose action recipes change files: "nothing changed" after one is a doubt
+# (a process killed or a service restarted changes no file, and says nothing by it).
+FILE_AREAS = frozenset(
+    {"archives", "backups", "dedup", "files", "links", "perms", "renames", "text", "data"}
+)
+SNAPSHOT_DEPTH = 3
+SNAPSHOT_LINES = 6000
+ROOTS_MAX = 8
+# The doubts that keep a result from being claimed. Every doubt is shown; these are the
+# ones measured to mark wrong answers (bench/claims_bench.py).
+BLOCKING = frozenset(
+    {"count", "unused", "unchanged", "not-a-folder", "other-kinds", "archive", "ranking"}
+)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the task asks of a result, from its reading."""
+
+    count: bool = False  # "how many": the answer is one number
+    named: tuple[str, ...] = ()  # the files and folders the task names itself
+    kinds: tuple[str, ...] = ()  # extensions of the files it is about ("the .tmp files")
+    folders: tuple[str, ...] = ()  # places it puts things into: folders afterwards
+    packed: tuple[str, ...] = ()  # folders it packs into an archive
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """One reason the result may not be what was asked, in plain words."""
+
+    check: str
+    says: str
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How the recipe that ran was chosen."""
+
+    score: float  # the ranker's score, after the shapes reordered the shortlist
+    margin: float  # over the best other recipe (inf: no other fits)
+    confident: bool  # at least ``RecipeBook.confident``: filled without trying others
+    tried: bool = False  # tried before it was shown, and its result fitted best
+    runner_up: str = ""
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """The evidence about one result and whether it may be claimed."""
+
+    ranking: Ranking
+    doubts: tuple[Doubt, ...] = ()
+
+    @property
+    def claimed(self) -> bool:
+        return not any(d.check in BLOCKING for d in self.doubts)
+
+    def to_json(self) -> dict[str, object]:
+        margin = self.ranking.margin
+        return {
+            "score": round(self.ranking.score, 3),
+            "margin": round(margin, 3) if margin != float("inf") else None,
+            "confident": self.ranking.confident,
+            "tried": self.ranking.tried,
+            "doubts": [d.check for d in self.doubts],
+        }
+
+
+def ranking_doubts(ranking: Ranking, min_margin: float) -> list[Doubt]:
+    """A ranking that chose neither confidently nor by a trial's clear preference."""
+    if ranking.confident or ranking.tried or ranking.margin >= min_margin:
+        return []
+    other = f" ({ranking.runner_up} ranked almost as high)" if ranking.runner_up else ""
+    return [Doubt("ranking", f"the request could mean something else{other}")]
+
+
+# -- questions -------------------------------------------------------------------------------
+
+# one number, maybe with a word or a path beside it ("42", "42 total", "3 /srv/x")
+_A_NUMBER = re.compile(r"\s*-?\d+(?:[.,]\d+)?\s*(?:[A-Za-z%]{1,6}\b)?(?:[ \t]+\S+)?\s*")
+
+
+def one_number(output: str) -> bool:
+    """Whether ``output`` is one number, maybe with a unit, a word or a path beside it."""
+    return bool(_A_NUMBER.fullmatch(output.strip()))
+
+
+def question_doubts(expected: Expected, output: str) -> list[Doubt]:
+    """What a question's output does not answer of what was asked."""
+    text = output.strip()
+    if expected.count and text and not one_number(text):
+        lines = len(text.splitlines())
+        return [Doubt("count", f"'how many' was asked, and the answer is {lines} lines")]
+    return []
+
+
+def unused_names(expected: Expected, command: str, output: str, home: str = "") -> list[Doubt]:
+    """The files and folders the task names that neither the command nor its output
+    mentions: the recipe answered about something else ("where is my budget.xlsx?"
+    answered with the disk use of every folder)."""
+    said = f"{command}\n{output}"
+    missing = []
+    for name in expected.named:
+        forms = {name, name.rstrip("/"), posixpath.basename(name.rstrip("/"))}
+        if name.startswith("~/") and home:
+            forms.add(home.rstrip("/") + name[1:])
+        if not any(f and f in said for f in forms):
+            missing.append(name)
+    if not missing:
+        return []
+    return [Doubt("unused", f"{', '.join(missing)} played no part in what ran")]
+
+
+_HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\s+(?:the|how|all)\b", re.I)
+
+
+def asks_count(task: str) -> bool:
+    """Whether the task asks how many of something there are."""
+    return bool(_HOW_MANY.search(task))
+
+
+# -- actions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One listed path: its type (``f`` file, ``d`` folder, ``l`` link …), size, mode and
+    modification time as ``find -printf`` gives them."""
+
+    type: str
+    size: str
+    mode: str
+    mtime: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The places an action may touch, listed: absolute path -> entry."""
+
+    home: str
+    cwd: str
+    entries: Mapping[str, Entry]
+
+    def absolute(self, path: str) -> str:
+        if path == "~" or path.startswith("~/"):
+            path = self.home + path[1:]
+        elif not path.startswith("/"):
+            path = posixpath.join(self.cwd, path)
+        return posixpath.normpath(path)
+
+
+def snapshot_command(roots: Iterable[str]) -> str:
+    """A read-only command that lists ``roots`` (and the working directory) to
+    ``SNAPSHOT_DEPTH`` levels: first ``$HOME`` and ``$PWD``, then one path a line with its
+    type, size, mode and modification time (``read_snapshot``)."""
+    quoted = []
+    for root in _unique([".", *roots])[:ROOTS_MAX]:
+        if root == "~" or root.startswith("~/"):
+            quoted.append('"$HOME"' + shlex.quote(root[1:]) if len(root) > 1 else '"$HOME"')
+        else:
+            quoted.append(shlex.quote(root if not root.startswith("-") else f"./{root}"))
+    return (
+        'printf \'HOME\\t%s\\nPWD\\t%s\\n\' "$HOME" "$PWD"; '
+        f"find {' '.join(quoted)} -maxdepth {SNAPSHOT_DEPTH} "
+        "-printf '%y\\t%s\\t%m\\t%T@\\t%p\\n' 2>/dev/null "
+        f"| head -n {SNAPSHOT_LINES}"
+    )
+
+
+def read_snapshot(lines: Iterable[str]) -> Snapshot:
+    home = cwd = ""
+    rows: list[tuple[str, Entry]] = []
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) == 2 and parts[0] in ("HOME", "PWD"):
+            home, cwd = (parts[1], cwd) if parts[0] == "HOME" else (home, parts[1])
+        elif len(parts) == 5:
+            rows.append((parts[4], Entry(*parts[:4])))
+    snapshot = Snapshot(home or "/", cwd or "/", {})
+    entries = {snapshot.absolute(path): entry for path, entry in rows}
+    return Snapshot(snapshot.home, snapshot.cwd, entries)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What differs between two snapshots."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.modified)
+
+
+def compare(before: Snapshot, after: Snapshot) -> Change:
+    old, new = before.entries, after.entries
+    return Change(
+        added=tuple(p for p in new if p not in old),
+        removed=tuple(p for p in old if p not in new),
+        modified=tuple(p for p in new if p in old and new[p] != old[p] and new[p].type != "d"),
+    )
+
+
+def archive_command(archive: str) -> str:
+    """A read-only command that lists what an archive holds, one path a line."""
+    word = shlex.quote(archive if not archive.startswith("-") else f"./{archive}")
+    if archive == "~" or archive.startswith("~/"):
+        word = '"$HOME"' + shlex.quote(archive[1:])
+    if archive.lower().endswith(".zip"):
+        return f"unzip -Z1 {word} 2>/dev/null | head -n 2000"
+    return f"tar -tf {word} 2>/dev/null | head -n 2000"
+
+
+def action_doubts(
+    expected: Expected,
+    area: str,
+    before: Snapshot,
+    after: Snapshot,
+    archive: tuple[str, Sequence[str]] | None = None,
+) -> list[Doubt]:
+    """What the change an action made does not do of what was asked. ``archive``: the
+    archive the action made and what it holds, when it made one."""
+    change = compare(before, after)
+    doubts: list[Doubt] = []
+    if area in FILE_AREAS and not change:
+        doubts.append(Doubt("unchanged", "nothing changed"))
+    for folder in expected.folders:
+        path = after.absolute(folder)
+        entry, was = after.entries.get(path), before.entries.get(path)
+        if entry is not None and entry.type != "d" and (was is None or was.type == "d"):
+            doubts.append(Doubt("not-a-folder", f"{folder} is now a file, not a folder"))
+    if expected.kinds:
+        kinds = tuple(f".{k.lower().lstrip('.')}" for k in expected.kinds)
+        others = [
+            p
+            for p in change.removed
+            if before.entries[p].type != "d" and not p.lower().endswith(kinds)
+        ]
+        if others:
+            shown = ", ".join(posixpath.basename(p) for p in others[:3])
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+            doubts.append(
+                Doubt(
+                    "other-kinds",
+                    f"it also removed {shown}{more}, not {'/'.join(kinds)} files",
+                )
+            )
+    if archive is not None:
+        name, held = archive
+        if not held:
+            doubts.append(Doubt("archive", f"{name} holds nothing"))
+        for folder in expected.packed:
+            base = posixpath.basename(after.absolute(folder).rstrip("/"))
+            if held and not any(base in p.split("/") for p in held):
+                doubts.append(Doubt("archive", f"{name} does not hold {folder}"))
+    return doubts
+
+
+# -- plain words -----------------------------------------------------------------------------
+
+
+def says(recipe: Recipe, args: Mapping[str, str]) -> str:
+    """What a filled recipe does, in its own plain words: its summary and the values it
+    was given ("the files changed in the last N days under a folder (days: 30, folder:
+    ~/Downloads)")."""
+    given = [f"{name}: {value}" for name, value in args.items() if value != ""]
+    return recipe.summary + (f" ({', '.join(given)})" if given else "")
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))

@@ -1,0 +1,288 @@
+"""Know when it knows: a recipe's result is claimed only when what was observed supports
+it. Checked on the pure weighing (``agent/confidence.py``) and end to end through the
+loop with a scripted model and a real sandbox: a wrong shape is never presented as done,
+the doubt says what ran in plain words, and the next recipes are offered."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellagent.agent import AgentConfig, AutoApprover, Hooks, Oversight, Parts, Recording, run_task
+from shellagent.agent.confidence import (
+    Confidence,
+    Entry,
+    Expected,
+    Ranking,
+    Snapshot,
+    action_doubts,
+    question_doubts,
+    read_snapshot,
+    unused_names,
+)
+from shellagent.agent.recipe_step import RecipeBook
+from shellagent.events import End, ModelTurn
+from shellagent.policy import PolicyEngine
+from shellagent.recipes import load
+from shellagent.recipes.rank import Ranker
+from shellagent.sandbox import Sandbox, get_profile
+from shellagent.testing import MemorySink, ScriptedBackend
+
+SURE = Ranking(score=0.8, margin=1.0, confident=True)
+FILE = Entry("f", "10", "644", "1.0")
+FOLDER = Entry("d", "4096", "755", "1.0")
+
+
+def snap(**entries: Entry) -> Snapshot:
+    return Snapshot("/home/u", "/home/u", {k.replace("__", "/"): v for k, v in entries.items()})
+
+
+# -- the weighing ---------------------------------------------------------------------------
+
+
+def test_a_list_is_no_answer_to_how_many() -> None:
+    wanted = Expected(count=True)
+    assert question_doubts(wanted, "12\n") == []
+    assert question_doubts(wanted, "12 total") == []
+    doubts = question_doubts(wanted, "a.txt\nb.txt\n")
+    assert [d.check for d in doubts] == ["count"]
+    assert question_doubts(Expected(), "a.txt\nb.txt\n") == []
+
+
+def test_a_named_file_the_command_never_used_is_a_doubt() -> None:
+    wanted = Expected(named=("budget.xlsx",))
+    assert unused_names(wanted, "du -sh *", "4.0K\tdocs\n") != []
+    assert unused_names(wanted, "find ~ -name budget.xlsx", "") == []
+    assert unused_names(wanted, "du -sh *", "8K\tbudget.xlsx\n") == []  # in the answer
+    home = Expected(named=("~/Downloads",))
+    assert unused_names(home, "find /home/u/Downloads -type f", "", home="/home/u") == []
+    assert unused_names(home, "find . -type f", "", home="/home/u") != []
+
+
+def test_a_destination_folder_made_as_a_file_is_a_doubt() -> None:
+    wanted = Expected(folders=("~/Desktop",))
+    before = snap()
+    as_file = snap(**{"/home/u/Desktop": FILE})
+    as_folder = snap(**{"/home/u/Desktop": FOLDER, "/home/u/Desktop/cv.pdf": FILE})
+    assert [d.check for d in action_doubts(wanted, "files", before, as_file)] == ["not-a-folder"]
+    assert action_doubts(wanted, "files", before, as_folder) == []
+
+
+def test_deleting_files_of_another_kind_than_asked_is_a_doubt() -> None:
+    wanted = Expected(kinds=("tmp",))
+    before = snap(
+        **{"/home/u/a.tmp": FILE, "/home/u/b~": FILE, "/home/u/.c.swp": FILE, "/home/u/k": FILE}
+    )
+    only_tmp = snap(**{"/home/u/b~": FILE, "/home/u/.c.swp": FILE, "/home/u/k": FILE})
+    more = snap(**{"/home/u/k": FILE})
+    assert action_doubts(wanted, "files", before, only_tmp) == []
+    doubts = action_doubts(wanted, "files", before, more)
+    assert [d.check for d in doubts] == ["other-kinds"]
+    assert "b~" in doubts[0].says and ".c.swp" in doubts[0].says
+
+
+def test_a_file_recipe_that_changed_nothing_is_a_doubt_but_a_process_one_is_not() -> None:
+    same = snap(**{"/home/u/a": FILE})
+    assert [d.check for d in action_doubts(Expected(), "renames", same, same)] == ["unchanged"]
+    assert action_doubts(Expected(), "procs", same, same) == []
+
+
+def test_an_empty_archive_and_one_without_the_folder_are_doubts() -> None:
+    before, after = snap(), snap(**{"/home/u/b.tgz": FILE})
+    packed = Expected(packed=("~/Documents",))
+    assert action_doubts(packed, "archives", before, after, ("b.tgz", ["Documents/a"])) == []
+    empty = action_doubts(packed, "archives", before, after, ("b.tgz", []))
+    assert "archive" in [d.check for d in empty]
+    other = action_doubts(packed, "archives", before, after, ("b.tgz", ["Music/a"]))
+    assert [d.check for d in other] == ["archive"]
+
+
+def test_only_blocking_doubts_keep_a_result_from_being_claimed() -> None:
+    assert Confidence(SURE).claimed
+    from shellagent.agent.confidence import Doubt
+
+    assert not Confidence(SURE, (Doubt("count", "x"),)).claimed
+
+
+def test_a_snapshot_reads_find_lines_into_absolute_paths() -> None:
+    lines = [
+        "HOME\t/home/u",
+        "PWD\t/home/u/work",
+        "d\t4096\t755\t1.5\t.",
+        "f\t3\t644\t1.5\t./a.txt",
+        "f\t3\t644\t1.5\t/home/u/Desktop",
+    ]
+    shot = read_snapshot(lines)
+    assert set(shot.entries) == {"/home/u/work", "/home/u/work/a.txt", "/home/u/Desktop"}
+    assert shot.absolute("~/Desktop") == "/home/u/Desktop"
+
+
+# -- end to end ------------------------------------------------------------------------------
+
+RECIPES = """
+area = "files"
+
+[[recipe]]
+name = "copy_file_to"
+summary = "copy a file to another place"
+kind = "action"
+phrasings = [
+  "copy {file} to {dest}",
+  "put a copy of {file} in {dest}",
+  "duplicate {file} into {dest}",
+  "make a copy of {file} at {dest}",
+  "copy the file {file} over to {dest}",
+]
+templates = ["cp {file} {dest}"]
+[recipe.slots]
+file = { type = "file" }
+dest = { type = "path" }
+
+[[recipe]]
+name = "list_files"
+summary = "the files of a folder, one per line"
+kind = "question"
+phrasings = [
+  "list the files in {dir}",
+  "how many files are in {dir}",
+  "what files does {dir} have",
+  "show the files of {dir}",
+  "which files are in {dir}",
+]
+templates = ["ls -1 {dir}"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
+
+[[recipe]]
+name = "count_files"
+summary = "how many files a folder has"
+kind = "question"
+phrasings = [
+  "count the files in {dir}",
+  "number of files in {dir}",
+  "tally the files of {dir}",
+  "files in {dir}, how many",
+  "give me the file count of {dir}",
+]
+templates = ["ls -1 {dir} | wc -l"]
+[recipe.slots]
+dir = { type = "dir", default = "." }
+"""
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> RecipeBook:
+    folder = tmp_path_factory.mktemp("recipes")
+    (folder / "files.toml").write_text(RECIPES)
+    catalog = load([folder])
+    assert not catalog.problems, catalog.problems
+    recipes = dict(catalog.recipes)
+    # confident: the ranking never doubts, only the result's shape can
+    return RecipeBook(recipes, Ranker.train(list(recipes.values())), confident=-99.0)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "work"
+    (ws / "docs").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (ws / "docs" / name).write_text("x\n")
+    (ws / "resume.pdf").write_text("cv\n")
+    return ws
+
+
+@pytest.fixture
+def sandbox(workspace: Path) -> Iterator[Sandbox]:
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as session:
+        yield session
+
+
+def run(task: str, reply: str, shell: Any, book: RecipeBook, workspace: Path) -> Any:
+    sink = MemorySink()
+    outcome = run_task(
+        task,
+        Parts(
+            backend=ScriptedBackend([reply, '{"done": "ok"}']),
+            shell=shell,
+            policy=PolicyEngine.load(workspace=workspace),
+            config=AgentConfig(examples=0),
+            recipes=book,
+        ),
+        Oversight(approver=AutoApprover()),
+        Recording(sink=sink),
+        Hooks(cancel=threading.Event()),
+    )
+    return outcome, sink
+
+
+def use(name: str, **args: str) -> str:
+    return json.dumps({"use": name, "args": args})
+
+
+def test_a_count_answered_with_a_list_is_not_claimed_and_says_what_ran(
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
+) -> None:
+    outcome, sink = run(
+        "how many files are in docs?", use("list_files", dir="docs"), sandbox, book, workspace
+    )
+    assert outcome.reason == "finished"
+    assert not outcome.claimed
+    assert outcome.ran.startswith("the files of a folder")
+    assert any("how many" in d for d in outcome.doubts)
+    # the next recipe that fits is offered, tried at once (read-only) with its output
+    offered = {a.recipe: a for a in outcome.alternatives}
+    assert "count_files" in offered
+    assert offered["count_files"].output == "3"
+    end = sink.of_type(End)[0]
+    assert end.claimed is False and end.doubts == outcome.doubts
+
+
+def test_a_clean_count_is_claimed(book: RecipeBook, sandbox: Sandbox, workspace: Path) -> None:
+    outcome, sink = run(
+        "count the files in docs", use("count_files", dir="docs"), sandbox, book, workspace
+    )
+    assert outcome.reason == "finished" and outcome.claimed, outcome.doubts
+    assert outcome.summary.strip() == "3"
+    assert outcome.alternatives == ()
+    ranking = json.loads(sink.of_type(ModelTurn)[0].action["ranking"])  # type: ignore[index]
+    assert ranking["confident"] is True
+
+
+def test_a_copy_that_makes_a_file_where_a_folder_was_meant_is_not_claimed(
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
+) -> None:
+    outcome, _ = run(
+        f"put a copy of resume.pdf in {workspace}/Desktop",
+        use("copy_file_to", file="resume.pdf", dest=f"{workspace}/Desktop"),
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.reason == "finished"
+    assert not outcome.claimed
+    assert any("is now a file, not a folder" in d for d in outcome.doubts), outcome.doubts
+
+
+def test_the_free_loop_never_claims(book: RecipeBook, sandbox: Sandbox, workspace: Path) -> None:
+    none_fit = RecipeBook(book.recipes, book.ranker, fits=99.0)
+    sink = MemorySink()
+    outcome = run_task(
+        "say hello",
+        Parts(
+            backend=ScriptedBackend(['{"cmd": "echo hello"}', '{"done": "said hello"}']),
+            shell=sandbox,
+            policy=PolicyEngine.load(workspace=workspace),
+            config=AgentConfig(examples=0),
+            recipes=none_fit,
+        ),
+        Oversight(approver=AutoApprover()),
+        Recording(sink=sink),
+        Hooks(cancel=threading.Event()),
+    )
+    assert outcome.reason == "finished" and not outcome.claimed
+    assert outcome.doubts
