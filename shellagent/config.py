@@ -66,6 +66,11 @@ class AskSettings(_Section):
         default="auto", description="terminal colors"
     )
     max_turns: int = Field(default=15, ge=1, le=200, description="model replies per task")
+    recipes: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="fill a verified recipe before the model writes commands (auto: every "
+        "model; off: the model writes every command itself)",
+    )
     larger_model: str = Field(
         default="qwen2.5-coder-1.5b",
         max_length=200,
@@ -120,6 +125,7 @@ TEMPLATE = """\
 # offer_recipes = true # after a confirmed task the model wrote, say how to keep it as a recipe
 # colors = "auto"      # auto | always | never (NO_COLOR always wins)
 # max_turns = 15
+# recipes = "auto"     # auto | on | off: fill verified recipes first (auto: every model)
 
 [sandbox]
 # hide = ["~/work/customer-data", "~/.config/some-app/token"]   # besides the built-in list

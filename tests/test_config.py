@@ -127,7 +127,7 @@ def test_ask_without_model_uses_the_configured_one(tmp_path: Path) -> None:
 
     script = tmp_path / "model.json"
     script.write_text(json.dumps(['{"cmd": "echo from-config", "why": "x"}', '{"done": "ok"}']))
-    _write(f'[model]\ndefault = "scripted:{script}"\n[ask]\nconfirm = false\n')
+    _write(f'[model]\ndefault = "scripted:{script}"\n[ask]\nconfirm = false\nrecipes = "off"\n')
     work = tmp_path / "w"
     work.mkdir()
     done = subprocess.run(

@@ -46,9 +46,10 @@ if TYPE_CHECKING:
 __all__ = ["ALTERNATIVES", "Watch", "alternatives", "expected", "judge", "ranking"]
 
 ALTERNATIVES = 3
-# How far the recipe that ran must lead the next one when the ranker was not confident and
-# no trial preferred it (the ranker's score is a one-vs-rest margin: docs/agent.md).
-MIN_MARGIN = 0.5
+# The ranker's score (after the shapes) below which a result is never claimed: the score
+# that says a recipe fits at all (``recipe_step.FITS``), calibrated on the everyday and dev
+# sets with bench/claims_bench.py (docs/results.md).
+CLAIM_SCORE = -0.6
 # how much of an alternative's tried output is kept to be shown
 ALTERNATIVE_OUTPUT = 600
 _PATH_TYPES = ("dir", "file", "path", "output", "archive")
@@ -57,11 +58,30 @@ _FILE_NAME = re.compile(r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
 
 def expected(task: str, values: TaskValues) -> Expected:
     """What ``task`` asks of a result, from what the task names (``values``)."""
-    named = [p for p in values.paths if p in task and (p.startswith(("/", "~")) or "." in p)]
+    # what the task says itself: a path it spells out, or a name the listing found ("app.log"
+    # for projects/webshop/app.log) — folders it names only by a word are not held to this,
+    # nor an example it gives ("names like 'backup_2024-05-20.tar.gz'", "e.g. 644")
+    named = [
+        p
+        for p in values.paths
+        if not _example(task, p)
+        and (
+            (p in task and (p.startswith(("/", "~")) or "." in p))
+            or (_FILE_NAME.fullmatch(_base(p)) and _base(p) in task)
+        )
+    ]
+    listed = {e.rstrip("/") for e in values.listing if e.endswith("/")}
     folders = [
         p
         for p in values.paths
-        if p in task and p.startswith(("/", "~")) and not _FILE_NAME.fullmatch(_base(p))
+        if p in task
+        and p.startswith(("/", "~"))
+        and (
+            p.endswith("/")
+            or _base(p) in HOME_FOLDERS
+            or p.rstrip("/") in listed
+            or f"./{p.rstrip('/')}" in listed
+        )
     ]
     return Expected(
         count=asks_count(task),
@@ -69,6 +89,23 @@ def expected(task: str, values: TaskValues) -> Expected:
         kinds=values.exts,
         folders=tuple(dict.fromkeys(folders)),
     )
+
+
+# Folders of a home that are folders whatever the task says of them ("put a copy in
+# ~/Desktop": made as a file named Desktop, it is not what was asked).
+HOME_FOLDERS = frozenset(
+    {"Desktop", "Documents", "Downloads", "Pictures", "Music", "Videos", "Public", "Templates"}
+    | {"Backups", "backups", "bin", "projects", "Projects", "tmp"}
+)
+_EXAMPLE = re.compile(r"(?:\blike|\be\.g\.?,?|\bi\.e\.?,?|\bsuch as)\s*['\"`(]?\s*$", re.I)
+
+
+def _example(task: str, name: str) -> bool:
+    """Whether ``name`` is only an example the task gives, not a thing it names."""
+    if name.rstrip(".").lower() in ("e.g", "i.e", "etc"):
+        return True
+    at = task.find(name)
+    return at >= 0 and bool(_EXAMPLE.search(task[max(0, at - 30) : at]))
 
 
 def ranking(
@@ -115,12 +152,15 @@ def judge(
     wanted: Expected,
     chosen: Ranking,
     watch: Watch | None,
+    *,
+    saved: bool = False,
 ) -> Confidence:
-    """Everything observed about ``result``, weighed (``Confidence.claimed``)."""
-    doubts: list[Doubt] = ranking_doubts(chosen, MIN_MARGIN)
+    """Everything observed about ``result``, weighed (``Confidence.claimed``). ``saved``:
+    a question's output went to the file the task named, so nothing was printed."""
+    doubts: list[Doubt] = ranking_doubts(chosen, CLAIM_SCORE)
     output = result.output
     home = ""
-    if recipe.kind == "question":
+    if recipe.kind == "question" and not saved:
         doubts += question_doubts(wanted, output)
     elif watch is not None and watch.before is not None:
         after = _snapshot(state, watch.roots)

@@ -28,8 +28,8 @@ starts here (``attempt``), and only falls through to the free loop when no recip
    ``origin: free`` in the transcript and on screen. If that fails too, ``honest`` says so
    plainly and names the next step (a larger model, or the command to edit).
 
-A larger model may still write its own commands: ``book_for`` gives no book to a model
-that is not the small embedded kind.
+Every model gets the recipes (``book_for``; ``ask.recipes = off`` turns them off), in
+``ask`` as in ``eval``; any model still writes its own commands when no recipe fits.
 """
 
 from __future__ import annotations
@@ -41,10 +41,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from shellagent.agent import observation
 from shellagent.agent.actions import RunAction, UseAction, parse_action
+from shellagent.agent.approval import file_changes_only
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
 from shellagent.agent.confidence import Confidence, Ranking, asks_count, one_number, says
 from shellagent.agent.recipe_grammar import Offer, offer_slot, use_format
@@ -137,33 +138,33 @@ class RecipeBook:
         return cls(recipes, ranker, writer_trial=writer_trial)
 
 
-# Models that choose recipes; any other (a larger catalog model, an ``openai:`` endpoint)
-# writes its own commands, as before.
-SMALL_MODELS = ("smollm2-135m",)
+RecipesSetting = Literal["auto", "on", "off"]
+"""``ask.recipes``: whether the recipe step runs (``auto``: for every model)."""
 _DEFAULT: RecipeBook | None = None
 _DEFAULT_LOCK = threading.Lock()
 _TRAINING: threading.Thread | None = None
 
 
-def indexing(model_name: str) -> bool:
-    """Whether a task of ``model_name`` goes without recipes only because the ranker is
-    being trained in the background now (a larger model never gets a book)."""
-    if not model_name.startswith(SMALL_MODELS):
+def indexing(setting: RecipesSetting = "auto") -> bool:
+    """Whether a task goes without recipes only because the ranker is being trained in the
+    background now."""
+    if setting == "off":
         return False
     with _DEFAULT_LOCK:
         return _DEFAULT is None and _TRAINING is not None and _TRAINING.is_alive()
 
 
-def book_for(model_name: str) -> RecipeBook | None:
+def book_for(setting: RecipesSetting = "auto") -> RecipeBook | None:
     """The process-wide recipe book (the shipped and the user's recipes, the ranker cached
-    in the cache directory, writers tried on overlay copies) for a small model; None for a
-    larger one, or when the recipes cannot be loaded (then the model writes commands).
+    in the cache directory, writers tried on overlay copies) for any model, as ``eval``
+    gives one; None when ``setting`` is ``off``, or when the recipes cannot be loaded (then
+    the model writes commands).
 
     A ranker already trained on this recipe set loads in a second or two. One that must be
     trained first (a new install, a recipe added) takes tens of seconds on a small
     machine: it is trained in the background, and tasks asked meanwhile go without."""
     global _DEFAULT, _TRAINING
-    if not model_name.startswith(SMALL_MODELS):
+    if setting == "off":
         return None
     with _DEFAULT_LOCK:
         if _DEFAULT is not None or _TRAINING is not None:
@@ -428,7 +429,16 @@ def _run_filled(
     if len(state.commands) > ran:
         result = state.commands[-1]
         if answered(filled.recipe.kind, result) and not result.timed_out and not result.refused:
-            seen = judge(state, filled.recipe, filled.use.arguments, result, wanted, chose, watch)
+            seen = judge(
+                state,
+                filled.recipe,
+                filled.use.arguments,
+                result,
+                wanted,
+                chose,
+                watch,
+                saved=saved_to is not None,
+            )
             state.emit(
                 ChatMessage(
                     role="system",
@@ -705,46 +715,26 @@ def _try_each(
     return best
 
 
-# Programs whose only effect is on files: a writer made of these (and read-only parts) may
-# be tried on a throwaway copy before it is shown. Interpreters, network, process and
-# scheduling programs are never tried, whatever they are asked to do.
-FILE_PROGRAMS = frozenset(
-    {
-        "cp", "mv", "rm", "rmdir", "mkdir", "touch", "ln", "chmod", "tar", "zip", "unzip",
-        "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "split", "truncate",
-        "sed", "tee", "sort", "find", "xargs", "rename", "install", "dd", "tr", "cut",
-        "paste", "uniq", "head", "tail", "cat", "awk", "gawk", "mawk", "jq", "md5sum",
-        "sha256sum", "sha1sum", "date", "printf", "echo", "basename", "dirname", "wc",
-    }
-)  # fmt: skip
 # How much better a tried result must fit than every other recipe's for the trial to have
 # chosen it (a clean run against one with error output is 1.0 apart: ``fit``).
 WON_BY = 1.0
 
 
 def triable(recipe: Recipe, decision: Evaluation, functions: frozenset[str]) -> bool:
-    """Whether a rendering may run before the user has seen it: only what the policy
-    *allows* read-only, or a writer of a shipped recipe whose every part the policy either
-    allows or asks about only as a file-changing program (``FILE_PROGRAMS``), never a
-    command the session's shell would run as one of its own functions, never a user's
-    recipe that writes (one approval given once must not become an unprompted run for
-    every later task that ranks it)."""
+    """Whether a rendering may run before the user has seen it: what the policy *allows*
+    read-only, or a writer whose every part the policy either allows or asks about only
+    because it changes files (``approval.file_changes_only``: no interpreter, network,
+    process or scheduling effect, no code it could not read). Never a command the
+    session's shell would run as one of its own functions, and never a user's own recipe
+    that writes (one approval given once must not become an unprompted run for every later
+    task that ranks it)."""
     if any(
         s.program in functions or (s.argv and s.argv[0] in functions) for s in decision.segments
     ):
         return False
     if decision.read_only:
         return True
-    if _users(recipe):
-        return False
-    for segment in decision.segments:
-        if segment.decision == "allow":
-            continue
-        if segment.program not in FILE_PROGRAMS or segment.context:
-            return False
-        if set(segment.asked_by) & {"structure", "spec", "run-time-arguments"}:
-            return False
-    return True
+    return not _users(recipe) and file_changes_only(decision)
 
 
 def _users(recipe: Recipe) -> bool:

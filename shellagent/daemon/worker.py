@@ -259,7 +259,7 @@ class TaskWorker:
         from shellagent.agent.examples import default_library
         from shellagent.agent.recipe_step import book_for, indexing
 
-        book = book_for(backend.name)
+        book = book_for(settings.ask.recipes)
         agent = Agent(
             backend,
             cwd=cwd,
@@ -268,7 +268,7 @@ class TaskWorker:
             job_installer=self.job_installer,
             source="propose" if req.propose else "ask",
             examples=default_library(),
-            recipes=book,  # the small model fills recipes first
+            recipes=book,  # every model fills recipes first, unless ask.recipes = off
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()
@@ -296,7 +296,7 @@ class TaskWorker:
         unindexed = (
             "the recipes are being indexed (after an install or a new recipe; about a minute): "
             "this task goes without them, so the model writes its own commands"
-            if book is None and indexing(backend.name)
+            if book is None and indexing(settings.ask.recipes)
             else None
         )
         for line in (

@@ -527,27 +527,26 @@ def test_a_read_only_trial_that_writes_is_refused_by_the_kernel(
     assert (workspace / "a.tmp").exists()
 
 
-def test_a_larger_model_gets_no_recipe_book() -> None:
+def test_no_book_when_the_setting_turns_recipes_off() -> None:
     from shellagent.agent.recipe_step import book_for
 
-    assert book_for("qwen2.5-coder-1.5b") is None
-    assert book_for("openai:http://localhost:8080#m") is None
+    assert book_for("off") is None
 
 
 @pytest.mark.slow
-def test_the_small_model_gets_the_book_once_the_ranker_is_trained_in_the_background() -> None:
+def test_every_model_gets_the_book_once_the_ranker_is_trained_in_the_background() -> None:
     from shellagent.agent import recipe_step
 
-    if recipe_step.book_for("smollm2-135m") is None:  # nothing cached: training started
+    if recipe_step.book_for("auto") is None:  # nothing cached: training started
         training = recipe_step._TRAINING
         assert training is not None
         training.join(timeout=600)
-    book = recipe_step.book_for("smollm2-135m")
+    book = recipe_step.book_for("auto")
     assert book is not None and book.writer_trial is not None
     assert book.ranker.rank("which files in ~/Downloads are the largest", 1)[0].name
 
 
-def test_indexing_is_said_only_while_the_ranker_trains_and_only_for_the_small_model(
+def test_indexing_is_said_only_while_the_ranker_trains_and_only_with_recipes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from shellagent.agent import recipe_step
@@ -557,12 +556,11 @@ def test_indexing_is_said_only_while_the_ranker_trains_and_only_for_the_small_mo
     trainer.start()
     monkeypatch.setattr(recipe_step, "_DEFAULT", None)
     monkeypatch.setattr(recipe_step, "_TRAINING", trainer)
-    small = recipe_step.SMALL_MODELS[0]
-    assert recipe_step.indexing(small)
-    assert not recipe_step.indexing("openai:http://localhost:8080#big")  # never gets a book
+    assert recipe_step.indexing("auto")
+    assert not recipe_step.indexing("off")  # never gets a book
     release.set()
     trainer.join(5)
-    assert not recipe_step.indexing(small)  # trained: the next task has its book
+    assert not recipe_step.indexing("auto")  # trained: the next task has its book
 
 
 EMPTY_FILES = """

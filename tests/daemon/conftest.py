@@ -106,7 +106,17 @@ NO_CONFIRM = "[ask]\nconfirm = false\n"
 
 def write_config(text: str = NO_CONFIRM) -> Path:
     """The user's config.toml. By default "Did that do it?" is off, so each test types
-    only the keys of what it is about (test_confirm.py tests the question itself)."""
+    only the keys of what it is about (test_confirm.py tests the question itself).
+
+    The recipe step is off unless the test sets ``ask.recipes``: a scripted model's replies
+    are written for the loop it talks to, and every daemon would otherwise train a ranker
+    in the background (test_any_model.py tests the recipe step through the daemon)."""
+    if "recipes =" not in text:
+        text = (
+            text.replace("[ask]\n", '[ask]\nrecipes = "off"\n', 1)
+            if "[ask]\n" in text
+            else text + '\n[ask]\nrecipes = "off"\n'
+        )
     path = Path(os.environ["SHELLAGENT_CONFIG_DIR"]) / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

@@ -162,7 +162,7 @@ def test_ask_yes_apply_never_lands_a_startup_place_for_an_unprivileged_user(
     for d in ("state", "cache", "workspaces", "config", "data", "runtime"):
         (root / d).mkdir()
         env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
-    (root / "config" / "config.toml").write_text("[ask]\nconfirm = false\n")
+    (root / "config" / "config.toml").write_text('[ask]\nconfirm = false\nrecipes = "off"\n')
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
     make_traversable(root)
     python = sys.executable

@@ -93,7 +93,9 @@ def test_an_applied_file_has_the_user_s_umask_and_the_model_is_told_its_world(
     work.mkdir(parents=True)
     (nobody_root / "sa").mkdir()
     (nobody_root / "sa" / "config").mkdir()
-    (nobody_root / "sa" / "config" / "config.toml").write_text("[ask]\nconfirm = false\n")
+    (nobody_root / "sa" / "config" / "config.toml").write_text(
+        '[ask]\nconfirm = false\nrecipes = "off"\n'
+    )
     model = nobody_root / "model.json"
     model.write_text(
         json.dumps([cmd("echo hello > note.txt && mkdir -p sub"), done("Wrote note.txt")])

@@ -1,0 +1,143 @@
+"""Know when it knows: how often a claimed result is right, and what each piece of evidence
+says about being right.
+
+Reads one or more eval output folders (``recipes_bench.py eval --out DIR`` or
+``shellagent eval --out DIR``: ``results.jsonl`` or ``records.jsonl`` beside
+``transcripts/``) and prints, per folder and together:
+
+- valid tasks, solved, claimed, claims right (precision) and the share claimed (coverage);
+- each doubt (``agent/confidence.py``): how many results had it and how many of those
+  were solved anyway (a doubt that marks right answers as often as wrong ones should not
+  block a claim);
+- a sweep of the claim rule over the ranker's score (``claims.CLAIM_SCORE``) with the shape
+  doubts held, and with each doubt ignored in turn: precision and coverage at each, to
+  calibrate the threshold on these sets.
+
+    python bench/claims_bench.py /tmp/fv-everyday /tmp/fv-dev
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCORES = (-1.0, -0.8, -0.7, -0.6, -0.5, -0.4, -0.2, 0.0)
+
+
+@dataclass
+class Task:
+    id: str
+    solved: bool
+    claimed: bool
+    origin: str = "none"
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def _rows(folder: Path) -> list[dict[str, Any]]:
+    for name in ("records.jsonl", "results.jsonl"):
+        path = folder / name
+        if path.exists():
+            return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    raise SystemExit(f"{folder}: no results.jsonl or records.jsonl (give an eval --out folder)")
+
+
+def _evidence(transcript: Path) -> tuple[str, dict[str, Any]]:
+    origin, evidence = "none", {}
+    if not transcript.exists():
+        return origin, evidence
+    for line in transcript.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("type") == "model_turn":
+            action = event.get("action") or {}
+            if action.get("origin") == "recipe":
+                origin = "recipe"
+            elif action.get("origin") == "free" and origin == "none":
+                origin = "free"
+        content = event.get("content") or ""
+        if event.get("type") == "message" and content.startswith("(recipes: evidence "):
+            evidence = json.loads(content[len("(recipes: evidence ") : -1])
+    return origin, evidence
+
+
+def read(folder: Path) -> list[Task]:
+    tasks = []
+    for row in _rows(folder):
+        if row.get("status") not in ("solved", "failed"):
+            continue
+        origin, evidence = _evidence(folder / "transcripts" / f"{row.get('session')}.jsonl")
+        tasks.append(
+            Task(row["id"], row["status"] == "solved", bool(row.get("claimed")), origin, evidence)
+        )
+    return tasks
+
+
+def _line(name: str, tasks: list[Task], claimed: list[Task]) -> str:
+    right = sum(t.solved for t in claimed)
+    precision = f"{100 * right / len(claimed):.1f}%" if claimed else "-"
+    coverage = f"{100 * len(claimed) / len(tasks):.1f}%" if tasks else "-"
+    solved = sum(t.solved for t in tasks)
+    return (
+        f"{name:<28} valid {len(tasks):>4}  solved {solved:>4}  claimed {len(claimed):>4}  "
+        f"right {right:>4} ({precision})  claimed share {coverage}"
+    )
+
+
+def would_claim(task: Task, score: float, ignore: frozenset[str] = frozenset()) -> bool:
+    """The claim rule with the ranker's score at least ``score`` and the shape doubts
+    (but those in ``ignore``) held."""
+    ev = task.evidence
+    if task.origin != "recipe" or not ev:
+        return False
+    shape = [d for d in ev.get("doubts", []) if d != "ranking" and d not in ignore]
+    return not shape and ev.get("score", -99) >= score
+
+
+def report(name: str, tasks: list[Task]) -> None:
+    print(_line(name, tasks, [t for t in tasks if t.claimed]))
+    by_origin = collections.defaultdict(list)
+    for t in tasks:
+        by_origin[t.origin].append(t)
+    for origin, group in sorted(by_origin.items()):
+        print("  " + _line(f"origin {origin}", group, [t for t in group if t.claimed]))
+    doubts: collections.Counter[str] = collections.Counter()
+    solved_anyway: collections.Counter[str] = collections.Counter()
+    for t in tasks:
+        for d in set(t.evidence.get("doubts", [])):
+            doubts[d] += 1
+            solved_anyway[d] += t.solved
+    for d, n in doubts.most_common():
+        print(f"  doubt {d:<14} {n:>4} results, {solved_anyway[d]:>4} of them solved anyway")
+    for score in SCORES:
+        claimed = [t for t in tasks if would_claim(t, score)]
+        print("  " + _line(f"rule: score >= {score}", tasks, claimed))
+    for d in sorted(doubts):
+        if d != "ranking":
+            claimed = [t for t in tasks if would_claim(t, -0.6, frozenset({d}))]
+            print("  " + _line(f"rule: -0.6, {d} ignored", tasks, claimed))
+    wrong = [t.id for t in tasks if t.claimed and not t.solved]
+    if wrong:
+        print(f"  claimed but wrong: {', '.join(wrong[:40])}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    everything: list[Task] = []
+    for folder in args.folders:
+        tasks = read(folder)
+        everything += tasks
+        report(str(folder), tasks)
+        print()
+    if len(args.folders) > 1:
+        report("all", everything)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
