@@ -129,6 +129,8 @@ OUTSIDE_FILES = frozenset(
 )
 # The rules whose "ask" means only "this changes files", which the change set shows.
 FILE_CHANGE_RULES = frozenset({"file-changes", "writes-files", "sed-write"})
+# find actions that run a program on each file (the rest only delete or write files)
+FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 # Traits of code running that the policy could not read: never file changes only.
 RUNS_CODE = frozenset(
     {"executes", "code-from-stdin", "script-file", "sed-exec", "awk-side-effects", "evaluates"}
@@ -150,7 +152,10 @@ def file_changes_only(evaluation: Evaluation) -> bool:
             return False
         if (OUTSIDE_FILES | RUNS_CODE) & set(s.traits):
             return False
-        if s.decision == "ask" and not (s.asked_by and set(s.asked_by) <= FILE_CHANGE_RULES):
+        rules = FILE_CHANGE_RULES
+        if s.program == "find" and not FIND_RUNS & set(s.argv):
+            rules = rules | {"find-actions"}  # -delete, -fprint: file changes only
+        if s.decision == "ask" and not (s.asked_by and set(s.asked_by) <= rules):
             return False
         if s.decision == "deny":
             return False

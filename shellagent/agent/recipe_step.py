@@ -3,10 +3,10 @@
 A 135M model cannot plan a command; it can pick and copy. So a session with a recipe book
 starts here (``attempt``), and only falls through to the free loop when no recipe fits:
 
-1. The ranker (``shellagent.recipes.rank``) scores every recipe for the task by its
-   words; the best ``POOL`` are reordered by their shapes against what the task names
-   (``shellagent.recipes.fitness``: a slot for each file and folder it names, an action
-   for an action, a kind-of-file slot for "the PDFs").
+1. The shortlist (``shellagent.recipes.shortlist``): the ranker scores every recipe for
+   the task by its words, the best are reordered by their shapes against what the task
+   names, and the offered few get, per slot, the values the task names. None fits: the
+   free loop.
 2. **Confident** (the best score at least ``RecipeBook.confident``): the model fills the
    best recipe's slots in one reply, under a grammar that admits only its name and, per
    slot, the values the task names (``recipe_grammar``). The recipe renders the command.
@@ -48,19 +48,28 @@ from shellagent.agent.actions import RunAction, UseAction, parse_action
 from shellagent.agent.approval import file_changes_only
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
 from shellagent.agent.confidence import Confidence, Ranking, asks_count, one_number, says
-from shellagent.agent.recipe_grammar import Offer, offer_slot, use_format
+from shellagent.agent.recipe_grammar import use_format
 from shellagent.agent.session import SessionEnd, SessionState, shell_state
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import Alternative, ChatMessage, ModelTurn
+from shellagent.recipes.shortlist import (
+    CONFIDENT,
+    FITS,
+    OFFERED,
+    make_offer,
+    read_only,
+    shortlist,
+    task_values,
+)
 
 if TYPE_CHECKING:
     from shellagent.model.backend import Generation
     from shellagent.policy import Evaluation
     from shellagent.recipes import Recipe
     from shellagent.recipes.candidates import TaskValues
-    from shellagent.recipes.compose import Ending, Pick
+    from shellagent.recipes.offer import Offer
     from shellagent.recipes.rank import Candidate, Ranker
-    from shellagent.sandbox import CommandResult, Shell
+    from shellagent.sandbox import CommandResult
 
 __all__ = [
     "CONFIDENT",
@@ -73,22 +82,8 @@ __all__ = [
     "indexing",
     "fit",
     "honest",
-    "read_only",
-    "task_values",
 ]
 
-# Thresholds on the ranker's score, a one-vs-rest margin, measured with
-# ``bench/recipes_bench.py intents`` (docs/results.md): from CONFIDENT the top recipe is
-# the right one for 96 % of the held-out phrasings; below FITS lie 4 % of them and 43 %
-# of the dev tasks (mostly jobs no recipe does), which the free loop takes. In between,
-# the best three are filled and tried before one is shown.
-CONFIDENT = 0.0
-FITS = -0.6
-OFFERED = 3
-# How many of the ranker's best the recipes' shapes reorder (``shellagent.recipes.fitness``).
-POOL = 12
-# A recipe is offered beside the best one only when its score is this close to FITS or above.
-BAND = 0.3
 # What the model's own filling adds to a tried rendering's score: a tie-break only (with
 # 0.25 the model's pick beat better-ranked renderings that ran as cleanly).
 MODEL_CHOICE = 0.01
@@ -229,7 +224,8 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if chosen is None:
         _to_free(state, "no recipe fits the task")
         return
-    book, usable, values = chosen.book, chosen.usable, chosen.values
+    book = replace(book, recipes=chosen.recipes)  # with the composed ones the task asks for
+    usable, values = chosen.usable, chosen.values
     state.turn += 1
     turn = state.turn
     if chosen.confident:
@@ -259,143 +255,6 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             _run_filled(state, again, values, run, state.turn, second, others)
             filled = again
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
-
-
-@dataclass(frozen=True)
-class Shortlist:
-    """The recipes offered for a task: ``book`` with the composed ones the task asks for,
-    every usable recipe best first, the offered few and their offers (slots filled with
-    candidates from ``values``), and whether the best is sure enough to be filled alone."""
-
-    book: RecipeBook
-    usable: list[Candidate]
-    shortlist: list[Candidate]
-    offers: list[Offer]
-    values: TaskValues
-    confident: bool
-
-
-def shortlist(
-    book: RecipeBook, task: str, read_values: Callable[[], TaskValues], *, trying: bool = True
-) -> Shortlist | None:
-    """What the model is offered for ``task``; None when no recipe fits. ``read_values``
-    reads what the task names (with the working directory's listing at run time); it is
-    called only when a recipe fits. ``trying``: uncertain rankings may be tried."""
-    from shellagent.recipes.fitness import rerank
-
-    shelf, usable = _ranked(book, task, task)
-    # Whether any recipe fits is the words' call (FITS was measured on them); which one,
-    # and how sure, is then also the shapes'.
-    if not usable or usable[0].score < book.fits:
-        return None
-    values = read_values()
-    marked = _fields_marked(task, values)
-    if marked != task:
-        shelf, usable = _ranked(book, marked, task)
-    book = shelf
-    if book.shapes:
-        usable = rerank(usable, book.recipes, task, values)
-    confident = usable[0].score >= book.confident or not trying
-    if confident:
-        offered = [usable[0]]  # the ranker chooses, the model fills
-    else:
-        offered = [
-            usable[0],
-            *(c for c in usable[1 : book.offered] if c.score >= book.fits - BAND),
-        ]
-    offers = [make_offer(book.recipes[c.name], values) for c in offered]
-    return Shortlist(book, usable, offered, offers, values, confident)
-
-
-def _with_endings(
-    book: RecipeBook, ranked: list[Candidate], task: str
-) -> tuple[RecipeBook, list[Candidate]]:
-    """For a task that asks to act on files it describes ("find … and delete them",
-    "combine the logs of last week into one file") or for the one file of them that is
-    the most of something ("copy the newest backup to /tmp", "which file is the
-    largest"), the recipes that find such files also as that action or pick
-    (``recipes.compose``). A composed recipe is scored by how well its selection fits
-    the files the task describes (``compose.selection_text``: "find all log files from
-    the last week"), or as its question when that is better; the shapes then prefer the
-    action over its question twin. Best first."""
-    from shellagent.recipes.compose import (
-        compose,
-        compose_pick,
-        ending_for,
-        narrowed,
-        pick_for,
-        selection_text,
-    )
-    from shellagent.recipes.fitness import kinds_of_file
-
-    ending = ending_for(task)
-    pick = pick_for(task)
-    if ending is None and pick is None:
-        return book, ranked
-    if pick is not None:
-        described = _described_picks(book, task, ending, pick)
-    else:
-        selection = selection_text(task, ending)
-        described = book.ranker.rank(selection, limit=POOL) if selection else []
-    # "the .log files modified in the last day": a selection by age narrowed to the kind
-    kinds = bool(kinds_of_file(task))
-    composed: dict[str, Recipe] = {}
-    scores: dict[str, Candidate] = {}
-    for candidate in (*ranked, *described):
-        recipe = book.recipes.get(candidate.name)
-        if recipe is None:
-            continue
-        narrower = narrowed(recipe) if kinds else None
-        for base in (recipe, *([narrower] if narrower else [])):
-            if pick is not None:
-                action = compose_pick(base, pick, ending)
-            else:
-                assert ending is not None
-                action = compose(base, ending)
-            if action is None:
-                continue
-            composed[action.name] = action
-            best = scores.get(action.name)
-            if best is None or candidate.score > best.score:
-                scores[action.name] = replace(candidate, name=action.name)
-    if not scores:
-        return book, ranked
-    book = replace(book, recipes={**book.recipes, **composed})
-    # built to the task's own shape: a composed recipe goes before a plain one it ties with
-    return book, sorted([*scores.values(), *ranked], key=lambda c: -c.score)
-
-
-def _described_picks(
-    book: RecipeBook, task: str, ending: Ending | None, pick: Pick
-) -> list[Candidate]:
-    """The selections to narrow to the one ``pick`` asks for, scored. "Identify the most
-    recent backup file and copy it" is understood as well as its question ("Identify the
-    most recent backup file") ranks: the selection of every file gets that score, and a
-    selection that fits the files described better than every file ("the newest .log
-    file": the .log files) gets more by as much as it fits better, if the task tells it
-    what it must be told (no "files changed between two dates" when it says no date)."""
-    from shellagent.recipes.candidates import read_task
-    from shellagent.recipes.compose import is_unfiltered, selection_text
-    from shellagent.recipes.fitness import untold
-
-    question = selection_text(task, ending)
-    files = selection_text(task, ending, pick)
-    if not question or not files:
-        return []
-    understood = book.ranker.rank(question, limit=1)[0].score
-    every = book.ranker.rank(files, limit=len(book.ranker.names))
-    unfiltered = [
-        c for c in every if c.name in book.recipes and is_unfiltered(book.recipes[c.name])
-    ]
-    if not unfiltered:
-        return []
-    base = unfiltered[0].score
-    values = read_task(task)
-    return [
-        replace(c, score=understood + c.score - base)
-        for c in every[:POOL]
-        if c.score > base and c.name in book.recipes and not untold(book.recipes[c.name], values)
-    ] + [replace(unfiltered[0], score=understood)]
 
 
 def _run_filled(
@@ -504,82 +363,6 @@ def _to_free(state: SessionState, why: str) -> None:
 def _task_values(state: SessionState) -> TaskValues:
     """What the task names, read against the session's working directory."""
     return task_values(state.task, lambda command: read_only(state.shell, command))
-
-
-def task_values(task: str, read: Callable[[str], list[str]]) -> TaskValues:
-    """What ``task`` names, with names resolved against a listing of the working
-    directory and the folders the task names, and the columns and keys of the CSV and
-    JSON files it names; ``read`` runs a read-only command and gives the lines it
-    printed (``read_only``)."""
-    from shellagent.recipes.candidates import (
-        fields_command,
-        listing_command,
-        read_fields,
-        read_task,
-    )
-
-    values = read_task(task, read(listing_command(task)))
-    command = fields_command(values)
-    if not command:
-        return values
-    found = read_fields("\n".join(read(command)), task)
-    return replace(
-        values, fields=found.names, number_fields=found.numbers, holding_fields=found.holding
-    )
-
-
-def _ranked(book: RecipeBook, text: str, task: str) -> tuple[RecipeBook, list[Candidate]]:
-    """The recipes ranked for ``text`` (the task as the ranker reads it), with the
-    composed ones the task asks for (``_with_endings``) and the book that holds them."""
-    ranked = book.ranker.rank(text, limit=max(book.offered, POOL))
-    usable = [c for c in ranked if c.name in book.recipes]
-    return _with_endings(book, usable, task) if book.shapes else (book, usable)
-
-
-def _fields_marked(task: str, values: TaskValues) -> str:
-    """``task`` with each column or key it says of a file it names marked as the
-    phrasings' ``{field}`` is ("What version qfield is the project at, according to its
-    package.json?"); ``task`` itself when it says none."""
-    from shellagent.recipes.candidates import fields_said
-    from shellagent.recipes.rank import FIELD
-
-    said = {f.rsplit(".", 1)[-1].lower() for f in fields_said(task, values.fields)}
-    if not said:
-        return task
-    return re.sub(
-        r"[A-Za-z][\w-]*", lambda m: f"{m[0]} {FIELD}" if m[0].lower() in said else m[0], task
-    )
-
-
-def read_only(shell: Shell, command: str) -> list[str]:
-    """The lines ``command`` prints, run confined (it may read, never write); [] when it
-    cannot run. Whatever it printed counts: a long listing cut by `head` ends 141
-    (SIGPIPE, the shell has pipefail on), one with an unreadable folder ends 1."""
-    try:
-        result = shell.run(command, timeout=10, confined=True)
-    except ShellagentError:
-        return []  # no listing: names the task gives without a folder stay as they are
-    return [] if result.timed_out else [line for line in result.output.splitlines() if line]
-
-
-def make_offer(recipe: Recipe, values: TaskValues) -> Offer:
-    from shellagent.recipes.candidates import listed_folders, slot_candidates
-
-    found = slot_candidates(
-        [(name, slot.type, slot.choices) for name, slot in recipe.slots.items()], values
-    )
-    folders = listed_folders(values)
-    for candidates, slot in zip(found, recipe.slots.values(), strict=True):
-        if slot.type == "file" and slot.default is not None:
-            # a file slot with a default ("SHA256SUMS") is never given a folder
-            candidates[:] = [c for c in candidates if c not in folders]
-        if slot.numbers:  # a sum's column: those that hold numbers first
-            candidates.sort(key=lambda c: c not in values.number_fields)
-    slots = tuple(
-        offer_slot(name, slot.type, candidates, slot.default, slot.choices, slot.help)
-        for (name, slot), candidates in zip(recipe.slots.items(), found, strict=True)
-    )
-    return Offer(recipe.name, recipe.summary, slots)
 
 
 def prompt(task: str, offers: Sequence[Offer]) -> list[dict[str, str]]:

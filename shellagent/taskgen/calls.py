@@ -28,18 +28,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from shellagent.agent.recipe_grammar import FREE, FREE_OF_TYPE, TEXT_MAX, Offer
-from shellagent.agent.recipe_step import (
-    RecipeBook,
-    Shortlist,
-    make_offer,
-    prompt,
-    read_only,
-    shortlist,
-    task_values,
-)
+from shellagent.agent.recipe_step import RecipeBook, prompt
 from shellagent.errors import InputError
 from shellagent.recipes import Recipe, SlotError, phrase, render
+from shellagent.recipes.offer import FREE, FREE_OF_TYPE, TEXT_MAX, Offer
+from shellagent.recipes.shortlist import Shortlist, make_offer, read_only, shortlist, task_values
 
 __all__ = [
     "Call",
@@ -162,9 +155,9 @@ def offer_for(book: RecipeBook, call: Call) -> Offer | None:
 
 def gold_offer(listed: Shortlist | None, call: Call) -> Offer | None:
     """``call``'s recipe offered with the values of ``listed`` (``offered``'s result)."""
-    if listed is None or call.recipe not in listed.book.recipes:
+    if listed is None or call.recipe not in listed.recipes:
         return None
-    return make_offer(listed.book.recipes[call.recipe], listed.values)
+    return make_offer(listed.recipes[call.recipe], listed.values)
 
 
 def conversation(book: RecipeBook, call: Call) -> CallRecord | None:

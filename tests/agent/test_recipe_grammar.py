@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from shellagent.agent.actions import RunAction, UseAction, parse_action
-from shellagent.agent.recipe_grammar import Offer, offer_slot, use_format
+from shellagent.agent.recipe_grammar import use_format
 from shellagent.errors import InputError
+from shellagent.recipes.offer import Offer, offer_slot
 
 
 def reply(recipe: str, **args: Any) -> str:
@@ -148,7 +149,7 @@ def test_the_json_schema_enumerates_names_and_values() -> None:
 
 
 def test_a_port_the_task_names_replaces_the_default_a_count_does_not() -> None:
-    from shellagent.agent.recipe_grammar import offer_slot
+    from shellagent.recipes.offer import offer_slot
 
     port = offer_slot("port", "port", ["5173"], default=80)
     assert port.values() == ("5173",)

@@ -12,10 +12,11 @@ import pytest
 
 from shellagent.agent import AgentConfig, AutoApprover, Oversight, Parts, Recording, run_task
 from shellagent.agent.actions import UseAction, parse_action
-from shellagent.agent.recipe_step import POOL, RecipeBook, _with_endings
+from shellagent.agent.recipe_step import RecipeBook
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine
 from shellagent.recipes import DATA_DIR, load, render
+from shellagent.recipes.shortlist import POOL, _with_endings
 from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink
 
@@ -74,7 +75,7 @@ def test_the_embedded_model_fills_an_offered_recipe(
     action = parse_action(turn.raw)
     assert isinstance(action, UseAction), turn.raw
     # the ranker's recipes, and those composed for the task ("how many .log files": a count)
-    full, ranked = _with_endings(book, book.ranker.rank(task, POOL), task)
+    full, ranked = _with_endings(book, book.recipes, book.ranker.rank(task, POOL), task)
     assert action.use in [c.name for c in ranked]
-    command = render(full.recipes[action.use], action.arguments)
+    command = render(full[action.use], action.arguments)
     assert turn.action is not None and turn.action["cmd"] == command

@@ -684,9 +684,9 @@ def test_a_listing_cut_at_its_limit_still_resolves_what_the_task_names(
 
 
 def test_a_file_slot_with_a_default_is_offered_no_folder_and_a_required_one_is() -> None:
-    from shellagent.agent.recipe_step import make_offer
     from shellagent.recipes import Recipe, Slot
     from shellagent.recipes.candidates import read_task
+    from shellagent.recipes.shortlist import make_offer
 
     values = read_task("check the sums in my Downloads", ["./Downloads/"])
     sums = Recipe(
@@ -735,8 +735,8 @@ def test_a_column_is_chosen_from_the_header_of_the_file_the_task_names(
 
 
 def test_a_column_the_task_says_of_its_file_is_marked_for_the_ranker() -> None:
-    from shellagent.agent.recipe_step import _fields_marked
     from shellagent.recipes.candidates import read_task
+    from shellagent.recipes.shortlist import _fields_marked
 
     task = "What version is the shop at, according to its package.json?"
     values = replace(read_task(task), fields=("name", "version", "scripts.test"))
@@ -747,9 +747,9 @@ def test_a_column_the_task_says_of_its_file_is_marked_for_the_ranker() -> None:
 
 
 def test_a_pick_is_not_narrowed_to_a_selection_the_task_cannot_tell_its_dates() -> None:
-    from shellagent.agent.recipe_step import _described_picks
     from shellagent.recipes import DATA_DIR
     from shellagent.recipes.compose import pick_for
+    from shellagent.recipes.shortlist import _described_picks
 
     catalog = load([DATA_DIR])
     recipes = dict(catalog.recipes)
@@ -757,7 +757,7 @@ def test_a_pick_is_not_narrowed_to_a_selection_the_task_cannot_tell_its_dates() 
     task = "Which file in my Documents did I change most recently?"
     pick = pick_for(task)
     assert pick is not None and pick.name == "newest"
-    offered = [c.name for c in _described_picks(shipped, task, None, pick)]
+    offered = [c.name for c in _described_picks(shipped, shipped.recipes, task, None, pick)]
     # "files changed between two dates" fits "did I change" but needs dates it never says
     assert "files_changed_between" not in offered
     assert "files_under" in offered

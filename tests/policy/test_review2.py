@@ -245,7 +245,13 @@ def test_review_changes_keeps_the_prompt_for_anything_but_file_changes(
 
 @pytest.mark.parametrize(
     "command",
-    ["echo hi > notes.txt", "rm old.txt", "mkdir build && touch build/a", "sed -i s/a/b/ f"],
+    [
+        "echo hi > notes.txt",
+        "rm old.txt",
+        "mkdir build && touch build/a",
+        "sed -i s/a/b/ f",
+        "find . -name '*.tmp' -delete",
+    ],
 )
 def test_review_changes_skips_the_prompt_for_file_changes(
     engine: PolicyEngine, command: str
