@@ -47,7 +47,8 @@ def _rows(folder: Path) -> list[dict[str, Any]]:
 
 
 def _evidence(transcript: Path) -> tuple[str, dict[str, Any]]:
-    origin, evidence = "none", {}
+    origin: str = "none"
+    evidence: dict[str, Any] = {}
     if not transcript.exists():
         return origin, evidence
     for line in transcript.read_text().splitlines():

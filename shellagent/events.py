@@ -35,6 +35,7 @@ Daemon -> client messages (``shellagent.protocol`` frames them)::
     result            Result           a command finished
     changes           ChangesReady     the change set (with an ``id``: answer with ``changes``)
     changes_done      ChangesDone      what became of the change set
+    choice            ChoiceRequest    not sure: other recipes to run; answer with ``choice``
     confirm           ConfirmRequest   "Did that do it?": answer with ``confirm``
     summary           Summary          the task ended (the last message of a task)
     status            DaemonStatus     the answer to ``status``
@@ -47,6 +48,7 @@ Client -> daemon messages (the daemon reads them strictly, ``shellagent.daemon.m
     ask               Ask              one task; the first message of a connection
     approval          ApprovalReply    the answer to an ``approval_request``
     changes           ChangesReply     the answer to a ``changes`` that has an ``id``
+    choice            ChoiceReply      the answer to ``choice``
     confirm           ConfirmReply     the answer to ``confirm``
     cancel            Cancel           stop the task (Ctrl-C)
     status            Status           the daemon answers with its ``status``
@@ -114,6 +116,8 @@ __all__ = [
     "ChangesOutcome",
     "ChangesReady",
     "ChangesReply",
+    "ChoiceReply",
+    "ChoiceRequest",
     "ChatMessage",
     "Check",
     "ClientMessage",
@@ -590,6 +594,20 @@ class Alternative:
 
 
 @dataclass(frozen=True)
+class ChoiceRequest(_Wire):
+    """Not sure the result is what was asked (or its command was refused): the next
+    recipes that may be. The client answers with a ``choice`` message echoing ``id``:
+    0 keeps what there is, N runs the Nth alternative instead."""
+
+    kind: ClassVar[str] = "choice"
+    id: int
+    ran: str  # what ran, in plain words ("" when nothing ran: it was refused)
+    doubts: tuple[str, ...]
+    alternatives: tuple[Alternative, ...]
+    answer: str = _optional("")  # what it answered, for a question
+
+
+@dataclass(frozen=True)
 class ConfirmRequest(_Wire):
     """The model says it is done: did that do it? The client answers with a ``confirm``
     message echoing ``id``."""
@@ -713,6 +731,7 @@ WireEvent = (
     | Result
     | ChangesReady
     | ChangesDone
+    | ChoiceRequest
     | ConfirmRequest
     | Summary
     | DaemonStatus
@@ -735,6 +754,7 @@ WIRE_EVENTS: dict[str, type[WireEvent]] = {
         Result,
         ChangesReady,
         ChangesDone,
+        ChoiceRequest,
         ConfirmRequest,
         Summary,
         DaemonStatus,
@@ -821,6 +841,15 @@ class ConfirmReply(_Client):
 
 
 @dataclass(frozen=True)
+class ChoiceReply(_Client):
+    """The answer to ``choice``: 0 keeps what there is, N runs the Nth alternative."""
+
+    kind: ClassVar[str] = "choice"
+    id: int = _checked(ge=0)
+    pick: int = _checked(ge=0, le=9)
+
+
+@dataclass(frozen=True)
 class Cancel(_Client):
     """Stop the task (Ctrl-C); it ends ``cancelled``."""
 
@@ -841,10 +870,22 @@ class Stop(_Client):
     kind: ClassVar[str] = "stop"
 
 
-ClientMessage = Ask | ApprovalReply | ChangesReply | ConfirmReply | Cancel | Status | Stop
+ClientMessage = (
+    Ask | ApprovalReply | ChangesReply | ChoiceReply | ConfirmReply | Cancel | Status | Stop
+)
 
 CLIENT_MESSAGES: dict[str, type[ClientMessage]] = {
-    cls.kind: cls for cls in (Ask, ApprovalReply, ChangesReply, ConfirmReply, Cancel, Status, Stop)
+    cls.kind: cls
+    for cls in (
+        Ask,
+        ApprovalReply,
+        ChangesReply,
+        ChoiceReply,
+        ConfirmReply,
+        Cancel,
+        Status,
+        Stop,
+    )
 }
 """Client -> daemon message kind -> its dataclass (the daemon checks them strictly:
 ``shellagent.daemon.messages``)."""

@@ -21,6 +21,7 @@ Client -> daemon (``events.CLIENT_MESSAGES``)::
                       apply?, propose?, continues?, umask?}
     approval          {id, decision, command, edited?, reason?, scope?}
     changes           {id, decision}
+    choice            {id, pick}
     confirm           {id, answer}
     cancel            {}
     status            {}
@@ -40,6 +41,7 @@ Daemon -> client (``events.WIRE_EVENTS``)::
                       refused?}
     changes           {session, summary, lines, total, deleted, diff?, id?, choices?}
     changes_done      {outcome, message, applied?}
+    choice            {id, ran, doubts, alternatives, answer?}
     confirm           {id, summary, unsupported?}
     summary           {reason, summary, turns, session, commands, exit_codes, error, exit_code,
                       transcript, verdict?, cwd?, unsupported?, advice?, claimed?, ran?,

@@ -174,6 +174,15 @@ WIRE: list[WireEvent] = [
         choices=("apply", "discard", "keep"),
     ),
     events.ChangesDone(outcome="applied", message="applied 1 changes", applied=1),
+    events.ChoiceRequest(
+        id=6,
+        ran="the files of a folder (dir: docs)",
+        doubts=("'how many' was asked, and the answer is 3 lines",),
+        alternatives=(
+            events.Alternative("count_files", "how many files a folder has", "ls | wc -l", "3"),
+        ),
+        answer="a\nb\nc",
+    ),
     events.ConfirmRequest(id=5, summary="a.txt says hello"),
     events.Summary(
         reason="finished",

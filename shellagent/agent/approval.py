@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from shellagent.events import ApprovalKind, Scope
+from shellagent.events import Alternative, ApprovalKind, Scope
 
 if TYPE_CHECKING:
     from shellagent.agent.proposal import JobProposal
@@ -34,6 +34,8 @@ __all__ = [
     "Approver",
     "AutoApprover",
     "ChangesApprover",
+    "Choice",
+    "Chooser",
     "RefuseApprover",
     "Scope",
     "file_changes_only",
@@ -86,6 +88,25 @@ class Approver(Protocol):
     """Anything that answers an approval request (a terminal prompt, the daemon's client)."""
 
     def __call__(self, request: ApprovalRequest) -> Approval: ...
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Not sure a result is what was asked, or its command was refused: the next recipes
+    that may be, for the user to pick one of (``ran`` is "" when nothing ran)."""
+
+    ran: str
+    doubts: tuple[str, ...]
+    alternatives: tuple[Alternative, ...]
+    answer: str = ""
+
+
+class Chooser(Protocol):
+    """A person who may pick one of a ``Choice``'s alternatives: 0 keeps what there is, N
+    runs the Nth instead. Automatic approvers have none: nothing unsure is picked for the
+    user."""
+
+    def __call__(self, choice: Choice) -> int: ...
 
 
 def is_automatic(approver: Approver) -> bool:

@@ -35,7 +35,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shellagent.agent.approval import Approver, RefuseApprover
+from shellagent.agent.approval import Approver, Chooser, RefuseApprover
 from shellagent.agent.config import AgentConfig
 from shellagent.agent.loop import Outcome, run_task
 from shellagent.agent.parts import Hooks, Oversight, Parts, Recording
@@ -72,6 +72,7 @@ class Agent:
         model_name: str | None = None,
         examples: ExampleLibrary | None = None,
         recipes: RecipeBook | None = None,
+        chooser: Chooser | None = None,
     ) -> None:
         self.model = model
         self.cwd = Path(cwd).expanduser().absolute() if cwd is not None else Path.cwd()
@@ -83,6 +84,7 @@ class Agent:
         self.model_name = model_name
         self.examples = examples
         self.recipes = recipes
+        self.chooser = chooser
         self._profile = profile
         self._policy = policy
         self._backend: Backend | None = None
@@ -186,7 +188,7 @@ class Agent:
                 outcome = run_task(
                     task,
                     Parts(backend, shell, policy, self.config, self.examples, self.recipes),
-                    Oversight(self.approver, self.job_installer),
+                    Oversight(self.approver, self.job_installer, self.chooser),
                     Recording(held, self.source, self.model_name or backend.name, task_id),
                     hooks,
                     earlier=earlier,

@@ -188,6 +188,7 @@ def run_task(
         session_id=session_id,
         on_token=hooks.on_token,
         job_installer=oversight.job_installer,
+        chooser=oversight.chooser,
     )
     env = describe_environment(shell, max_turns=config.max_turns)
     from shellagent.policy.sources import describe_files
@@ -448,6 +449,7 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
             # A refusal is the user's choice, not a failure of the command: it is not
             # counted toward giving up, and the command is never proposed to them again.
             state.refusals.add(key)
+            state.refusal_reason = approval.reason
             observe(state, observation.refused(approval.reason))
             return
         if approval.kind == "edit" and approval.command and approval.command != command:

@@ -20,7 +20,7 @@ from shellagent.agent.config import AgentConfig
 from shellagent.events import ChangeSetRecord, ChangesOutcome, EndReason, EventSource
 
 if TYPE_CHECKING:
-    from shellagent.agent.approval import Approver
+    from shellagent.agent.approval import Approver, Chooser
     from shellagent.agent.examples import ExampleLibrary
     from shellagent.agent.followup import ShellStates
     from shellagent.agent.loop import Outcome
@@ -57,6 +57,8 @@ class Oversight:
 
     approver: Approver
     job_installer: JobInstaller | None = None
+    # a person who may pick another recipe when a result is unsure (none: nobody is asked)
+    chooser: Chooser | None = None
 
 
 @dataclass(frozen=True)

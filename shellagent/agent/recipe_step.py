@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from shellagent.agent import observation
 from shellagent.agent.actions import RunAction, UseAction, parse_action
-from shellagent.agent.approval import file_changes_only
+from shellagent.agent.approval import Choice, file_changes_only
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
 from shellagent.agent.confidence import Confidence, Ranking, asks_count, one_number, says
 from shellagent.agent.recipe_grammar import use_format
@@ -236,11 +236,14 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
         _to_free(state, "the recipes that might fit could not be filled from the task")
         return
     chose = ranking(usable, filled.recipe.name, confident=chosen.confident, tried=filled.won)
-
-    def others(ran: str) -> tuple[Alternative, ...]:
-        return alternatives(state, book.recipes, usable, lambda r: fill_first(r, values), ran)
-
-    failed = _run_filled(state, filled, values, run, turn, chose, others)
+    after = _Next(state, book.recipes, usable, values, run, book.ranker)
+    failed = _run_filled(state, filled, values, run, turn, chose, after)
+    if filled.command.strip() in state.refusals and not state.cancel.is_set():
+        # refused: the next recipes that fit the request and the reason, before the model
+        # writes anything itself
+        picked = after.after_refusal(filled)
+        if picked is not None:
+            raise picked
     # A second chance without the model when the command ran and failed (not when it was
     # denied or refused): the other candidates filled with the task's first values and
     # tried; one that runs cleanly is shown. Only then the free loop.
@@ -252,7 +255,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             state.turn += 1
             # the first choice failed: the second is never sure of itself
             second = ranking(usable, again.recipe.name, confident=False)
-            _run_filled(state, again, values, run, state.turn, second, others)
+            _run_filled(state, again, values, run, state.turn, second, after)
             filled = again
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
 
@@ -264,7 +267,7 @@ def _run_filled(
     run: RunCommand,
     turn: int,
     chose: Ranking,
-    others: Callable[[str], tuple[Alternative, ...]],
+    after: _Next,
 ) -> bool:
     """Record and run a filled recipe (policy, approval, execution: the loop's own path);
     ends the session if it did the task, else says whether it ran (and failed)."""
@@ -277,41 +280,145 @@ def _run_filled(
     saved_to = _save_target(state.task, filled.recipe, values, filled.use.arguments)
     if saved_to is not None:
         filled.command = redirect(filled.command, *saved_to)
-    _record(state, filled, turn, chose)
+    ran = len(state.commands)
+    done = _execute(state, filled, values, run, turn, chose, saved=saved_to is not None)
+    if done is not None:
+        result, seen = done
+        if saved_to is not None:
+            answer = f"Saved to {saved_to[0]}: {result.command}"
+        else:
+            answer = _answer(filled.recipe, result)
+        raise after.settle(filled, answer, seen)
+    state.origin = ""
+    return len(state.commands) > ran
+
+
+def _execute(
+    state: SessionState,
+    filled: _Filled,
+    values: TaskValues,
+    run: RunCommand,
+    turn: int,
+    chose: Ranking,
+    *,
+    saved: bool = False,
+    why: str = "",
+) -> tuple[CommandResult, Confidence] | None:
+    """Record a filled recipe and run it through ``run`` (policy, approval, execution);
+    when it did its job, what ran and the evidence about it, else None."""
+    _record(state, filled, turn, chose, why)
     ran = len(state.commands)
     wanted = expected(state.task, values)
     watch = Watch.start(state, filled.recipe, filled.use.arguments, wanted)
     # Set while the recipe's command runs, and kept when the session ends on it (the
     # outcome says a recipe did the task); cleared when the session goes on without it.
     state.origin = f"recipe {filled.recipe.name}"
-    run(state, RunAction(cmd=filled.command, why=_why(filled)), turn)
-    if len(state.commands) > ran:
-        result = state.commands[-1]
-        if answered(filled.recipe.kind, result) and not result.timed_out and not result.refused:
-            seen = judge(
-                state,
-                filled.recipe,
-                filled.use.arguments,
-                result,
-                wanted,
-                chose,
-                watch,
-                saved=saved_to is not None,
-            )
-            state.emit(
-                ChatMessage(
-                    role="system",
-                    content=f"(recipes: evidence {json.dumps(seen.to_json())})",
-                    turn=turn,
-                )
-            )
-            if saved_to is not None:
-                answer = f"Saved to {saved_to[0]}: {result.command}"
-            else:
-                answer = _answer(filled.recipe, result)
-            raise _finished(filled, answer, seen, others)
-    state.origin = ""
-    return len(state.commands) > ran
+    run(state, RunAction(cmd=filled.command, why=why or _why(filled)), turn)
+    if len(state.commands) <= ran:
+        return None
+    result = state.commands[-1]
+    if not answered(filled.recipe.kind, result) or result.timed_out or result.refused:
+        return None
+    args = filled.use.arguments
+    seen = judge(state, filled.recipe, args, result, wanted, chose, watch, saved=saved)
+    state.emit(
+        ChatMessage(
+            role="system",
+            content=f"(recipes: evidence {json.dumps(seen.to_json())})",
+            turn=turn,
+        )
+    )
+    return result, seen
+
+
+@dataclass
+class _Next:
+    """The recipes after the one that ran, best first: offered when its result is unsure
+    or its command was refused, and run when the user picks one (``SessionState.chooser``:
+    a person; nobody picks for an automatic approver, so nothing unsure is chosen for the
+    user)."""
+
+    state: SessionState
+    recipes: Mapping[str, Recipe]
+    usable: Sequence[Candidate]
+    values: TaskValues
+    run: RunCommand
+    ranker: Ranker | None = None
+
+    def offers(self, ran: str, reason: str = "") -> tuple[Alternative, ...]:
+        """Up to ``claims.ALTERNATIVES`` recipes after ``ran``; with a refusal's
+        ``reason``, those that fit the request and the reason together first."""
+        usable = list(self.usable)
+        if reason and self.ranker is not None:
+            again = self.ranker.rank(f"{self.state.task} {reason}", limit=len(usable) + 6)
+            usable = [c for c in again if c.name in self.recipes] + usable
+        return alternatives(
+            self.state, self.recipes, usable, lambda r: fill_first(r, self.values), ran
+        )
+
+    def settle(self, filled: _Filled, answer: str, seen: Confidence) -> SessionEnd:
+        """The end of a session a recipe answered: claimed when what was observed supports
+        it; else with what ran in plain words, why it may not be what was asked, and the
+        next recipes that fit, one of which the user may pick and run instead."""
+        if seen.claimed:
+            return SessionEnd("finished", answer, claimed=True)
+        ran = says(filled.recipe, filled.use.arguments)
+        doubts = tuple(d.says for d in seen.doubts)
+        offered = self.offers(filled.recipe.name)
+        unsure = SessionEnd(
+            "finished", answer, claimed=False, ran=ran, doubts=doubts, alternatives=offered
+        )
+        picked = self.ask(Choice(ran, doubts, offered, answer))
+        if picked is None:
+            return unsure
+        return self.run_pick(picked) or unsure
+
+    def ask(self, choice: Choice) -> Alternative | None:
+        """The alternative the user picks, or None (kept as it is, or nobody to ask)."""
+        chooser = self.state.chooser
+        if chooser is None or not choice.alternatives or self.state.cancel.is_set():
+            return None
+        pick = chooser(choice)
+        return choice.alternatives[pick - 1] if 0 < pick <= len(choice.alternatives) else None
+
+    def run_pick(self, alternative: Alternative) -> SessionEnd | None:
+        """Run the alternative the user picked, as any recipe runs (policy, approval; a
+        writer's changes land in the session's copy, shown in the change set). The pick is
+        the user's: the ranking is no doubt, its result's shape still may be."""
+        recipe = self.recipes.get(alternative.recipe)
+        filled_first = fill_first(recipe, self.values) if recipe is not None else None
+        if recipe is None or filled_first is None:
+            return None
+        command, args = filled_first
+        state = self.state
+        state.turn += 1
+        use = UseAction(use=recipe.name, args=tuple(args.items()))
+        filled = _Filled(use, recipe, command)
+        chose = Ranking(score=0.0, margin=float("inf"), confident=True)
+        why = f"{_why(filled)} (your pick)"[:160]
+        done = _execute(state, filled, self.values, self.run, state.turn, chose, why=why)
+        if done is None:
+            return None
+        result, seen = done
+        state.picked = (recipe.name, tuple(args.items()))
+        if seen.claimed:
+            return SessionEnd("finished", _answer(recipe, result), claimed=True)
+        return SessionEnd(
+            "finished",
+            _answer(recipe, result),
+            claimed=False,
+            ran=says(recipe, args),
+            doubts=tuple(d.says for d in seen.doubts),
+        )
+
+    def after_refusal(self, refused: _Filled) -> SessionEnd | None:
+        """The user refused the recipe's command: the next recipes that fit the request
+        and the reason given, for the user to pick one; None when nothing was picked."""
+        reason = self.state.refusal_reason
+        offered = self.offers(refused.recipe.name, reason)
+        said = f" ({reason})" if reason else ""
+        picked = self.ask(Choice("", (f"you refused {refused.recipe.name}{said}",), offered))
+        return self.run_pick(picked) if picked is not None else None
 
 
 def _save_target(
@@ -619,14 +726,14 @@ def _why(filled: _Filled) -> str:
     return f"recipe {filled.recipe.name}: {filled.recipe.summary}"[:160]
 
 
-def _record(state: SessionState, filled: _Filled, turn: int, chose: Ranking) -> None:
+def _record(state: SessionState, filled: _Filled, turn: int, chose: Ranking, why: str = "") -> None:
     """The ``use`` reply in the transcript: the recipe, its arguments, the rendered command."""
     generation = filled.generation
     raw = generation.text if generation is not None else filled.use.to_json()
     action = {
         **filled.use.to_dict(),
         "cmd": filled.command,
-        "why": _why(filled),
+        "why": why or _why(filled),
         "origin": "recipe",
         "ranking": json.dumps(
             {
@@ -675,27 +782,6 @@ def _answer(recipe: Recipe, result: CommandResult) -> str:
         return observation.cut(output, ANSWER_MAX) if output else "(no output: nothing matched)"
     done = f"Done with the recipe {recipe.name}: {result.command}"
     return f"{done}\n{observation.cut(output, ANSWER_MAX)}" if output else done
-
-
-def _finished(
-    filled: _Filled,
-    answer: str,
-    seen: Confidence,
-    others: Callable[[str], tuple[Alternative, ...]],
-) -> SessionEnd:
-    """The end of a session a recipe answered: claimed when what was observed supports
-    it; else with what ran in plain words, why it may not be what was asked, and the next
-    recipes that fit."""
-    if seen.claimed:
-        return SessionEnd("finished", answer, claimed=True)
-    return SessionEnd(
-        "finished",
-        answer,
-        claimed=False,
-        ran=says(filled.recipe, filled.use.arguments),
-        doubts=tuple(d.says for d in seen.doubts),
-        alternatives=others(filled.recipe.name),
-    )
 
 
 def fill_first(recipe: Recipe, values: TaskValues) -> tuple[str, Mapping[str, str]] | None:

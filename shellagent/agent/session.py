@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shellagent.agent.approval import Approval, ApprovalRequest, Approver, is_automatic
+from shellagent.agent.approval import (
+    Approval,
+    ApprovalRequest,
+    Approver,
+    Chooser,
+    is_automatic,
+)
 from shellagent.errors import EnvironmentProblem, InputError, ShellagentError
 from shellagent.events import (
     Alternative,
@@ -84,6 +90,7 @@ class SessionState:
     on_output: Callable[[str], None] | None
     on_token: Callable[[str], None] | None
     job_installer: JobInstaller | None = None
+    chooser: Chooser | None = None
     conversation: list[dict[str, str]] = field(default_factory=list)
     commands: list[CommandResult] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
@@ -94,8 +101,12 @@ class SessionState:
     # Commands allowed as read-only that the kernel caught changing something: judged as
     # writers for the rest of the session (``ShellState.refuted``).
     refuted: set[str] = field(default_factory=set)
-    # Commands the user refused in this task: never asked about again unchanged.
+    # Commands the user refused in this task: never asked about again unchanged; the
+    # reason given with the last refusal ("" when none was given)
     refusals: set[str] = field(default_factory=set)
+    refusal_reason: str = ""
+    # the alternative the user picked when a result was unsure: (recipe, its arguments)
+    picked: tuple[str, tuple[tuple[str, str], ...]] | None = None
     reproposals: int = 0  # times the model proposed a command the user had refused
     # the parts of commands the policy denied (their normalised text): a deny is final, so
     # a command holding one of them again ends the session instead of being judged again

@@ -38,6 +38,8 @@ from shellagent.events import (
     Cancel,
     ChangesReady,
     ChangesReply,
+    ChoiceReply,
+    ChoiceRequest,
     ClientMessage,
     ConfirmReply,
     ConfirmRequest,
@@ -329,6 +331,8 @@ def follow(conn: Connection, ui: AskUI) -> int:
                 conn.send(ui.approve(message))
             elif isinstance(message, ChangesReady) and message.id is not None:
                 conn.send(ChangesReply(id=message.id, decision=ui.review_changes(message)))
+            elif isinstance(message, ChoiceRequest):
+                conn.send(ChoiceReply(id=message.id, pick=ui.choose(message)))
             elif isinstance(message, ConfirmRequest):
                 conn.send(ConfirmReply(id=message.id, answer=ui.confirm(message)))
             elif isinstance(message, Summary):

@@ -31,6 +31,7 @@ from shellagent.events import (
     ChangesDecision,
     ChangesDone,
     ChangesReady,
+    ChoiceRequest,
     ConfirmAnswer,
     ConfirmRequest,
     Decided,
@@ -434,7 +435,7 @@ class AskUI:
         """A finished task whose result was not claimed and nobody confirmed."""
         return m.reason == "finished" and not m.claimed and m.verdict != "confirmed"
 
-    def alternative_lines(self, m: Summary) -> list[str]:
+    def alternative_lines(self, m: Summary | ChoiceRequest) -> list[str]:
         """The next recipes that fit, one line each with their command, and what a
         read-only one printed when it was tried."""
         lines = []
@@ -499,6 +500,32 @@ class AskUI:
             self._print(self.style("31", text) if line.startswith("!") else text)
 
     # -- approval ------------------------------------------------------------------------
+
+    def choose(self, m: ChoiceRequest) -> int:
+        """Not sure (or refused): the next recipes, one key each; 0 keeps what there is.
+        Without a person at a terminal nothing is picked."""
+        self.stop_spinner()
+        if not self.can_prompt or self.json_lines:
+            return 0
+        self._print()
+        if m.ran:
+            doubts = shown("; ".join(m.doubts)) or "nothing showed it was"
+            self._print(
+                self.style("1;33", "not sure this is what you asked")
+                + f": ran {shown(m.ran)} ({doubts})"
+            )
+            if m.answer:
+                for line in shown(m.answer, lines=True).splitlines()[:8]:
+                    self._print(f"  {line}")
+        else:
+            self._print(self.style("1", shown("; ".join(m.doubts))))
+        self._print("other ways to do it:")
+        for line in self.alternative_lines(m):
+            self._print(line)
+        keys = "".join(str(i) for i in range(1, len(m.alternatives) + 1))
+        what = "keep this answer" if m.ran else "none of them"
+        key = self._key(f"[k] {what}, or [{keys[0]}-{keys[-1]}] run that one instead ", keys + "k")
+        return int(key) if key.isdigit() else 0
 
     def confirm(self, m: ConfirmRequest) -> ConfirmAnswer:
         """Did that do it? ``yes``, ``no`` or ``skip`` (the session stays unverified)."""

@@ -32,6 +32,7 @@ from shellagent.events import (
     Ask,
     Cancel,
     ChangesReply,
+    ChoiceReply,
     ConfirmReply,
     DaemonStatus,
     Failure,
@@ -181,7 +182,7 @@ class Daemon:
                     )
                     self.workers.add(worker)
                     worker.start()
-                elif isinstance(message, ApprovalReply | ChangesReply | ConfirmReply):
+                elif isinstance(message, ApprovalReply | ChangesReply | ChoiceReply | ConfirmReply):
                     problem = (
                         "no task is running on this connection"
                         if worker is None

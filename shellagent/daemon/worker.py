@@ -38,6 +38,8 @@ from shellagent.events import (
     ChangesOutcome,
     ChangesReady,
     ChangesReply,
+    ChoiceReply,
+    ChoiceRequest,
     ConfirmReply,
     ConfirmRequest,
     Decided,
@@ -62,6 +64,7 @@ from shellagent.events import (
 
 if TYPE_CHECKING:
     from shellagent.agent import Agent, Approval, ApprovalRequest, Approver, JobInstaller, Outcome
+    from shellagent.agent.approval import Choice
     from shellagent.agent.followup import Earlier, ShellStates
     from shellagent.config import Config
     from shellagent.model.pool import ModelPool
@@ -98,9 +101,9 @@ Emit = Callable[[WireEvent], None]
 class _Pending:
     id: int
     command: str  # the command asked about; "" for another question
-    kind: Literal["approval", "changes", "confirm"] = "approval"  # the reply type it expects
+    kind: Literal["approval", "changes", "choice", "confirm"] = "approval"  # the reply it expects
     answered: threading.Event = field(default_factory=threading.Event)
-    reply: ApprovalReply | ChangesReply | ConfirmReply | None = None
+    reply: ApprovalReply | ChangesReply | ChoiceReply | ConfirmReply | None = None
 
 
 class TaskWorker:
@@ -136,6 +139,7 @@ class TaskWorker:
         self._told_trimmed = False  # the user heard the conversation was cut to fit
         self._told_no_scheduler = False
         self._refused: list[str] = []  # commands the user refused in this task
+        self._unsure = False  # the loop ended without claiming its result
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
     # -- control, from the server's thread ---------------------------------------------
@@ -169,7 +173,9 @@ class TaskWorker:
             log.warning("task %s did not stop: closing its sandbox", self.session_id)
             shell.close()
 
-    def answer(self, reply: ApprovalReply | ChangesReply | ConfirmReply) -> str | None:
+    def answer(
+        self, reply: ApprovalReply | ChangesReply | ChoiceReply | ConfirmReply
+    ) -> str | None:
         """Deliver the client's answer; an error message if it answers nothing pending."""
         with self._lock:
             pending = self._pending
@@ -269,6 +275,8 @@ class TaskWorker:
             source="propose" if req.propose else "ask",
             examples=default_library(),
             recipes=book,  # every model fills recipes first, unless ask.recipes = off
+            # a person at a terminal may pick another recipe when a result is unsure
+            chooser=self._choose if req.interactive and not req.yes else None,
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()
@@ -454,6 +462,15 @@ class TaskWorker:
         choices: tuple[ChangesDecision, ...] = ()
         if req.dry_run:  # shown, never applied (the review discards it)
             pass
+        elif req.yes and req.apply and self._unsure:
+            # -y applies what is done, never what is unsure: kept for the user to look at
+            decision = "keep"
+            self._send(
+                Note(
+                    message="not applied: not sure this is what you asked; look at it with "
+                    f"`shellagent apply {self.session_id} --diff`"
+                )
+            )
         elif req.yes:
             decision = "apply" if req.apply else "keep"
         elif req.interactive and reason != "cancelled" and not self.cancelled.is_set():
@@ -494,7 +511,7 @@ class TaskWorker:
                     self._pending = None
                 return None
         reply = pending.reply
-        assert reply is not None and not isinstance(reply, ApprovalReply)
+        assert isinstance(reply, ChangesReply | ConfirmReply)
         return reply.decision if isinstance(reply, ChangesReply) else reply.answer
 
     def _confirm(self, outcome: Outcome, problems: tuple[str, ...]) -> bool | None:
@@ -506,6 +523,32 @@ class TaskWorker:
         self.state = "waiting for confirmation"
         self._send(ConfirmRequest(id=pending.id, summary=outcome.summary, unsupported=problems))
         return {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
+
+    def _choose(self, choice: Choice) -> int:
+        """Ask the client which alternative to run instead (``Oversight.chooser``): 0 keeps
+        what there is (also when the task is cancelled meanwhile)."""
+        with self._lock:
+            self._next_id += 1
+            pending = _Pending(self._next_id, "", "choice")
+            self._pending = pending
+        self.state = "waiting for a choice"
+        self._send(
+            ChoiceRequest(
+                id=pending.id,
+                ran=choice.ran,
+                doubts=choice.doubts,
+                alternatives=choice.alternatives,
+                answer=choice.answer,
+            )
+        )
+        while not pending.answered.wait(0.1):
+            if self.cancelled.is_set():
+                with self._lock:
+                    self._pending = None
+                return 0
+        reply = pending.reply
+        assert isinstance(reply, ChoiceReply)
+        return reply.pick
 
     def _remember(self, task: str, outcome: Outcome) -> None:
         """A confirmed session joins the user's worked examples (``agent/history.py``)."""
@@ -521,6 +564,7 @@ class TaskWorker:
         """The loop's transcript events, turned into what the client is shown."""
         if isinstance(event, End):  # the loop is over: nothing left to cancel
             self.ended = True
+            self._unsure = event.reason == "finished" and event.claimed is False
             if self._review is not None:
                 self.state = "reviewing changes"
         elif isinstance(event, ModelTurn):

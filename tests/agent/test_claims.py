@@ -249,7 +249,7 @@ def test_a_clean_count_is_claimed(book: RecipeBook, sandbox: Sandbox, workspace:
     assert outcome.reason == "finished" and outcome.claimed, outcome.doubts
     assert outcome.summary.strip() == "3"
     assert outcome.alternatives == ()
-    ranking = json.loads(sink.of_type(ModelTurn)[0].action["ranking"])  # type: ignore[index]
+    ranking = json.loads(sink.of_type(ModelTurn)[0].action["ranking"])
     assert ranking["confident"] is True
 
 

@@ -23,7 +23,7 @@ from shellagent.agent import (
 from shellagent.agent.recipe_step import RecipeBook, triable
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine, ShellState
-from shellagent.recipes import load, user_dir
+from shellagent.recipes import Recipe, load, user_dir
 from shellagent.recipes.rank import Ranker
 from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink, ScriptedBackend
@@ -54,7 +54,7 @@ dest = {{ type = "path" }}
 """
 
 
-def recipes(folder: Path, name: str = "lines") -> dict:
+def recipes(folder: Path, name: str = "lines") -> dict[str, Recipe]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "t.toml").write_text(RECIPE.format(name=name))
     catalog = load([folder])

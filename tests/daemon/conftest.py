@@ -27,6 +27,7 @@ from shellagent.events import (
     Ask,
     ChangesDecision,
     ChangesReady,
+    ChoiceRequest,
     ConfirmAnswer,
     ConfirmRequest,
     Summary,
@@ -221,6 +222,10 @@ class RecordingUI(AskUI):
     def confirm(self, m: ConfirmRequest) -> ConfirmAnswer:
         self.events.append(m)
         return super().confirm(m)
+
+    def choose(self, m: ChoiceRequest) -> int:
+        self.events.append(m)
+        return super().choose(m)
 
 
 def ask_inprocess(

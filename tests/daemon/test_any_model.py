@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shellagent.events import ChoiceRequest
 from shellagent.recipes import DATA_DIR, load
 from shellagent.recipes.rank import Ranker
 from tests.daemon.conftest import DaemonProc, ask_inprocess, done, transcript_events, write_config
@@ -53,3 +54,68 @@ def test_a_served_model_gets_the_recipes_unless_they_are_off(
         assert run.summary.summary.strip().startswith("3")
     else:
         assert "recipe" not in origins  # the model's own commands only
+
+
+def _recipes_on(trained: Path) -> None:
+    shutil.copytree(trained, os.environ["SHELLAGENT_CACHE_DIR"], dirs_exist_ok=True)
+    write_config('[ask]\nconfirm = false\nrecipes = "auto"\n')
+
+
+def _turns(session: str) -> list[dict[str, str]]:
+    return [
+        e["action"] for e in transcript_events(session) if e["type"] == "model_turn" and e["action"]
+    ]
+
+
+def test_an_unsure_answer_offers_the_next_recipes_and_one_key_runs_one(
+    trained: Path, daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    _recipes_on(trained)
+    (workdir / "docs").mkdir()
+    for name in ("a.txt", "b.txt"):
+        (workdir / "docs" / name).write_text("x\n")
+    reply = json.dumps({"use": "list_tree", "args": {"dir": "docs"}})
+    run = ask_inprocess(
+        "give me the docs listing by date", script(reply, done("x")), workdir, keys=["1"]
+    )
+    [choice] = run.of(ChoiceRequest)
+    assert choice.ran and choice.doubts and choice.alternatives
+    picked = choice.alternatives[0]
+    turns = _turns(run.summary.session)
+    assert turns[-1]["use"] == picked.recipe and "(your pick)" in turns[-1]["why"]
+    assert run.summary.commands[-1] == picked.command
+    assert "not sure this is what you asked" in run.out
+
+
+def test_nobody_picks_for_an_unattended_run(
+    trained: Path, daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    _recipes_on(trained)
+    (workdir / "docs").mkdir()
+    (workdir / "docs" / "a.txt").write_text("x\n")
+    reply = json.dumps({"use": "list_tree", "args": {"dir": "docs"}})
+    run = ask_inprocess("give me the docs listing by date", script(reply, done("x")), workdir)
+    assert not run.of(ChoiceRequest)
+    assert run.summary.claimed is False and run.summary.alternatives
+
+
+def test_a_refusal_offers_the_recipes_that_fit_and_the_real_files_stay(
+    trained: Path, daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    _recipes_on(trained)
+    notes = workdir / "notes.txt"
+    notes.write_text("one\ntwo\nthree\n")
+    reply = json.dumps({"use": "rename_add_today", "args": {"file": "notes.txt"}})
+    run = ask_inprocess(
+        "notes.txt how big",
+        script(reply, done("x")),
+        workdir,
+        keys=["n", "I asked how big it is\r", "k", "n"],
+    )
+    choices = run.of(ChoiceRequest)
+    assert choices and choices[0].ran == ""  # nothing ran: it was refused
+    assert any("refused" in d for d in choices[0].doubts)
+    assert "file_size" in [a.recipe for a in choices[0].alternatives]
+    assert notes.read_text() == "one\ntwo\nthree\n" and [p.name for p in workdir.iterdir()] == [
+        "notes.txt"
+    ]

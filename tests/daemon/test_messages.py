@@ -32,6 +32,7 @@ CLIENT: list[ClientMessage] = [
     ),
     events.ChangesReply(id=4, decision="keep"),
     events.ConfirmReply(id=5, answer="skip"),
+    events.ChoiceReply(id=6, pick=2),
     events.Cancel(),
     events.Status(),
     events.Stop(),
