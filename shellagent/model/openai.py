@@ -40,6 +40,15 @@ CONSTRAINTS: tuple[str, ...] = get_args(Constraint)
 # The longest server text an error message quotes: enough to say what went wrong, short
 # enough to stay one line.
 DETAIL_CHARS = 160
+# A reply is cut (``stop = "length"``, the connection closed) past ``max_tokens`` ×
+# CHARS_PER_TOKEN characters of text, or past REPLY_BYTES + ``max_tokens`` × BYTES_PER_TOKEN
+# bytes of HTTP body (SSE framing and per-token logprobs included): a server that ignores
+# ``max_tokens`` or streams garbage costs this process a bounded amount of memory and time.
+# No tokenizer's token is longer than 16 characters in practice (the embedded model's
+# longest is 16 spaces), and a chunk with one token's logprobs is well under 1 KiB.
+CHARS_PER_TOKEN = 16
+BYTES_PER_TOKEN = 4096
+REPLY_BYTES = 64 * 1024
 SPEC_FORM = "openai:http://HOST:PORT/v1[#MODEL][?constraint=json_schema|grammar|none&timeout=S]"
 
 
@@ -227,15 +236,17 @@ class OpenAIBackend:
         start = time.perf_counter()
         first_token_s = 0.0
         pieces: list[str] = []
+        room = max_tokens * CHARS_PER_TOKEN  # characters of text still taken
         tokens = _Tokens()
         usage: _Usage = {}
         timings: _Timings = {}
         stop: Stop = "end"
         try:
             # The `with` closes the connection whatever ends the loop, an exception from
-            # on_token included: the server sees the disconnect and stops generating.
+            # on_token or a cut included: the server sees the disconnect and stops.
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                for chunk in _chunks(response, url):
+                budget = REPLY_BYTES + max_tokens * BYTES_PER_TOKEN
+                for chunk in _chunks(response, url, budget):
                     usage = chunk.get("usage") or usage
                     timings = chunk.get("timings") or timings
                     for choice in chunk.get("choices") or []:
@@ -247,9 +258,15 @@ class OpenAIBackend:
                         if piece:
                             if not pieces:
                                 first_token_s = time.perf_counter() - start
+                            piece = piece[:room]
+                            room -= len(piece)
                             pieces.append(piece)
                             if on_token is not None:
                                 on_token(piece)
+                            if room <= 0:
+                                raise _TooLong
+        except _TooLong:
+            stop = "length"
         except urllib.error.HTTPError as exc:
             raise ModelUnavailable(
                 f"{url} answered HTTP {exc.code}: {_error_detail(exc) or exc.reason}",
@@ -341,14 +358,26 @@ def _token_id(item: dict[str, object]) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _chunks(response: Any, url: str) -> Iterator[_Chunk]:
-    """JSON objects from an SSE stream, or the single object of a non-streaming reply."""
+class _TooLong(Exception):
+    """The reply went past its size limit: it ends there, as if at ``max_tokens``."""
+
+
+def _chunks(response: Any, url: str, budget: int) -> Iterator[_Chunk]:
+    """JSON objects from an SSE stream, or the single object of a non-streaming reply;
+    ``_TooLong`` once more than ``budget`` bytes of body would have to be read (a line is
+    never read past it either, so an endless line costs no more)."""
     content_type = response.headers.get("Content-Type", "")
     if "text/event-stream" not in content_type:
-        yield _json_object(response.read().decode("utf-8", errors="replace"), url)
+        body = response.read(budget + 1)
+        if len(body) > budget:
+            raise _TooLong  # a cut JSON object says nothing: the reply is dropped whole
+        yield _json_object(body.decode("utf-8", errors="replace"), url)
         return
     finished = False
-    for raw in response:
+    while raw := response.readline(budget + 1):
+        budget -= len(raw)
+        if budget < 0:
+            raise _TooLong
         line = raw.decode("utf-8", errors="replace").strip()
         if not line.startswith("data:"):
             continue  # blank separators, ": ping" comments, event names
