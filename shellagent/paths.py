@@ -44,7 +44,7 @@ def cache_dir() -> Path:
     return _dir("cache")
 
 
-def runtime_dir() -> Path:
+def runtime_dir(*, create: bool = True) -> Path:
     """$XDG_RUNTIME_DIR/shellagent, else /run/user/UID/shellagent, else a private /tmp dir.
 
     Computed here rather than by platformdirs, which warns when XDG_RUNTIME_DIR is unset
@@ -57,6 +57,9 @@ def runtime_dir() -> Path:
     (or it is a link, or not a directory) it is a fresh ``mkdtemp`` directory remembered in
     the user's state directory (``_tmp_runtime_dir``). ``SHELLAGENT_RUNTIME_DIR`` is taken
     as given: whoever writes there checks it with ``private_runtime_dir``.
+
+    ``create=False`` makes nothing: the directory in use if there is one, else where it
+    would be (for the places a sandbox hides, which must not litter /tmp).
     """
     override = os.environ.get("SHELLAGENT_RUNTIME_DIR")
     if override:
@@ -67,7 +70,7 @@ def runtime_dir() -> Path:
     run_user = RUN_USER / str(os.getuid())
     if _users_own(run_user):
         return run_user / APP
-    return _tmp_runtime_dir(TMP_BASE)
+    return _tmp_runtime_dir(TMP_BASE, create=create)
 
 
 RUN_USER = Path("/run/user")  # pam_systemd's per-user runtime directories
@@ -88,7 +91,7 @@ def _users_own(base: Path) -> bool:
     )
 
 
-def _tmp_runtime_dir(base: Path) -> Path:
+def _tmp_runtime_dir(base: Path, *, create: bool = True) -> Path:
     """``base/shellagent-UID`` if it is (or can be made) a private directory of ours, else
     the private directory the state directory's pointer names, made on first need.
 
@@ -98,11 +101,15 @@ def _tmp_runtime_dir(base: Path) -> Path:
     the reason (``private_runtime_dir``), and ``ask`` will not trust it.
     """
     default = base / f"{APP}-{os.getuid()}"
-    if claim_private_dir(default) is None:
+    if not create and not os.path.lexists(default):
+        return default
+    if claim_private_dir(default, create=create) is None:
         return default
     prefix = f"{APP}-{os.getuid()}-"
     state = _state_dir_stdlib()
     pointer = state / f"runtime-dir.{socket.gethostname()}"
+    if not create:
+        return _remembered(pointer, base, prefix) or default
     try:
         ensure_private_dir(state)
         lock_fd = os.open(
@@ -112,13 +119,8 @@ def _tmp_runtime_dir(base: Path) -> Path:
         return default
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        remembered = _read_pointer(pointer)
-        if (
-            remembered is not None
-            and remembered.parent == base
-            and remembered.name.startswith(prefix)
-            and claim_private_dir(remembered, create=False) is None
-        ):
+        remembered = _remembered(pointer, base, prefix)
+        if remembered is not None:
             return remembered
         import tempfile  # here: only this rare path needs it, and ``ask`` starts light
 
@@ -133,6 +135,15 @@ def _tmp_runtime_dir(base: Path) -> Path:
         return default
     finally:
         os.close(lock_fd)
+
+
+def _remembered(pointer: Path, base: Path, prefix: str) -> Path | None:
+    """The directory ``pointer`` names, if it is one of ours made as ``_tmp_runtime_dir``
+    makes them (in ``base``, named ``prefix…``) and still a private directory of ours."""
+    found = _read_pointer(pointer)
+    if found is None or found.parent != base or not found.name.startswith(prefix):
+        return None
+    return found if claim_private_dir(found, create=False) is None else None
 
 
 def _read_pointer(pointer: Path) -> Path | None:
@@ -217,7 +228,7 @@ def models_dir() -> Path:
 
 def own_dirs() -> list[Path]:
     """shellagent's own directories: never visible inside a sandbox."""
-    return [config_dir(), data_dir(), state_dir(), cache_dir(), runtime_dir()]
+    return [config_dir(), data_dir(), state_dir(), cache_dir(), runtime_dir(create=False)]
 
 
 def ensure_private_dir(path: Path) -> Path:

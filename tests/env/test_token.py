@@ -116,6 +116,18 @@ def test_a_remembered_dir_that_was_taken_meanwhile_is_not_used(tmp_base: Path) -
     assert second != first and os.lstat(second).st_uid == os.getuid()
 
 
+def test_the_places_a_sandbox_hides_are_found_without_making_any(tmp_base: Path) -> None:
+    default = tmp_base / f"shellagent-{os.getuid()}"
+    assert paths.runtime_dir(create=False) == default and paths.own_dirs()[-1] == default
+    assert os.listdir(tmp_base) == []  # a sandbox start leaves nothing in /tmp
+    if os.getuid() != 0:
+        return
+    plant(tmp_base, OTHER)
+    assert paths.runtime_dir(create=False) == default  # nothing remembered yet
+    made = paths.runtime_dir()
+    assert made != default and paths.own_dirs()[-1] == made
+
+
 def test_the_predictable_dir_is_used_and_made_private_when_it_is_ours(tmp_base: Path) -> None:
     mine = tmp_base / f"shellagent-{os.getuid()}"
     assert paths.private_runtime_dir() == mine and mode(mine) == 0o700
