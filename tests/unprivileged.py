@@ -36,6 +36,48 @@ def unprivileged_site(root: Path) -> Path:
     return site
 
 
+# What the daemon and ``env serve`` import beyond the package and the sandbox's dependencies,
+# for a real run with a ``scripted:`` model under the system Python (same minor version).
+RUN_DEPENDENCIES = (
+    "pydantic",
+    "pydantic_core",
+    "typing_extensions",
+    "annotated_types",
+    "typing_inspection",
+    "jinja2",
+    "markupsafe",
+    "tree_sitter",
+    "tree_sitter_bash",
+    "bm25s",
+    "numpy",
+)
+
+
+def runnable_site(root: Path) -> Path:
+    """``unprivileged_site(root)`` plus what a daemon or ``env serve`` needs to run (and
+    the package's metadata, which registers the ``scripted:`` backend), readable by all."""
+    import importlib
+    from importlib import metadata
+
+    site = unprivileged_site(root)
+    for name in RUN_DEPENDENCIES:
+        origin = Path(importlib.import_module(name).__file__ or "")
+        source = origin.parent if origin.name == "__init__.py" else origin
+        if source.is_dir():
+            shutil.copytree(
+                source, site / source.name, ignore=shutil.ignore_patterns("__pycache__")
+            )
+            libs = source.parent / f"{source.name}.libs"
+            if libs.is_dir():
+                shutil.copytree(libs, site / libs.name)
+        else:
+            shutil.copy2(source, site / source.name)
+    info = Path(str(metadata.distribution("shellagent")._path))  # type: ignore[attr-defined]
+    shutil.copytree(info, site / info.name)
+    subprocess.run(["chmod", "-R", "a+rX", str(root)], check=True)
+    return site
+
+
 def make_traversable(path: Path) -> None:
     """Let others pass through ``path`` and every directory above it."""
     for parent in [path, *path.parents]:

@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import os
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shellagent.cli.argtypes import positive_float
 from shellagent.errors import InputError
+
+if TYPE_CHECKING:
+    from shellagent.env import EnvServer
+    from shellagent.eval import Task
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -69,10 +73,8 @@ def serve(args: argparse.Namespace) -> int:
 
     example: shellagent env serve tasks.jsonl --port 8765
     """
-    from shellagent import paths
-    from shellagent.env import EnvServer, Episodes
+    from shellagent.env import TokenFile
     from shellagent.eval import load_tasks
-    from shellagent.sandbox import Sandbox
 
     if args.max_steps < 1 or args.max_episodes < 1:
         raise InputError("--max-steps and --max-episodes must be 1 or more")
@@ -81,34 +83,23 @@ def serve(args: argparse.Namespace) -> int:
         print(f"skipped {args.tasks}:{problem.line}: {problem.message}", file=sys.stderr)
     if not task_set.tasks:
         raise InputError(f"no tasks to serve in {args.tasks}")
-    Sandbox("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
-    episodes = Episodes(
-        {t.id: t for t in task_set.tasks},
-        policy=args.policy,
-        max_steps=args.max_steps,
-        command_timeout=args.command_timeout,
-        idle_s=args.idle_timeout,
-        max_live=args.max_episodes,
-    )
+    # Where the token goes is checked before anything starts: a place another user could
+    # read or plant it refuses the start, with the fix.
+    token_file = TokenFile.open(args.token_file)
     try:
-        server = EnvServer(episodes, host=args.host, port=args.port)
-    except OSError as exc:
-        episodes.shutdown()
-        raise InputError(
-            f"cannot listen on {args.host}:{args.port}: {exc.strerror}",
-            hint="choose another --port (0 picks a free one)",
-        ) from None
+        server = _start(args, task_set.tasks)
     except BaseException:
-        episodes.shutdown()
+        token_file.remove()
         raise
-    token_file = args.token_file or paths.runtime_dir() / "env-token"
-    token_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(server.token + "\n")
-    print(json.dumps({"url": server.url, "token_file": str(token_file)}), flush=True)
+    try:
+        token_file.write(server.token)
+    except BaseException:
+        server.shutdown()
+        token_file.remove()
+        raise
+    print(json.dumps({"url": server.url, "token_file": str(token_file.path)}), flush=True)
     print(
-        f"serving {len(task_set.tasks)} tasks on {server.url} (token in {token_file}); "
+        f"serving {len(task_set.tasks)} tasks on {server.url} (token in {token_file.path}); "
         "Ctrl-C stops",
         file=sys.stderr,
         flush=True,
@@ -120,6 +111,33 @@ def serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.shutdown()
-        token_file.unlink(missing_ok=True)
+        token_file.remove()
     print("stopped; every episode's sandbox is gone", file=sys.stderr)
     return 0
+
+
+def _start(args: argparse.Namespace, tasks: Sequence[Task]) -> EnvServer:
+    """The server, listening, over its episodes; a sandbox that cannot start fails first."""
+    from shellagent.env import EnvServer, Episodes
+    from shellagent.sandbox import Sandbox
+
+    Sandbox("ephemeral").close()  # a sandbox that cannot start fails here, with the fix
+    episodes = Episodes(
+        {t.id: t for t in tasks},
+        policy=args.policy,
+        max_steps=args.max_steps,
+        command_timeout=args.command_timeout,
+        idle_s=args.idle_timeout,
+        max_live=args.max_episodes,
+    )
+    try:
+        return EnvServer(episodes, host=args.host, port=args.port)
+    except OSError as exc:
+        episodes.shutdown()
+        raise InputError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror}",
+            hint="choose another --port (0 picks a free one)",
+        ) from None
+    except BaseException:
+        episodes.shutdown()
+        raise

@@ -47,8 +47,14 @@ def add_parser(subparsers: Any) -> None:
         nargs="?",
         const="",
         metavar="ADDRESS",
-        help="run each episode as a Ray task on the cluster at ADDRESS (none: a local one); "
-        "needs the scale extra",
+        help="run each episode as a Ray task on the cluster at ADDRESS (none: a local one, "
+        "on loopback); needs the scale extra",
+    )
+    parser.add_argument(
+        "--trust-cluster",
+        action="store_true",
+        help="with --ray ADDRESS: the cluster is yours alone (whoever runs code on it runs "
+        "code as you here: results are unpickled)",
     )
     parser.add_argument(
         "--agent",
@@ -271,7 +277,8 @@ def run(args: argparse.Namespace) -> int:
 
     Rerunning with the same --out resumes: episodes already solved, failed or invalid
     there are kept, the rest run. --ray [ADDRESS] runs each episode as a Ray task (a
-    local cluster without ADDRESS); the report is the same.
+    local cluster on loopback without ADDRESS; an ADDRESS needs --trust-cluster: a Ray
+    cluster is full trust both ways); the report is the same.
 
     example: shellagent eval tasks.jsonl --limit 20 --jobs 2 --out runs/smollm
     """
@@ -288,6 +295,13 @@ def run(args: argparse.Namespace) -> int:
     from shellagent.eval.report import result_row
     from shellagent.transcript import Redactor
 
+    if args.ray and args.ray != "local" and not args.trust_cluster:
+        from shellagent.eval.distributed import TRUST_HINT
+
+        raise InputError(
+            f"will not connect to the Ray cluster at {args.ray} without --trust-cluster",
+            hint=TRUST_HINT,
+        )
     task_set = load_tasks(args.tasks)
     skipped = [f"{args.tasks}:{p.line}: {p.message}" for p in task_set.problems]
     for line in skipped:
@@ -349,6 +363,7 @@ def run(args: argparse.Namespace) -> int:
                 functools.partial(build_agent, spec),
                 config,
                 address=args.ray or None,
+                trust_cluster=args.trust_cluster,
                 samples=args.samples,
                 done=done,
                 on_result=finished,

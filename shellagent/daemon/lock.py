@@ -3,9 +3,10 @@
 Safety rules (checklist G2, G5):
 
 * The runtime dir must be a real directory (never a symlink) owned by this user; it is
-  made 0700 before anything is created in it.
+  made 0700 before anything is created in it (``paths.private_runtime_dir``).
 * ``daemon.lock`` is held with ``fcntl.flock`` for the daemon's whole life, so two daemons
-  never run; it is opened with ``O_NOFOLLOW`` and holds the pid for ``daemon stop``.
+  never run; it is opened with ``O_NOFOLLOW``, must be ours (another user's is replaced,
+  and never read for a pid to signal) and holds the pid for ``daemon stop``.
 * Whatever sits at the socket path is looked at with ``lstat``, never followed: a stale
   socket or a symlink is unlinked (the link itself, not its target); anything else is an
   error the user must resolve.
@@ -24,6 +25,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellagent import paths
 from shellagent.errors import EnvironmentProblem
 from shellagent.protocol import SOCKET_NAME
 
@@ -41,23 +43,7 @@ def socket_path(runtime: Path) -> Path:
 
 def private_runtime_dir(path: Path) -> Path:
     """Create ``path`` 0700 (parents as needed) and check it is ours and not a link."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o700)
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise EnvironmentProblem(
-            f"{path} is not a directory (or is a symbolic link)",
-            hint="remove it; the daemon creates its own private runtime directory",
-        )
-    if st.st_uid != os.getuid():
-        raise EnvironmentProblem(
-            f"{path} belongs to uid {st.st_uid}, not to you",
-            hint="remove it or set SHELLAGENT_RUNTIME_DIR to a directory you own",
-        )
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(path, 0o700)
-    return path
+    return paths.private_runtime_dir(path)
 
 
 @dataclass
@@ -73,6 +59,12 @@ class PidLock:
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = os.open(path, flags, 0o600)
+            if os.fstat(fd).st_uid != os.getuid():
+                # Planted while the directory was not yet private: never lock (or wait on)
+                # a file someone else controls; ours replaces it.
+                os.close(fd)
+                os.unlink(path)
+                fd = os.open(path, flags | os.O_EXCL, 0o600)
         except OSError as exc:
             raise EnvironmentProblem(
                 f"cannot open {path}: {exc.strerror}", hint="remove it if it is a link"
@@ -106,6 +98,8 @@ def read_pid(runtime: Path) -> int | None:
     except OSError:
         return None
     try:
+        if os.fstat(fd).st_uid != os.getuid():
+            return None  # not our daemon's: its pid is not one to signal
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -1,7 +1,8 @@
 """The sandbox as an environment for trainers: episodes of a task set over HTTP on loopback.
 
 ``shellagent env serve TASKS.jsonl`` serves ``reset`` / ``step`` / ``close`` (``server.py``);
-``EnvClient`` and the Gym-style ``ShellEnv`` drive it from Python (``client.py``).
+``EnvClient`` and the Gym-style ``ShellEnv`` drive it from Python (``client.py``); the
+token's file is written by ``token.py``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from shellagent.env.client import EnvClient, EnvError, ShellEnv
 from shellagent.env.episodes import Episode, EpisodeBusy, Episodes, StepResult
 from shellagent.env.server import EnvServer
+from shellagent.env.token import TokenFile
 
 __all__ = [
     "EnvClient",
@@ -19,4 +21,5 @@ __all__ = [
     "Episodes",
     "ShellEnv",
     "StepResult",
+    "TokenFile",
 ]

@@ -196,6 +196,7 @@ class Episodes:
         # on this one long-lived thread instead.
         self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="env-spawn")
         self._live: dict[str, Episode] = {}
+        self._starting = 0  # slots reserved by resets whose sandbox or setup still runs
         self._lock = threading.Lock()
         self._local = threading.local()
         self._stop = threading.Event()
@@ -225,11 +226,22 @@ class Episodes:
             if task not in self.tasks:
                 raise InputError(f"no task with id {task!r}", hint="GET /tasks lists them")
             task = self.tasks[task]
+        # The slot is taken under the lock before the sandbox and the setup, which take
+        # long: concurrent resets past the limit are refused, not all started at once.
         with self._lock:
-            if len(self._live) >= self.max_live:
+            if len(self._live) + self._starting >= self.max_live:
                 raise EpisodeBusy(
                     f"{self.max_live} episodes are running; close one before starting another"
                 )
+            self._starting += 1
+        try:
+            return self._start(task)
+        finally:
+            with self._lock:
+                self._starting -= 1
+
+    def _start(self, task: Task) -> Episode:
+        """Start ``task``'s episode in a slot ``reset`` reserved."""
         shell = self._new_shell()
         try:
             pristine = pristine_environment(shell)
@@ -261,8 +273,11 @@ class Episodes:
             command_timeout=self.command_timeout,
         )
         with self._lock:
-            self._live[episode.id] = episode
-        return episode
+            if not self._stop.is_set():  # a shutdown meanwhile destroys it here
+                self._live[episode.id] = episode
+                return episode
+        shell.close()
+        raise EpisodeBusy("the server is shutting down")
 
     def _new_shell(self) -> Sandbox:
         from shellagent.sandbox import Sandbox

@@ -4,10 +4,13 @@ Standard library only. One POST to ``{base}/chat/completions`` per turn, streame
 server-sent events so ``on_token`` sees text as it arrives; an exception raised by
 ``on_token`` (the agent loop's cancel) closes the connection, which is how a server learns
 to stop generating. The reply format travels as ``response_format`` (JSON schema: vLLM,
-llama-server, OpenAI) or as a GBNF ``grammar`` field (llama-server, llama-cpp-python's
+llama-server, OpenAI, Ollama) or as a GBNF ``grammar`` field (llama-server, llama-cpp-python's
 ``llama_cpp.server``, vLLM's ``guided_grammar`` aside); servers do not accept both at once,
-hence ``constraint``, chosen in the spec (``#MODEL?constraint=grammar``). The server may still
-ignore it, so the agent parses every reply and treats garbage as an ``InputError``.
+hence ``constraint``: learned per server when not given (``accepts``: a refusal that names
+what was sent moves on to the next kind), or chosen in the spec
+(``#MODEL?constraint=grammar``). The server may still ignore it, so the agent parses every
+reply and treats garbage as an ``InputError``; and it may ignore ``max_tokens``, so a reply
+is cut at a size limit (``CHARS_PER_TOKEN``, ``BYTES_PER_TOKEN``).
 
 Token logprobs come from the standard ``logprobs.content`` of each chunk; token ids where
 the server gives them: llama-server's ``id`` per token, or vLLM's ``token_id:N`` tokens
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import os
 import re
 import time
@@ -26,20 +30,31 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, cast, get_args
+from typing import Any, Literal, TypedDict, cast
 
 from shellagent.errors import InputError, ModelUnavailable
 from shellagent.jsontypes import JsonObject
+from shellagent.model import accepts
+from shellagent.model.accepts import Constraint
 from shellagent.model.backend import Generation, Message, ReplyFormat, Stop, TokenCallback
 
 __all__ = ["Constraint", "OpenAIBackend", "OpenAISpec", "parse_openai_spec"]
 
-Constraint = Literal["json_schema", "grammar", "none"]
-CONSTRAINTS: tuple[str, ...] = get_args(Constraint)
+CONSTRAINTS: tuple[str, ...] = accepts.ORDER
 
 # The longest server text an error message quotes: enough to say what went wrong, short
 # enough to stay one line.
 DETAIL_CHARS = 160
+# A reply is cut (``stop = "length"``, the connection closed) past ``max_tokens`` ×
+# CHARS_PER_TOKEN characters of text, or past REPLY_BYTES + ``max_tokens`` × BYTES_PER_TOKEN
+# bytes of HTTP body (SSE framing and per-token logprobs included): a server that ignores
+# ``max_tokens`` or streams garbage costs this process a bounded amount of memory and time.
+# No tokenizer's token is longer than 16 characters in practice (the embedded model's
+# longest is 16 spaces), and a chunk with one token's logprobs is well under 1 KiB.
+CHARS_PER_TOKEN = 16
+BYTES_PER_TOKEN = 4096
+REPLY_BYTES = 64 * 1024
+log = logging.getLogger("shellagent.model")
 SPEC_FORM = "openai:http://HOST:PORT/v1[#MODEL][?constraint=json_schema|grammar|none&timeout=S]"
 
 
@@ -149,10 +164,10 @@ class OpenAIBackend:
         context_size: int = 8192,
         temperature: float = 0.0,
         seed: int | None = None,
-        constraint: Constraint = "json_schema",
+        constraint: Constraint | None = None,
         timeout_s: float = 300.0,
     ) -> None:
-        if constraint not in CONSTRAINTS:
+        if constraint is not None and constraint not in CONSTRAINTS:
             raise InputError(
                 f"unknown constraint {constraint!r}", hint=f"use one of {', '.join(CONSTRAINTS)}"
             )
@@ -162,7 +177,7 @@ class OpenAIBackend:
         self.context_size = context_size
         self.temperature = temperature
         self.seed = seed
-        self.constraint = constraint
+        self.constraint = constraint  # None: learned per server (``accepts``)
         self.timeout_s = timeout_s
         self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
 
@@ -177,6 +192,7 @@ class OpenAIBackend:
         reply_format: ReplyFormat | None,
         max_tokens: int,
         logprobs: bool,
+        constraint: Constraint,
     ) -> _Request:
         body: _Request = {
             "messages": [dict(m) for m in messages],
@@ -195,7 +211,7 @@ class OpenAIBackend:
             # llama_cpp.server none unless top_logprobs is set.
             body["logprobs"] = True
             body["top_logprobs"] = 1
-        if reply_format is not None and self.constraint == "json_schema":
+        if reply_format is not None and constraint == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
@@ -203,7 +219,7 @@ class OpenAIBackend:
                     "schema": dict(reply_format.json_schema),
                 },
             }
-        elif reply_format is not None and self.constraint == "grammar":
+        elif reply_format is not None and constraint == "grammar":
             body["grammar"] = reply_format.gbnf
         return body
 
@@ -216,8 +232,44 @@ class OpenAIBackend:
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
     ) -> Generation:
+        if reply_format is None or self.constraint is not None:
+            return self._generate(
+                messages, reply_format, max_tokens, on_token, capture_logprobs, self.constraint
+            )
+        # No constraint given: the one this server took before, else the most precise;
+        # a refusal that names it moves on to the next (the request failed before any
+        # token, so nothing was streamed twice), and the one that worked is kept.
+        key = accepts.server_key(self.base_url, self.model)
+        known = accepts.remembered(key)
+        first = known or accepts.ORDER[0]
+        for constraint in (first, *(c for c in accepts.ORDER if c != first)):
+            try:
+                generation = self._generate(
+                    messages, reply_format, max_tokens, on_token, capture_logprobs, constraint
+                )
+            except _Refused as exc:
+                if not accepts.refuses(constraint, exc.status, exc.body):
+                    raise
+                log.info("%s refused the %s constraint: %s", self.name, constraint, exc.message)
+                continue
+            if constraint != (known or accepts.ORDER[0]):
+                accepts.remember(key, constraint)
+            return generation
+        raise AssertionError("unreachable: 'none' sends nothing a server can refuse")
+
+    def _generate(
+        self,
+        messages: Sequence[Message],
+        reply_format: ReplyFormat | None,
+        max_tokens: int,
+        on_token: TokenCallback | None,
+        capture_logprobs: bool,
+        constraint: Constraint | None,
+    ) -> Generation:
         url = f"{self.base_url}/chat/completions"
-        body = self._body(messages, reply_format, max_tokens, capture_logprobs)
+        body = self._body(
+            messages, reply_format, max_tokens, capture_logprobs, constraint or "none"
+        )
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -227,15 +279,17 @@ class OpenAIBackend:
         start = time.perf_counter()
         first_token_s = 0.0
         pieces: list[str] = []
+        room = max_tokens * CHARS_PER_TOKEN  # characters of text still taken
         tokens = _Tokens()
         usage: _Usage = {}
         timings: _Timings = {}
         stop: Stop = "end"
         try:
             # The `with` closes the connection whatever ends the loop, an exception from
-            # on_token included: the server sees the disconnect and stops generating.
+            # on_token or a cut included: the server sees the disconnect and stops.
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                for chunk in _chunks(response, url):
+                budget = REPLY_BYTES + max_tokens * BYTES_PER_TOKEN
+                for chunk in _chunks(response, url, budget):
                     usage = chunk.get("usage") or usage
                     timings = chunk.get("timings") or timings
                     for choice in chunk.get("choices") or []:
@@ -247,15 +301,24 @@ class OpenAIBackend:
                         if piece:
                             if not pieces:
                                 first_token_s = time.perf_counter() - start
+                            piece = piece[:room]
+                            room -= len(piece)
                             pieces.append(piece)
                             if on_token is not None:
                                 on_token(piece)
+                            if room <= 0:
+                                raise _TooLong
+        except _TooLong:
+            stop = "length"
         except urllib.error.HTTPError as exc:
-            raise ModelUnavailable(
-                f"{url} answered HTTP {exc.code}: {_error_detail(exc) or exc.reason}",
+            text = _error_text(exc)
+            raise _Refused(
+                f"{url} answered HTTP {exc.code}: {_error_detail(text) or exc.reason}",
                 hint="check the base URL and the model name after '#'"
                 if exc.code in (400, 404, 422)
                 else "see the server's log",
+                status=exc.code,
+                body=text,
             ) from None
         except urllib.error.URLError as exc:
             reason = exc.reason
@@ -341,14 +404,26 @@ def _token_id(item: dict[str, object]) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _chunks(response: Any, url: str) -> Iterator[_Chunk]:
-    """JSON objects from an SSE stream, or the single object of a non-streaming reply."""
+class _TooLong(Exception):
+    """The reply went past its size limit: it ends there, as if at ``max_tokens``."""
+
+
+def _chunks(response: Any, url: str, budget: int) -> Iterator[_Chunk]:
+    """JSON objects from an SSE stream, or the single object of a non-streaming reply;
+    ``_TooLong`` once more than ``budget`` bytes of body would have to be read (a line is
+    never read past it either, so an endless line costs no more)."""
     content_type = response.headers.get("Content-Type", "")
     if "text/event-stream" not in content_type:
-        yield _json_object(response.read().decode("utf-8", errors="replace"), url)
+        body = response.read(budget + 1)
+        if len(body) > budget:
+            raise _TooLong  # a cut JSON object says nothing: the reply is dropped whole
+        yield _json_object(body.decode("utf-8", errors="replace"), url)
         return
     finished = False
-    for raw in response:
+    while raw := response.readline(budget + 1):
+        budget -= len(raw)
+        if budget < 0:
+            raise _TooLong
         line = raw.decode("utf-8", errors="replace").strip()
         if not line.startswith("data:"):
             continue  # blank separators, ": ping" comments, event names
@@ -385,14 +460,27 @@ def _json_object(text: str, url: str) -> _Chunk:
     return cast(_Chunk, obj)  # a JSON object; what is read from it is checked there
 
 
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    """One line from an error response: its JSON ``error``/``detail`` message if any."""
+class _Refused(ModelUnavailable):
+    """The server answered with an HTTP error: ``status`` and (the first 4 KiB of) the
+    ``body``, so that a refused constraint can be told from other errors."""
+
+    def __init__(self, message: str, *, hint: str, status: int, body: str) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.body = body
+
+
+def _error_text(exc: urllib.error.HTTPError) -> str:
     try:
-        text = exc.read(4096).decode("utf-8", errors="replace")
+        return exc.read(4096).decode("utf-8", errors="replace")
     except (OSError, http.client.HTTPException):
         return ""
     finally:
         exc.close()
+
+
+def _error_detail(text: str) -> str:
+    """One line from an error response: its JSON ``error``/``detail`` message if any."""
     try:
         obj = json.loads(text)
     except json.JSONDecodeError:

@@ -66,6 +66,7 @@ def test_the_client_finds_the_socket_where_the_daemon_puts_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("SHELLAGENT_RUNTIME_DIR")
+    monkeypatch.setattr(paths, "TMP_BASE", tmp_path)  # not the real /tmp's shellagent-UID
     for xdg in (str(tmp_path), None, str(tmp_path / "missing")):
         if xdg is None:
             monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)

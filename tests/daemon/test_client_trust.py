@@ -12,9 +12,13 @@ where ``ask`` does connect and send the task.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -25,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unprivileged import NOBODY, SYSTEM_PYTHON, unprivileged_site
+from tests.unprivileged import NOBODY, SYSTEM_PYTHON, runnable_site, unprivileged_site
 
 pytestmark = pytest.mark.skipif(
     os.getuid() != 0 or not shutil.which("setpriv") or not Path(SYSTEM_PYTHON).exists(),
@@ -252,20 +256,47 @@ def test_a_runtime_dir_others_can_write_is_refused(
 
 
 def test_the_review_repro_a_socket_planted_where_the_runtime_dir_defaults_to(
-    base: Path, site: Path, standin: Callable[..., Standin]
+    base: Path, standin: Callable[..., Standin]
 ) -> None:
     """No XDG_RUNTIME_DIR: ``nobody``'s daemon would live in /tmp/shellagent-65534, which
-    another user created first."""
+    another user created first, with their socket in it. ``ask`` sends them nothing and
+    still works: it and the daemon it starts agree on a private directory of nobody's."""
     default = Path(f"/tmp/shellagent-{NOBODY}")
     if Path(f"/run/user/{NOBODY}").exists() or os.path.lexists(default):
         pytest.skip(f"{default} is in use or not the default here")
+    site = runnable_site(base / "full")
     home = base / "home"
-    home.mkdir()
-    os.chown(home, NOBODY, NOBODY)
+    (home / "work").mkdir(parents=True)
+    script = base / "script.json"
+    script.write_text(json.dumps([json.dumps({"cmd": "echo hi", "why": "x"}), '{"done": "ok"}']))
+    script.chmod(0o644)
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(site)}
+    private: Path | None = None
     try:
         theirs = standin(default, creator=OTHER, owner=OTHER, listener=OTHER)
-        proc = ask(NOBODY, site, None, home)
-        refused(proc, f"{default} belongs to uid {OTHER}")
-        assert theirs.received() == b""
+        argv = [SYSTEM_PYTHON, "-m", "shellagent.cli.ask", "-y", "--model", f"scripted:{script}"]
+        proc = subprocess.run(
+            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
+            + ["my secret task"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=home / "work",
+            timeout=120,
+        )
+        assert theirs.received() == b""  # not even a connection
+        pointer = home / ".local/state/shellagent" / f"runtime-dir.{socket.gethostname()}"
+        private = Path(pointer.read_text().strip())
+        assert proc.returncode == 0 and "hi" in proc.stdout, proc.stderr
+        assert private.parent == Path("/tmp") and private.name.startswith(f"shellagent-{NOBODY}-")
+        st = os.lstat(private)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (NOBODY, 0o700)
+        assert stat.S_ISSOCK(os.lstat(private / "daemon.sock").st_mode)
     finally:
+        if private is not None:  # the daemon ask started, by the pid it holds its lock with
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int((private / "daemon.lock").read_text()), signal.SIGTERM)
+                time.sleep(0.5)
+            shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(default, ignore_errors=True)

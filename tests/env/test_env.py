@@ -156,6 +156,63 @@ def test_one_request_at_a_time_per_episode(served: tuple[EnvServer, EnvClient]) 
     client.close(episode)
 
 
+def test_concurrent_resets_never_start_more_episodes_than_the_limit() -> None:
+    """Review 3 L2: ten resets at once against ``--max-episodes 2`` started ten sandboxes,
+    since the limit was checked before the sandbox and the setup and counted after."""
+    from shellagent.sandbox import Sandbox
+
+    started: list[Sandbox] = []
+
+    def counted() -> Sandbox:
+        started.append(Sandbox("ephemeral"))
+        return started[-1]
+
+    slow = Task(
+        id="slow",
+        task="wait",
+        setup_commands=("sleep 0.3",),
+        success_condition="false",
+    )
+    server = EnvServer(Episodes({"slow": slow}, max_live=2, make_shell=counted), port=0)
+    server.start()
+    go = threading.Barrier(10)
+    replies: list[tuple[int, dict[str, Any]]] = []
+
+    def reset() -> None:
+        go.wait()
+        replies.append(raw(server.url, "/reset", b'{"task_id": "slow"}', server.token))
+
+    try:
+        threads = [threading.Thread(target=reset) for _ in range(10)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        codes = sorted(code for code, _ in replies)
+        assert codes == [200, 200] + [409] * 8, replies
+        assert len(started) == 2 and len(server.episodes) == 2
+        busy = [reply["error"] for code, reply in replies if code == 409]
+        assert all("2 episodes are running" in text for text in busy)
+        episode = next(reply["episode"] for code, reply in replies if code == 200)
+        raw(server.url, "/close", json.dumps({"episode": episode}).encode(), server.token)
+        code, _ = raw(server.url, "/reset", b'{"task_id": "slow"}', server.token)
+        assert code == 200 and len(started) == 3  # a closed episode frees its slot
+    finally:
+        server.shutdown()
+
+
+def test_a_failed_setup_gives_its_slot_back() -> None:
+    broken = Task(id="broken", task="x", setup_commands=("false",), success_condition="false")
+    episodes = Episodes({"broken": broken, **TASKS}, max_live=1)
+    try:
+        for _ in range(2):
+            with pytest.raises(InputError, match="setup command failed"):
+                episodes.reset("broken")
+        assert episodes.reset("make-x") is not None and len(episodes) == 1
+    finally:
+        episodes.shutdown()
+
+
 def test_denied_commands_do_not_run_and_the_step_limit_ends_the_episode() -> None:
     episodes = Episodes(TASKS, max_steps=2, policy="default")
     try:

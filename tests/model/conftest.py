@@ -17,6 +17,9 @@ def _private_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SHELLAGENT_MODEL_URL_BASE", raising=False)
     monkeypatch.delenv("SHELLAGENT_MODEL_CATALOG", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    from shellagent.model import accepts
+
+    accepts.forget()  # what an earlier test's servers accepted is not this test's
 
 
 class LocalServer:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,7 +39,9 @@ class ChatServer(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+
+    def answer(self, body: dict[str, Any]) -> None:
         type(self).requests.append(
             {"path": self.path, "auth": self.headers["Authorization"], **body}
         )
@@ -223,6 +227,123 @@ def test_a_bad_spec_option_is_an_input_error(option: str) -> None:
     with pytest.raises(InputError, match="bad option") as info:
         load_backend(f"openai:http://127.0.0.1:9/v1#m?{option}")
     assert info.value.hint is not None and "constraint=json_schema|grammar|none" in info.value.hint
+
+
+# What llama_cpp.server (llama-cpp-python 0.3) answers a ``json_schema`` response_format.
+LLAMA_CPP_REFUSAL = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+    "  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema',"
+    " input_type=str]"
+)
+
+
+class Picky(ChatServer):
+    """A server that refuses some reply constraints with an HTTP error naming them."""
+
+    refused: ClassVar[tuple[str, ...]] = ("json_schema",)
+    status: ClassVar[int] = 500
+
+    def answer(self, body: dict[str, Any]) -> None:
+        sent = (
+            "json_schema" if "response_format" in body else "grammar" if "grammar" in body else ""
+        )
+        if sent and sent in self.refused:
+            type(self).requests.append({"refused": sent, **body})
+            message = LLAMA_CPP_REFUSAL if sent == "json_schema" else "unknown field: grammar"
+            data = json.dumps({"error": {"message": message, "type": "internal_server_error"}})
+            self.send_response(self.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data.encode())
+            return
+        super().answer(body)
+
+
+def _sent(handler: type[ChatServer]) -> list[str]:
+    """Which constraint each request carried, in order (refused ones marked)."""
+    kinds = []
+    for request in handler.requests:
+        kind = (
+            "json_schema"
+            if "response_format" in request
+            else "grammar"
+            if "grammar" in request
+            else "none"
+        )
+        kinds.append(kind + (" refused" if "refused" in request else ""))
+    return kinds
+
+
+def test_a_plain_spec_learns_the_grammar_from_a_server_that_refuses_the_schema(
+    start_server: Callable[..., Any],
+) -> None:
+    from shellagent.model import accepts
+
+    handler: type[Picky] = type("P", (Picky,), {"requests": []})
+    server = start_server(handler)
+    spec = f"openai:{server.url}/v1#smol"
+    first = load_backend(spec).generate(MESSAGES, reply_format=ACTION_FORMAT)
+    assert parse_action(first.text) == RunAction(cmd="df -h", why="free space")
+    assert _sent(handler) == ["json_schema refused", "grammar"]
+    assert handler.requests[1]["grammar"] == ACTION_GBNF
+    load_backend(spec).generate(MESSAGES, reply_format=ACTION_FORMAT)  # remembered
+    assert _sent(handler)[2:] == ["grammar"]
+    saved = Path(os.environ["SHELLAGENT_CACHE_DIR"]) / "openai-servers.json"
+    assert json.loads(saved.read_text()) == {f"{server.url}/v1#smol": "grammar"}
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    accepts.forget()  # as a new process: read back from the cache dir
+    load_backend(spec).generate(MESSAGES, reply_format=ACTION_FORMAT)
+    assert _sent(handler)[3:] == ["grammar"]
+    # Another model on the same server is another key: learned on its own.
+    load_backend(f"openai:{server.url}/v1#other").generate(MESSAGES, reply_format=ACTION_FORMAT)
+    assert _sent(handler)[4:] == ["json_schema refused", "grammar"]
+
+
+def test_a_server_that_refuses_both_constraints_gets_none_and_the_parser_decides(
+    start_server: Callable[..., Any],
+) -> None:
+    handler = type(
+        "P", (Picky,), {"requests": [], "refused": ("json_schema", "grammar"), "status": 400}
+    )
+    server = start_server(handler)
+    backend = OpenAIBackend(f"{server.url}/v1")
+    reply = backend.generate(MESSAGES, reply_format=ACTION_FORMAT)
+    assert parse_action(reply.text) == RunAction(cmd="df -h", why="free space")
+    assert _sent(handler) == ["json_schema refused", "grammar refused", "none"]
+    backend.generate(MESSAGES, reply_format=ACTION_FORMAT)
+    assert _sent(handler)[3:] == ["none"]
+
+
+def test_a_refusal_that_does_not_name_the_constraint_is_not_retried(
+    failing: Callable[[str], str],
+) -> None:
+    base = failing("500")  # out of memory: nothing about the request's fields
+    error = _failure(base)
+    assert error.message.endswith("answered HTTP 500: llama_decode failed: out of memory")
+    assert not (Path(os.environ["SHELLAGENT_CACHE_DIR"]) / "openai-servers.json").exists()
+
+
+def test_a_constraint_named_in_the_spec_is_used_as_given_and_never_learned_over(
+    start_server: Callable[..., Any],
+) -> None:
+    handler = type("P", (Picky,), {"requests": []})
+    server = start_server(handler)
+    backend = load_backend(f"openai:{server.url}/v1#smol?constraint=json_schema")
+    with pytest.raises(ModelUnavailable) as info:
+        backend.generate(MESSAGES, reply_format=ACTION_FORMAT)
+    assert "answered HTTP 500: 1 validation error" in info.value.message
+    assert "literal_error" in info.value.message and "\n" not in info.value.message
+    assert _sent(handler) == ["json_schema refused"]
+
+
+def test_replies_without_a_format_send_no_constraint_and_learn_nothing(
+    start_server: Callable[..., Any],
+) -> None:
+    handler = type("P", (Picky,), {"requests": []})
+    server = start_server(handler)
+    OpenAIBackend(f"{server.url}/v1").generate(MESSAGES)
+    assert _sent(handler) == ["none"]
 
 
 class Failing(BaseHTTPRequestHandler):

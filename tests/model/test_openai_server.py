@@ -2,14 +2,16 @@
 serving the embedded model with the shipped adapter (the default model), on 127.0.0.1.
 
 Started once for the module. The server computes logprobs only with ``logits_all`` (its
-default), and it ignores ``response_format`` of type ``json_schema`` (it knows only its own
-``json_object``), so the action format goes as a GBNF ``grammar`` (``?constraint=grammar``).
+default), and it refuses ``response_format`` of type ``json_schema`` (HTTP 500: it knows
+only its own ``json_object``), so the action format goes as a GBNF ``grammar``: named in the
+spec (``?constraint=grammar``), or learned by a plain spec from that refusal.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 
 from shellagent.agent.actions import ACTION_FORMAT, parse_action
 from shellagent.cli.main import main
+from shellagent.errors import ModelUnavailable
 from shellagent.model import load_backend
 from shellagent.model.llama import LlamaBackend
 from shellagent.model.openai import OpenAIBackend
@@ -96,6 +99,31 @@ def test_logprobs_are_captured_one_per_token_as_the_local_backend_gives_them(
     assert here.text == remote.text
     assert here.logprobs is not None and len(here.logprobs) == len(remote.logprobs)
     assert max(abs(a - b) for a, b in zip(here.logprobs, remote.logprobs, strict=True)) < 0.05
+
+
+def test_a_plain_spec_learns_the_grammar_and_its_replies_parse(server: str) -> None:
+    """Issue 40: ``openai:URL#MODEL`` with no option used to fail with ``HTTP 500 …
+    literal_error``."""
+    schema = load_backend(f"openai:{server}#{ALIAS}?constraint=json_schema")
+    with pytest.raises(ModelUnavailable) as refused:  # what a plain spec used to end with
+        schema.generate(_conversation("hi"), max_tokens=20, reply_format=ACTION_FORMAT)
+    assert "answered HTTP 500" in refused.value.message
+    assert "literal_error" in refused.value.message, refused.value.message
+    plain = load_backend(f"openai:{server}#{ALIAS}")
+    assert isinstance(plain, OpenAIBackend) and plain.constraint is None
+    for task in ("how much disk space is free?", "count the lines of /etc/passwd"):
+        generation = plain.generate(_conversation(task), max_tokens=200, reply_format=ACTION_FORMAT)
+        parse_action(generation.text)
+        assert generation.stop == "end"
+    saved = json.loads(
+        (Path(os.environ["SHELLAGENT_CACHE_DIR"]) / "openai-servers.json").read_text()
+    )
+    assert saved == {f"{server}#{ALIAS}": "grammar"}
+    # The same replies as with the grammar named in the spec (greedy): the same request.
+    named = _backend(server).generate(
+        _conversation("count the lines of /etc/passwd"), max_tokens=200, reply_format=ACTION_FORMAT
+    )
+    assert named.text == generation.text
 
 
 class Cancel(Exception):
