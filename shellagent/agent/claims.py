@@ -50,6 +50,7 @@ ALTERNATIVES = 3
 # that says a recipe fits at all (``recipe_step.FITS``), calibrated on the everyday and dev
 # sets with bench/claims_bench.py (docs/results.md).
 CLAIM_SCORE = -0.6
+SAVED = "the answer went into the file as the recipe prints it, a form the task may not want"
 # how much of an alternative's tried output is kept to be shown
 ALTERNATIVE_OUTPUT = 600
 _PATH_TYPES = ("dir", "file", "path", "output", "archive")
@@ -160,7 +161,11 @@ def judge(
     doubts: list[Doubt] = ranking_doubts(chosen, CLAIM_SCORE)
     output = result.output
     home = ""
-    if recipe.kind == "question" and not saved:
+    if recipe.kind == "question" and saved:
+        # measured: half the answers saved this way were in a form the task did not want
+        # (sizes in KB, names without their folder, oldest first …); nobody saw them
+        doubts.append(Doubt("saved", SAVED))
+    elif recipe.kind == "question":
         doubts += question_doubts(wanted, output)
     elif watch is not None and watch.before is not None:
         after = _snapshot(state, watch.roots)

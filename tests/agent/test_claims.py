@@ -286,3 +286,18 @@ def test_the_free_loop_never_claims(book: RecipeBook, sandbox: Sandbox, workspac
     )
     assert outcome.reason == "finished" and not outcome.claimed
     assert outcome.doubts
+
+
+def test_an_answer_saved_to_a_file_is_not_claimed(
+    book: RecipeBook, sandbox: Sandbox, workspace: Path
+) -> None:
+    outcome, _ = run(
+        "count the files in docs and save the count to count.txt",
+        use("count_files", dir="docs"),
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.reason == "finished" and outcome.summary.startswith("Saved to count.txt")
+    assert not outcome.claimed
+    assert any("as the recipe prints it" in d for d in outcome.doubts)
