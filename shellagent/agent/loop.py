@@ -37,6 +37,7 @@ from shellagent.agent.approval import ApprovalRequest
 from shellagent.agent.config import AgentConfig
 from shellagent.agent.context import ContextWindow
 from shellagent.agent.examples import render, rewrite
+from shellagent.agent.inventions import invented_paths, listing_hint
 from shellagent.agent.parts import Hooks, Oversight, Parts, Recording
 from shellagent.agent.prompts import (
     Environment,
@@ -435,6 +436,13 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
         _stop_if_denied_again(state, decision)
         _give_up_if_repeated(state, command, "was denied by the policy")
         return
+    if not state.origin.startswith("recipe"):
+        # a path the model invented is never proposed as if it were there
+        missing = invented_paths(state.shell, decision)
+        if missing:
+            observe(state, observation.invented(missing, listing_hint(state.shell)))
+            _give_up_if_repeated(state, command, "named paths that do not exist")
+            return
     if state.config.dry_run:
         observe(state, observation.dry_run(decision.decision))
         return

@@ -89,6 +89,15 @@ def denied(reasons: Sequence[str], *, edited: bool = False) -> str:
     return f"{who} was not run: the policy denies it ({why}). Try another way."
 
 
+def invented(paths: Sequence[str], here: str) -> str:
+    """Said when a command reads paths that exist nowhere: not shown, not run."""
+    held = f" The working directory holds: {here}." if here else ""
+    return (
+        f"Not run: {', '.join(paths)} does not exist here.{held} "
+        "Use a path that exists, or look first (ls, find)."
+    )
+
+
 def refused(reason: str) -> str:
     """Said after the user refused a command: with their reason, and that it is final."""
     why = f" (their reason: {reason.rstrip('.')})" if reason else ""

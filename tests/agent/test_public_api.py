@@ -50,7 +50,7 @@ def test_run_task_takes_the_documented_parts() -> None:
     }
     assert fields == {
         "Parts": ["backend", "shell", "policy", "config", "examples", "recipes"],
-        "Oversight": ["approver", "job_installer"],
+        "Oversight": ["approver", "job_installer", "chooser"],
         "Recording": ["sink", "source", "model_name", "task_id"],
         "Hooks": [
             "cancel", "on_event", "on_output", "on_token",
