@@ -617,6 +617,8 @@ class ConfirmRequest(_Wire):
     summary: str
     # what the session does not back (the last command failed, a file no command made)
     unsupported: tuple[str, ...] = _optional(())
+    # other recipes that may be what was asked: one may be picked with a "no"
+    alternatives: tuple[Alternative, ...] = _optional(())
 
 
 @dataclass(frozen=True)
@@ -807,6 +809,8 @@ class Ask(_Client):
     # a follow-up of this session (an id or a unique prefix; ``last``: the newest)
     continues: str | None = _checked(None, max_length=64, pattern=r"^[0-9A-Za-z-]+$")
     umask: int | None = _checked(None, ge=0, le=0o777)  # the task's commands create files with it
+    # the recipe the user picked after saying the last answer did not do it: run it first
+    pick: str | None = _checked(None, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
 
 
 @dataclass(frozen=True)
@@ -838,6 +842,8 @@ class ConfirmReply(_Client):
     kind: ClassVar[str] = "confirm"
     id: int = _checked(ge=0)
     answer: ConfirmAnswer = _checked()
+    # with "no": the alternative to run next (1-based; 0: none)
+    pick: int = _checked(0, ge=0, le=9)
 
 
 @dataclass(frozen=True)

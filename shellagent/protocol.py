@@ -18,11 +18,11 @@ order of the registries (``tests/test_architecture.py`` holds the tables to them
 Client -> daemon (``events.CLIENT_MESSAGES``)::
 
     ask               {task, cwd, model?, dry_run?, yes?, interactive?, max_turns?, confirm?,
-                      apply?, propose?, continues?, umask?}
+                      apply?, propose?, continues?, umask?, pick?}
     approval          {id, decision, command, edited?, reason?, scope?}
     changes           {id, decision}
     choice            {id, pick}
-    confirm           {id, answer}
+    confirm           {id, answer, pick?}
     cancel            {}
     status            {}
     stop              {}
@@ -42,7 +42,7 @@ Daemon -> client (``events.WIRE_EVENTS``)::
     changes           {session, summary, lines, total, deleted, diff?, id?, choices?}
     changes_done      {outcome, message, applied?}
     choice            {id, ran, doubts, alternatives, answer?}
-    confirm           {id, summary, unsupported?}
+    confirm           {id, summary, unsupported?, alternatives?}
     summary           {reason, summary, turns, session, commands, exit_codes, error, exit_code,
                       transcript, verdict?, cwd?, unsupported?, advice?, claimed?, ran?,
                       doubts?, alternatives?}

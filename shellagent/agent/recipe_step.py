@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from shellagent.recipes.candidates import TaskValues
     from shellagent.recipes.offer import Offer
     from shellagent.recipes.rank import Candidate, Ranker
+    from shellagent.recipes.shortlist import Shortlist
     from shellagent.sandbox import CommandResult
 
 __all__ = [
@@ -113,6 +114,8 @@ class RecipeBook:
     try_uncertain: bool = True
     shapes: bool = True  # rerank by what the task names against each recipe's slots
     writer_trial: WriterTrial | None = None
+    # the recipe the user picked when the last answer did not do it: run first, unranked
+    pick: str | None = None
 
     @classmethod
     def load(
@@ -221,6 +224,8 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     Returns when the free loop should take over (``state.origin`` is then ``"free"``)."""
     trying = book.try_uncertain and not state.config.dry_run  # a dry run runs nothing
     chosen = shortlist(book, state.task, lambda: _task_values(state), trying=trying)
+    if book.pick is not None:
+        _run_picked(state, book, chosen, run)
     if chosen is None:
         _to_free(state, "no recipe fits the task")
         return
@@ -258,6 +263,23 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             _run_filled(state, again, values, run, state.turn, second, after)
             filled = again
     _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+
+
+def _run_picked(
+    state: SessionState, book: RecipeBook, chosen: Shortlist | None, run: RunCommand
+) -> None:
+    """The recipe the user picked (``RecipeBook.pick``) runs first, filled with the task's
+    first values, as the user's pick; raises ``SessionEnd`` when it did the task."""
+    recipes = chosen.recipes if chosen is not None else book.recipes
+    values = chosen.values if chosen is not None else _task_values(state)
+    usable = chosen.usable if chosen is not None else []
+    pick = book.pick
+    if pick is None or pick not in recipes:
+        return
+    after = _Next(state, recipes, usable, values, run, book.ranker)
+    done = after.run_pick(Alternative(pick, "", ""))
+    if done is not None:
+        raise done
 
 
 def _run_filled(
@@ -361,7 +383,9 @@ class _Next:
         it; else with what ran in plain words, why it may not be what was asked, and the
         next recipes that fit, one of which the user may pick and run instead."""
         if seen.claimed:
-            return SessionEnd("finished", answer, claimed=True)
+            # a person may still say it did not do it: the next ones are offered then
+            later = self.offers(filled.recipe.name) if self.state.chooser is not None else ()
+            return SessionEnd("finished", answer, claimed=True, alternatives=later)
         ran = says(filled.recipe, filled.use.arguments)
         doubts = tuple(d.says for d in seen.doubts)
         offered = self.offers(filled.recipe.name)

@@ -261,26 +261,35 @@ def run_on(
         ui.note(
             "not a terminal: commands that need approval will be refused (use -y to approve them)"
         )
-    conn = connect_to()
-    try:
-        conn.send(
-            Ask(
-                task=args.task,
-                cwd=getattr(args, "cwd", None) or os.getcwd(),
-                model=args.model,
-                dry_run=args.dry_run,
-                yes=args.yes,
-                apply=bool(getattr(args, "apply", False)),
-                confirm=not args.json,
-                interactive=interactive,
-                max_turns=getattr(args, "max_turns", None),
-                umask=current_umask(),  # commands create files as this user's would
-                continues=getattr(args, "continues", None) or None,
+    continues = getattr(args, "continues", None) or None
+    pick: str | None = None
+    while True:
+        conn = connect_to()
+        try:
+            conn.send(
+                Ask(
+                    task=args.task,
+                    cwd=getattr(args, "cwd", None) or os.getcwd(),
+                    model=args.model,
+                    dry_run=args.dry_run,
+                    yes=args.yes,
+                    apply=bool(getattr(args, "apply", False)),
+                    confirm=not args.json,
+                    interactive=interactive,
+                    max_turns=getattr(args, "max_turns", None),
+                    umask=current_umask(),  # commands create files as this user's would
+                    continues=continues,
+                    pick=pick,
+                )
             )
-        )
-        return follow(conn, ui)
-    finally:
-        conn.close()
+            code = follow(conn, ui)
+        finally:
+            conn.close()
+        # "no, it did not do it" and another recipe picked: a follow-up runs that one first
+        pick, ui.picked = ui.picked, None
+        if pick is None or ui.last_session is None:
+            return code
+        continues = ui.last_session
 
 
 def current_umask() -> int | None:
@@ -334,7 +343,9 @@ def follow(conn: Connection, ui: AskUI) -> int:
             elif isinstance(message, ChoiceRequest):
                 conn.send(ChoiceReply(id=message.id, pick=ui.choose(message)))
             elif isinstance(message, ConfirmRequest):
-                conn.send(ConfirmReply(id=message.id, answer=ui.confirm(message)))
+                answer = ui.confirm(message)
+                pick = ui.pick_after_no(message) if answer == "no" else 0
+                conn.send(ConfirmReply(id=message.id, answer=answer, pick=pick))
             elif isinstance(message, Summary):
                 ui.event(message)
                 return message.exit_code

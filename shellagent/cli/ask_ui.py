@@ -227,6 +227,10 @@ class AskUI:
         self._proposed = ""
         self._step = 0  # proposals shown in this task: each gets the next number
         self._refusals = 0  # commands the user refused in this task
+        # after "no, it did not do it": the recipe picked to run next, and the session it
+        # follows up (``ask_client.run_on``)
+        self.picked: str | None = None
+        self.last_session: str | None = None
         self.last_summary: Summary | None = None  # how the latest task ended
 
     @classmethod
@@ -406,6 +410,7 @@ class AskUI:
             )
 
     def _on_summary(self, m: Summary) -> None:
+        self.last_session = m.session or None
         self._print()
         for i, command in enumerate(m.commands):
             ran, _ = reveal(command)
@@ -435,7 +440,7 @@ class AskUI:
         """A finished task whose result was not claimed and nobody confirmed."""
         return m.reason == "finished" and not m.claimed and m.verdict != "confirmed"
 
-    def alternative_lines(self, m: Summary | ChoiceRequest) -> list[str]:
+    def alternative_lines(self, m: Summary | ChoiceRequest | ConfirmRequest) -> list[str]:
         """The next recipes that fit, one line each with their command, and what a
         read-only one printed when it was tried."""
         lines = []
@@ -526,6 +531,23 @@ class AskUI:
         what = "keep this answer" if m.ran else "none of them"
         key = self._key(f"[k] {what}, or [{keys[0]}-{keys[-1]}] run that one instead ", keys + "k")
         return int(key) if key.isdigit() else 0
+
+    def pick_after_no(self, m: ConfirmRequest) -> int:
+        """After "no": the other recipes that may be what was asked, one key each; the one
+        picked runs next, as a follow-up of this session (``picked``). 0: none."""
+        if not m.alternatives or not self.can_prompt or self.json_lines:
+            return 0
+        self._print("other ways to do it:")
+        for line in self.alternative_lines(m):
+            self._print(line)
+        keys = "".join(str(i) for i in range(1, len(m.alternatives) + 1))
+        key = self._key(
+            f"[k] none of them, or [{keys[0]}-{keys[-1]}] run that one next ", keys + "k"
+        )
+        if not key.isdigit():
+            return 0
+        self.picked = m.alternatives[int(key) - 1].recipe
+        return int(key)
 
     def confirm(self, m: ConfirmRequest) -> ConfirmAnswer:
         """Did that do it? ``yes``, ``no`` or ``skip`` (the session stays unverified)."""

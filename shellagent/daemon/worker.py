@@ -266,6 +266,8 @@ class TaskWorker:
         from shellagent.agent.recipe_step import book_for, indexing
 
         book = book_for(settings.ask.recipes)
+        if book is not None and req.pick:
+            book = dataclasses.replace(book, pick=req.pick)  # the user's pick runs first
         agent = Agent(
             backend,
             cwd=cwd,
@@ -521,7 +523,14 @@ class TaskWorker:
             pending = _Pending(self._next_id, "", "confirm")
             self._pending = pending
         self.state = "waiting for confirmation"
-        self._send(ConfirmRequest(id=pending.id, summary=outcome.summary, unsupported=problems))
+        self._send(
+            ConfirmRequest(
+                id=pending.id,
+                summary=outcome.summary,
+                unsupported=problems,
+                alternatives=outcome.alternatives,
+            )
+        )
         return {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
 
     def _choose(self, choice: Choice) -> int:

@@ -3,6 +3,7 @@ models chosen per task (``--model scripted:FILE``), and helpers to talk to it.""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -19,12 +20,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from shellagent.cli.ask_client import Connection, connect, follow, socket_path
+from shellagent.cli.ask_client import Connection, connect, run_on, socket_path
 from shellagent.cli.ask_ui import AskUI
 from shellagent.events import (
     ApprovalNeeded,
     ApprovalReply,
-    Ask,
     ChangesDecision,
     ChangesReady,
     ChoiceRequest,
@@ -256,24 +256,19 @@ def ask_inprocess(
             pt_input=pipe,
             pt_output=DummyOutput(),
         )
-        conn = Connection(connect(socket_path()))
-        try:
-            conn.send(
-                Ask(
-                    task=task,
-                    cwd=str(cwd),
-                    model=model,
-                    dry_run=dry_run,
-                    yes=yes,
-                    apply=apply,
-                    interactive=keys is not None,
-                    max_turns=max_turns,
-                    continues=continues,
-                )
-            )
-            code = follow(conn, ui)
-        finally:
-            conn.close()
+        args = argparse.Namespace(
+            task=task,
+            cwd=str(cwd),
+            model=model,
+            dry_run=dry_run,
+            yes=yes,
+            apply=apply,
+            json=False,
+            max_turns=max_turns,
+            continues=continues,
+        )
+        # run_on: the same client path as `ask` (a pick after "no" follows up at once)
+        code = run_on(lambda: Connection(connect(socket_path())), args, ui)
     return Run(code, out.getvalue(), ui.events)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.events import ChoiceRequest
+from shellagent.events import ChoiceRequest, ConfirmRequest, Summary
 from shellagent.recipes import DATA_DIR, load
 from shellagent.recipes.rank import Ranker
 from tests.daemon.conftest import DaemonProc, ask_inprocess, done, transcript_events, write_config
@@ -119,3 +119,27 @@ def test_a_refusal_offers_the_recipes_that_fit_and_the_real_files_stay(
     assert notes.read_text() == "one\ntwo\nthree\n" and [p.name for p in workdir.iterdir()] == [
         "notes.txt"
     ]
+
+
+def test_a_no_offers_the_next_recipes_and_the_pick_runs_as_a_follow_up(
+    trained: Path, daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    shutil.copytree(trained, os.environ["SHELLAGENT_CACHE_DIR"], dirs_exist_ok=True)
+    write_config('[ask]\nrecipes = "auto"\n')  # "did that do it?" is asked
+    (workdir / "docs").mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (workdir / "docs" / name).write_text("x\n")
+    reply = json.dumps({"use": "files_under_count", "args": {"dir": "docs"}})
+    run = ask_inprocess(
+        "how many files are in docs?", script(reply, done("x")), workdir, keys=["n", "1", "y"]
+    )
+    first, second = run.of(ConfirmRequest)
+    assert first.alternatives  # offered with the "no"
+    picked = first.alternatives[0]
+    summaries = run.of(Summary)
+    assert len(summaries) == 2
+    follow_up = summaries[1].session
+    assert transcript_events(follow_up)[0]["continues"] == summaries[0].session
+    turns = _turns(follow_up)
+    assert turns[0]["use"] == picked.recipe and "(your pick)" in turns[0]["why"]
+    assert summaries[1].verdict == "confirmed"
