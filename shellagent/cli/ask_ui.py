@@ -486,9 +486,6 @@ class AskUI:
                 + f": ran {shown(m.ran)}; it may not be what you meant ({doubts})"
                 + answer
             )
-        if self._unsure(m) and m.doubts:
-            doubts = shown("; ".join(m.doubts))
-            return self.style("1;33", f"unverified ({doubts})") + said
         # Nobody checked (-y, no terminal, "skip"): the model's word, not a result.
         return self.style("1", "unverified, the model says") + (f": {summary}" if summary else "")
 

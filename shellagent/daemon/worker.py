@@ -139,7 +139,8 @@ class TaskWorker:
         self._told_trimmed = False  # the user heard the conversation was cut to fit
         self._told_no_scheduler = False
         self._refused: list[str] = []  # commands the user refused in this task
-        self._unsure = False  # the loop ended without claiming its result
+        self._unsure = False  # the loop ended without claiming a recipe's result
+        self._origin = ""  # who wrote the last command: "recipe" or "free"
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
     # -- control, from the server's thread ---------------------------------------------
@@ -573,7 +574,11 @@ class TaskWorker:
         """The loop's transcript events, turned into what the client is shown."""
         if isinstance(event, End):  # the loop is over: nothing left to cancel
             self.ended = True
-            self._unsure = event.reason == "finished" and event.claimed is False
+            # a recipe's result the step did not claim (the model's own commands are never
+            # claimed: their change set is the user's to judge, as before)
+            self._unsure = (
+                event.reason == "finished" and event.claimed is False and self._origin == "recipe"
+            )
             if self._review is not None:
                 self.state = "reviewing changes"
         elif isinstance(event, ModelTurn):
@@ -586,6 +591,7 @@ class TaskWorker:
                     )
                 )
             action = event.action or {}
+            self._origin = action.get("origin", self._origin)
             if "every" in action:
                 self._no_scheduler_note()
             if "cmd" in action:
