@@ -195,7 +195,9 @@ class PolicyEngine:
         segments = [self._judge(d, places, functions, state) for d in drafts]
         carried = _Lazy(state.carried)
         segments += self._evaluated(parsed.flow, carried)
+        segments += _unread(parsed.unread)
         evaluation = _combine(command, parsed.errors, segments)
+        evaluation = dataclasses.replace(evaluation, substitutions=tuple(sorted(parsed.judged)))
         if evaluation.decision != Decision.ALLOW and state.carried is not None:
             evaluation = dataclasses.replace(evaluation, carried=_shown(parsed.flow, carried()))
         if evaluation.read_only and command.strip() in state.refuted:
@@ -207,6 +209,7 @@ class PolicyEngine:
                 ),
                 tuple(dataclasses.replace(s, read_only=False) for s in segments),
                 command,
+                substitutions=evaluation.substitutions,
             )
         return evaluation
 
@@ -594,6 +597,23 @@ class _Footprint:
     problems: list[str]
     shown_writes: list[str]
     changing: bool
+
+
+def _unread(unread: list[str]) -> list[Segment]:
+    """A segment for text bash would expand that the policy could not read."""
+    if not unread:
+        return []
+    return [
+        Segment(
+            key="(substitution)",
+            argv=(),
+            program="(substitution)",
+            decision=Decision.ASK,
+            reasons=tuple(dict.fromkeys(unread)),
+            rememberable=False,
+            asked_by=("structure",),
+        )
+    ]
 
 
 def _mark_fork_bombs(drafts: list[_Draft]) -> None:
