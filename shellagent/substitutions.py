@@ -65,13 +65,14 @@ def scan(source: bytes) -> Scan:
     return Scan(sorted(lexer.tokens), sorted(lexer.joins), lexer.unsure)
 
 
-def unlisted(source: bytes, listed: set[tuple[int, str]]) -> list[tuple[int, str]]:
-    """``(offset, kind)`` of every expansion in ``source`` not in ``listed`` (what a policy
-    judged), plus ``(-1, why)`` when the reading cannot be trusted."""
+def unlisted(source: bytes, listed: set[tuple[int, str]]) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` of every expansion in ``source`` whose ``(start, kind)`` is
+    not in ``listed`` (what a policy judged), and ``(-1, -1, why)`` when the reading cannot
+    be trusted."""
     found = scan(source)
-    missing = [(t[0], t[2]) for t in found.tokens if (t[0], t[2]) not in listed]
+    missing = [(t[0], t[1], t[2]) for t in found.tokens if (t[0], t[2]) not in listed]
     if found.unsure:
-        missing.append((-1, found.unsure))
+        missing.append((-1, -1, found.unsure))
     return missing
 
 

@@ -104,9 +104,11 @@ def test_nesting_deeper_than_the_limit_is_unsure_not_a_crash() -> None:
 
 def test_unlisted_names_what_a_policy_did_not_judge() -> None:
     line = b"echo $(date) ${HOME#$(id)}"
-    assert unlisted(line, {(5, COMMAND)}) == [(20, COMMAND)]
+    assert unlisted(line, {(5, COMMAND)}) == [(20, 25, COMMAND)]
     assert unlisted(line, {(5, COMMAND), (20, COMMAND)}) == []
-    assert unlisted(b"echo $(id", set()) == [(5, COMMAND), (-1, "a $( ) or <( ) is not closed")]
+    assert unlisted(line, {(5, ARITHMETIC), (20, COMMAND)}) == [(5, 12, COMMAND)]
+    unclosed = unlisted(b"echo $(id", set())
+    assert unclosed == [(5, 9, COMMAND), (-1, -1, "a $( ) or <( ) is not closed")]
 
 
 def test_the_corpora_read_without_doubt() -> None:
