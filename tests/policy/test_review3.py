@@ -147,3 +147,120 @@ def test_text_the_policy_cannot_read_is_asked_about_and_cannot_be_remembered(
     assert STATE.cwd is not None
     with pytest.raises(InputError, match="cannot be always allowed"):
         engine.remember_always(evaluation, "session", STATE.cwd)
+
+
+# -- L7: a run-time word where an option that acts could stand ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("uniq -- *", "several words"),
+        ("xxd -- *", "several words"),
+        ("wc -l *", "could be an option of wc"),
+        ("jq . *", "could be an option of jq"),
+        ("strings $v", "could be an option of strings"),
+        ("grep x $v", "could be an option of grep"),
+        ("jq {--rawfile,a,/etc/shadow,-n,.}", "could be an option of jq"),
+        ("strings @notes.txt", "read more options from a file"),
+    ],
+)
+def test_a_run_time_word_that_could_be_an_option_asks(
+    engine: PolicyEngine, line: str, why: str
+) -> None:
+    evaluation = engine.check(line, STATE)
+    assert evaluation.decision == "ask"
+    assert any(why in r for r in evaluation.reasons), evaluation.reasons
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "wc -l -- *",
+        "wc -l ./*.txt",
+        "grep -n TODO -- *.py",
+        'grep x -- "$v"',
+        "du -sh -- *",
+        "cat *",
+        "ls *.pdf",
+        "head -n 3 *",
+        "uniq -- notes.txt",
+        'uniq -- "$f"',
+    ],
+)
+def test_the_same_words_where_no_option_can_stand_stay_allowed(
+    engine: PolicyEngine, line: str
+) -> None:
+    evaluation = engine.check(line, STATE)
+    assert evaluation.decision == "allow" and evaluation.read_only, evaluation.reasons
+
+
+def test_the_reason_says_how_to_write_it_so_that_it_is_allowed(engine: PolicyEngine) -> None:
+    assert "(written ./*.txt it could not)" in engine.check("wc -l *.txt", STATE).reasons[0]
+    assert '(written -- "$v" it could not)' in engine.check('grep x "$v"', STATE).reasons[0]
+
+
+# -- L8: git reflog's writing subcommands ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line", ["git reflog drop", "git reflog drop --all", "git reflog write HEAD a b x"]
+)
+def test_git_reflog_drop_and_write_are_not_read_only(engine: PolicyEngine, line: str) -> None:
+    evaluation = engine.check(line, STATE)
+    assert evaluation.decision == "ask" and not evaluation.read_only
+
+
+@pytest.mark.parametrize("line", ["git reflog", "git reflog show main", "git reflog main"])
+def test_git_reflog_listings_stay_read_only(engine: PolicyEngine, line: str) -> None:
+    assert engine.check(line, STATE).read_only
+
+
+# -- issue 40, item 7: git -C where the session is ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git -C . status",
+        "git -C ./ log --oneline -n 3",
+        "git -C. status",
+        'git -C "" status',
+        'git -C "$PWD" status',
+        "git -C ${PWD} diff",
+        f"git -C {STATE.cwd} status",
+    ],
+)
+def test_git_minus_c_here_is_judged_as_git_here(engine: PolicyEngine, line: str) -> None:
+    evaluation = engine.check(line, STATE)
+    assert evaluation.decision == "allow" and evaluation.read_only, evaluation.reasons
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git -C sub status",
+        "git -C sub/.. status",  # the parent of where a symlink sub leads
+        "git -C . -C sub status",
+        "git -C $PWD/sub status",
+        'PWD=/tmp; git -C "$PWD" status',
+        'cd sub; git -C "$PWD" status',
+        "git -C /tmp status",
+    ],
+)
+def test_git_minus_c_elsewhere_still_asks(engine: PolicyEngine, line: str) -> None:
+    evaluation = engine.check(line, STATE)
+    assert evaluation.decision == "ask"
+    assert any("git runs" in r for r in evaluation.reasons), evaluation.reasons
+
+
+def test_git_minus_c_pwd_unquoted_asks_where_the_directory_name_would_split(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "my project"
+    work.mkdir()
+    (work / ".git").mkdir()
+    engine = PolicyEngine.load(workspace=work)
+    state = STATE.__class__(cwd=work)
+    assert engine.check("git -C $PWD status", state).decision == "ask"
+    assert engine.check('git -C "$PWD" status', state).decision == "allow"
