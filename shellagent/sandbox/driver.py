@@ -231,6 +231,11 @@ def _become_shell(
             landlock.restrict_self(ruleset)
         if metadata is not None:
             _add_filter(metadata)
+            if _CONFINED_DATA:  # a read-only shell: a smaller memory cap (limits.py)
+                import resource
+
+                cap = _CONFINED_DATA[0]
+                resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
         # Out of the way first: a pipe may already sit on another one's number.
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in pipes]
         targets = (scripts.STATE_FD, scripts.JOB_FD, scripts.DUMP_FD, 1)
@@ -609,9 +614,13 @@ def _not_dumpable() -> None:
         raise OSError("prctl(PR_SET_DUMPABLE, 0) failed")
 
 
+_CONFINED_DATA: list[int] = []  # RLIMIT_DATA of a confined command's shell (``confined=``)
+
+
 def apply_rlimits(spec: str) -> None:
     """The session's limits (``limits.Limits.rlimits``), set before any shell starts: every
-    command inherits them and none may raise them (no ``CAP_SYS_RESOURCE``)."""
+    command inherits them and none may raise them (no ``CAP_SYS_RESOURCE``). ``confined``
+    is kept for the read-only shells, which lower their own before they start."""
     import resource
 
     names = {
@@ -623,6 +632,9 @@ def apply_rlimits(spec: str) -> None:
     for pair in filter(None, spec.split(",")):
         name, _, value = pair.partition("=")
         limit = int(value)
+        if name == "confined":
+            _CONFINED_DATA.append(limit)
+            continue
         resource.setrlimit(names[name], (limit, limit))
 
 
