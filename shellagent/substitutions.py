@@ -347,12 +347,11 @@ class _Lexer:
             j = self.arithmetic(k + 1, end, b"]")[0]
             self.token(i, j, ARITHMETIC)
             return j
-        if d == _LC:
-            k2 = self.skip(k + 1, end)
-            if k2 < end and src[k2] in (_SP, _TAB, _NL, _PIPE):
-                self.token(i, k2, FUNSUB)  # what follows is read on as it stands
-                return k2
-            return self.parameter(k2, end, quoted)
+        k2 = self.skip(k + 1, end)  # ${
+        if k2 < end and src[k2] in (_SP, _TAB, _NL, _PIPE):
+            self.token(i, k2, FUNSUB)  # what follows is read on as it stands
+            return k2
+        return self.parameter(k2, end, quoted)
 
     def parameter(self, i: int, end: int, quoted: bool) -> int:
         """The inside of ``${ … }`` from ``i``, past its ``}``. Single quotes group text

@@ -148,6 +148,17 @@ WRAPS = {
     "case": ("case x in a) ", ";; esac"),
     "subshell": ("( ", " )"),
     "array": ("a=([", "]=1)"),
+    "array words": ("a=(", ")"),
+    "subscript": ("${a[", "]}"),
+    "[[": ("[[ x == ", " ]]"),
+    "case pattern": ("case x in ", ") ;; esac"),
+    "extglob": ("echo @(", ")"),
+    "function": ("f() { ", "\n}; f"),
+    "for arith": ("for ((i=0; ", "; )); do break; done"),
+    "here-string": ("cat <<< ", "\n"),
+    "assignment": ("x=", "\n"),
+    "redirect": ("echo >", "\n"),
+    "brace": ("echo {a,", "}"),
 }
 MARKED = ("$(", "`", "<(", ">(")
 

@@ -258,8 +258,8 @@ def _judge(r: Reading) -> None:
     for index, w in enumerate(operands):
         later = range(index + 1, max(index + 2, len(roles) + 1))
         acted_on = {roles[min(j, len(roles) - 1)] for j in later} - {"read", "text"}
-        last = model.last_operand == "write" and index == len(operands) - 1
-        if splits(w) and (acted_on or last):
+        destination = model.last_operand == "write" and index == len(operands) - 1
+        if splits(w) and (acted_on or destination):
             r.problems.append(
                 f"{w.text} may become several words, and one of them an operand that "
                 f"{spec.key} writes or acts on"
