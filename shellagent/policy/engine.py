@@ -491,10 +491,8 @@ class PolicyEngine:
         args = self._args(d)
         reading = args.reading
         problems = list(reading.problems) if reading is not None else []
-        if reading is not None and d.dynamic_args and reading.spec and reading.spec.acts:
-            problems.append(
-                f"{d.program} gets arguments only known when it runs, which could be options"
-            )
+        if reading is not None and d.dynamic_args and reading.spec:
+            problems += options.appended_problems(reading, d.program)
         eff = effects(d.program, args)
         write_words: list[tuple[str, bool]] = [(p, False) for p in eff.writes]
         write_words += [(w.text, not w.static) for w in d.wrapper_writes]

@@ -59,6 +59,7 @@ class Reading:
     traits: set[str] = field(default_factory=set)
     effects: list[str] = field(default_factory=list)  # sentences: what it changes, and how
     scripts: list[str] = field(default_factory=list)  # program text for the script reader
+    ended: bool = False  # "--" (or stop_at_operand) ended the options of the last level
 
     @property
     def spec(self) -> ProgramSpec | None:
@@ -133,6 +134,7 @@ class _Reader:
         if len(self.r.specs) == 1:
             self.r.global_seen.extend(level_seen)
         self.r.operands = operands
+        self.r.ended = ended or bool(spec.model.stop_at_operand and operands)
 
     def _descend(self, child: str, rest: list[Word], level_seen: list[Seen]) -> None:
         self.r.seen.extend(level_seen)
@@ -276,6 +278,23 @@ def _judge(r: Reading) -> None:
         if "read-operands" in all_effects and role not in ("read", "text"):
             role = "read" if role == "write" else "text"
         _operand(r, spec.key, w, role)
+
+
+def appended_problems(r: Reading, program: str) -> list[str]:
+    """Why words added after the argv when it runs (``xargs PROGRAM …``) may do more than
+    name what the program reads: options where one that acts could stand, or operands the
+    program writes or acts on. After ``--`` only operands can come."""
+    spec = r.spec
+    assert spec is not None
+    if not r.ended:
+        if spec.acts:
+            return [f"{program} gets arguments only known when it runs, which could be options"]
+        return []
+    roles = spec.model.operands
+    later = {roles[min(j, len(roles) - 1)] for j in range(len(r.operands), len(roles) + 1)}
+    if later - {"read", "text"} or spec.model.last_operand == "write":
+        return [f"{program} gets operands only known when it runs, which it writes or acts on"]
+    return []
 
 
 def splits(w: Word) -> bool:

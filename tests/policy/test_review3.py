@@ -163,6 +163,8 @@ def test_text_the_policy_cannot_read_is_asked_about_and_cannot_be_remembered(
         ("grep x $v", "could be an option of grep"),
         ("jq {--rawfile,a,/etc/shadow,-n,.}", "could be an option of jq"),
         ("strings @notes.txt", "read more options from a file"),
+        ("find . | xargs grep ERROR", "could be options"),
+        ("find . | xargs uniq --", "which it writes or acts on"),
     ],
 )
 def test_a_run_time_word_that_could_be_an_option_asks(
@@ -186,6 +188,8 @@ def test_a_run_time_word_that_could_be_an_option_asks(
         "head -n 3 *",
         "uniq -- notes.txt",
         'uniq -- "$f"',
+        "find . -name '*.log' | xargs grep ERROR --",
+        "find . -name '*.log' | xargs wc -l --",
     ],
 )
 def test_the_same_words_where_no_option_can_stand_stay_allowed(
