@@ -257,7 +257,10 @@ class FakeShell:
         timeout: float | None = None,
         on_output: _Callable[[str], None] | None = None,
         confined: bool = False,
+        judged: _Sequence[tuple[int, str]] = (),
     ) -> _CommandResult:
+        """Answer ``command`` from the table; ``judged`` is accepted and not checked (the
+        sandbox's driver holds that wall)."""
         import time
 
         from shellagent.sandbox import CommandResult

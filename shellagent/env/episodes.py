@@ -114,7 +114,12 @@ class Episode:
                 reasons=tuple(decision.reasons),
             )
         else:
-            ran = self.shell.run(command, timeout=self.command_timeout, confined=decision.read_only)
+            ran = self.shell.run(
+                command,
+                timeout=self.command_timeout,
+                confined=decision.read_only,
+                judged=decision.substitutions,
+            )
             self.exit_codes.append(None if ran.timed_out else ran.exit_code)
             self.last_output = ran.output
             result = StepResult(

@@ -139,6 +139,11 @@ class Evaluation:
     # carried variables the command expands whose values are worth showing beside it
     # (name, value): a value is code when bash evaluates it, and the line does not show it
     carried: tuple[tuple[str, str], ...] = ()
+    # (byte offset in the line's UTF-8, kind) of every command substitution, process
+    # substitution ("c") and arithmetic expansion ("a") whose commands and values were
+    # judged: the sandbox refuses to run a read-only line holding any other
+    # (``Sandbox.run(judged=…)``)
+    substitutions: tuple[tuple[int, str], ...] = ()
 
     @property
     def read_only(self) -> bool:

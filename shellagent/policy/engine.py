@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shellagent.errors import InputError
-from shellagent.policy import options, sensitive
+from shellagent.policy import gitplace, options, sensitive
 from shellagent.policy.always import SCOPES, AlwaysStore, describe
 from shellagent.policy.decision import Decision, Evaluation, Segment
 from shellagent.policy.parse import BashParser, Parsed, RawCommand
@@ -192,10 +192,12 @@ class PolicyEngine:
         _mark_fork_bombs(drafts)
         _mark_uncertain_cwd(drafts)
         functions = state.functions | set(parsed.functions)
-        segments = [self._judge(d, places, functions, state) for d in drafts]
+        segments = [self._judge(d, places, functions, state, command) for d in drafts]
         carried = _Lazy(state.carried)
         segments += self._evaluated(parsed.flow, carried)
+        segments += _unread(parsed.unread)
         evaluation = _combine(command, parsed.errors, segments)
+        evaluation = dataclasses.replace(evaluation, substitutions=tuple(sorted(parsed.judged)))
         if evaluation.decision != Decision.ALLOW and state.carried is not None:
             evaluation = dataclasses.replace(evaluation, carried=_shown(parsed.flow, carried()))
         if evaluation.read_only and command.strip() in state.refuted:
@@ -207,6 +209,7 @@ class PolicyEngine:
                 ),
                 tuple(dataclasses.replace(s, read_only=False) for s in segments),
                 command,
+                substitutions=evaluation.substitutions,
             )
         return evaluation
 
@@ -329,7 +332,12 @@ class PolicyEngine:
         )
 
     def _judge(
-        self, d: _Draft, places: Places, functions: set[str] | frozenset[str], state: ShellState
+        self,
+        d: _Draft,
+        places: Places,
+        functions: set[str] | frozenset[str],
+        state: ShellState,
+        line: str,
     ) -> Segment:
         """One segment's verdict, in four steps: what about its shape needs asking (the
         program, substitutions, assignments), what it touches (its spec's effects, its
@@ -338,14 +346,23 @@ class PolicyEngine:
         reasons = self._shape_reasons(d, places, functions)
         fp = self._footprint(d, places, reasons)
         if d.program == "git" and fp.facts.args.subcommand not in _GIT_WITHOUT_REPOSITORY:
-            elsewhere = self._git_elsewhere(d, places, fp.facts.args.values.get("-C"))
+            elsewhere = gitplace.elsewhere(
+                places,
+                self.workspace,
+                self.starting_repo,
+                after_cd=d.uncertain_cwd,
+                moved_to=gitplace.moved(fp.facts.args, places, line),
+            )
             if elsewhere:
                 reasons.append(elsewhere)
         verdict, rule_reasons, matched, sentences = self._rules_verdict(d, fp)
         asked_by = [r.id for r in matched if r.decision == verdict] or ["no-rule"]
         if verdict == Decision.ASK and not any(r.decision == Decision.ASK for r in matched):
             asked_by = ["effects" if matched or fp.problems == [] else "spec"]
-        dynamic = d.dynamic_args or any(not w.static or w.leading_glob for w in d.argv[1:])
+        here = gitplace.here_words(fp.facts.args, places, line) if d.program == "git" else []
+        dynamic = d.dynamic_args or any(
+            (not w.static or w.leading_glob) and not any(w is h for h in here) for w in d.argv[1:]
+        )
         if verdict == Decision.ALLOW and dynamic and not any(r.model.dynamic_args for r in matched):
             verdict, rule_reasons = (
                 Decision.ASK,
@@ -392,32 +409,6 @@ class PolicyEngine:
             rememberable=rememberable,
             read_only=read_only,
             asked_by=tuple(asked_by) if verdict_final == Decision.ASK else (),
-        )
-
-    def _git_elsewhere(self, d: _Draft, places: Places, moved: str | None = None) -> str:
-        """Why git may run programs a repository's config names: it runs somewhere other
-        than the directory the session started in. There the repository was there before
-        the session (the sandbox keeps its config read-only) or git finds none; anywhere
-        else (``cd sub && git status``) a ``.git`` made during the session may name an
-        fsmonitor, a diff or textconv driver or a gpg program that git would run."""
-        where = "after a cd in the same line" if d.uncertain_cwd else ""
-        if not where and moved:  # ``git -C DIR``: git changes directory itself
-            where = f"in {moved} (git -C)"
-        if not where and (self.workspace is None or places.cwd != self.workspace):
-            where = f"in {places.cwd or 'an unknown directory'}"
-        if not where and self.starting_repo is False:
-            return (
-                "no repository was in this directory when the session started: git would use "
-                "one made during the session (a .git or a bare-repository look-alike), whose "
-                "config can name programs (core.fsmonitor, diff drivers, gpg.program) that "
-                "git runs"
-            )
-        if not where:
-            return ""
-        return (
-            f"git runs {where}, not where the session started: a repository made during the "
-            "session could name programs (core.fsmonitor, diff and textconv drivers, "
-            "gpg.program) that git would run"
         )
 
     def _shape_reasons(
@@ -500,10 +491,8 @@ class PolicyEngine:
         args = self._args(d)
         reading = args.reading
         problems = list(reading.problems) if reading is not None else []
-        if reading is not None and d.dynamic_args and reading.spec and reading.spec.changes:
-            problems.append(
-                f"{d.program} gets arguments only known when it runs, which could be options"
-            )
+        if reading is not None and d.dynamic_args and reading.spec:
+            problems += options.appended_problems(reading, d.program)
         eff = effects(d.program, args)
         write_words: list[tuple[str, bool]] = [(p, False) for p in eff.writes]
         write_words += [(w.text, not w.static) for w in d.wrapper_writes]
@@ -594,6 +583,23 @@ class _Footprint:
     problems: list[str]
     shown_writes: list[str]
     changing: bool
+
+
+def _unread(unread: list[str]) -> list[Segment]:
+    """A segment for text bash would expand that the policy could not read."""
+    if not unread:
+        return []
+    return [
+        Segment(
+            key="(substitution)",
+            argv=(),
+            program="(substitution)",
+            decision=Decision.ASK,
+            reasons=tuple(dict.fromkeys(unread)),
+            rememberable=False,
+            asked_by=("structure",),
+        )
+    ]
 
 
 def _mark_fork_bombs(drafts: list[_Draft]) -> None:

@@ -59,6 +59,7 @@ class Reading:
     traits: set[str] = field(default_factory=set)
     effects: list[str] = field(default_factory=list)  # sentences: what it changes, and how
     scripts: list[str] = field(default_factory=list)  # program text for the script reader
+    ended: bool = False  # "--" (or stop_at_operand) ended the options of the last level
 
     @property
     def spec(self) -> ProgramSpec | None:
@@ -94,12 +95,16 @@ class _Reader:
             if not w.static or w.leading_glob:
                 if spec.model.subcommands != "none" and not operands and not ended:
                     self.r.problems.append(f"the subcommand of {key} is only known when it runs")
-                elif could_be_option and spec.changes:
+                elif could_be_option and spec.acts:
+                    way = "./" + t if w.leading_glob else f"-- {t}"
                     self.r.problems.append(
-                        f"{t} is only known when it runs and could be an option of {key}"
+                        f"{t} is only known when it runs and could be an option of {key} "
+                        f"(written {way} it could not)"
                     )
                 operands.append(w)
                 continue
+            if spec.model.response_files and t.startswith("@") and not ended:
+                self.r.problems.append(f"{t} makes {key} read more options from a file")
             if not could_be_option or t == "-" or not t.startswith("-"):
                 if spec.model.subcommands != "none" and not operands and not ended:
                     child = f"{key} {t}"
@@ -129,6 +134,7 @@ class _Reader:
         if len(self.r.specs) == 1:
             self.r.global_seen.extend(level_seen)
         self.r.operands = operands
+        self.r.ended = ended or bool(spec.model.stop_at_operand and operands)
 
     def _descend(self, child: str, rest: list[Word], level_seen: list[Seen]) -> None:
         self.r.seen.extend(level_seen)
@@ -251,6 +257,15 @@ def _judge(r: Reading) -> None:
     if all_effects & {"script", "script-file"}:
         roles = [role for role in roles if role != "script"] or ["read"]
     operands = list(r.operands)
+    for index, w in enumerate(operands):
+        later = range(index + 1, max(index + 2, len(roles) + 1))
+        acted_on = {roles[min(j, len(roles) - 1)] for j in later} - {"read", "text"}
+        destination = model.last_operand == "write" and index == len(operands) - 1
+        if splits(w) and (acted_on or destination):
+            r.problems.append(
+                f"{w.text} may become several words, and one of them an operand that "
+                f"{spec.key} writes or acts on"
+            )
     if model.last_operand == "write" and not target_given and len(operands) >= 2:
         last = operands.pop()
         (r.writes if last.static else r.dynamic_writes).append(last.text)
@@ -263,6 +278,35 @@ def _judge(r: Reading) -> None:
         if "read-operands" in all_effects and role not in ("read", "text"):
             role = "read" if role == "write" else "text"
         _operand(r, spec.key, w, role)
+
+
+def appended_problems(r: Reading, program: str) -> list[str]:
+    """Why words added after the argv when it runs (``xargs PROGRAM …``) may do more than
+    name what the program reads: options where one that acts could stand, or operands the
+    program writes or acts on. After ``--`` only operands can come."""
+    spec = r.spec
+    assert spec is not None
+    if not r.ended:
+        if spec.acts:
+            return [f"{program} gets arguments only known when it runs, which could be options"]
+        return []
+    roles = spec.model.operands
+    later = {roles[min(j, len(roles) - 1)] for j in range(len(r.operands), len(roles) + 1)}
+    if later - {"read", "text"} or spec.model.last_operand == "write":
+        return [f"{program} gets operands only known when it runs, which it writes or acts on"]
+    return []
+
+
+def splits(w: Word) -> bool:
+    """Whether a word may become several words when it runs: a glob, an unquoted expansion
+    (``$v``, ``{a,b}``, ``$(cmd)``), ``"$@"`` or ``"${a[@]}"`` (``uniq -- *`` in a folder of
+    two files names uniq's output file)."""
+    if w.glob:
+        return True
+    if w.static:
+        return False
+    whole = w.text.startswith('"') and w.text.endswith('"') and w.text.count('"') == 2
+    return not whole or "@" in w.text
 
 
 def _operand(r: Reading, key: str, w: Word, role: str) -> None:

@@ -6,15 +6,26 @@ all found. Each becomes a ``RawCommand`` with evaluated words, assignment prefix
 redirections; ``parent`` links a command found inside another command's words (its output
 feeds that command). Syntax trouble is reported in ``Parsed.errors``: the engine never
 allows a command bash would parse differently from what it shows.
+
+tree-sitter-bash leaves some text that bash still expands as plain leaves: the pattern of
+``${v#$(cmd)}``, a here-document body holding backticks, ``$(( '$(cmd)' ))`` and more. So
+the line is also read by ``shellagent.substitutions``, a lexer of bash's quoting, and every
+substitution it finds that the walk did not judge is parsed on its own and walked like
+any other (its commands feed the command it sits in); one that cannot be read that way
+(``Parsed.unread``) makes the line asked about. ``Parsed.judged`` lists every substitution
+of the line the walk judged, as the sandbox's driver checks them (``substitutions``).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from shellagent import substitutions
 from shellagent.policy.values import Flow, scan
 from shellagent.policy.words import Word, WordReader
 
@@ -22,6 +33,12 @@ _LANGUAGE = Language(tree_sitter_bash.language())
 _PARSER = Parser(_LANGUAGE)
 
 _SUBSTITUTION_CONTEXT = {"command_substitution": "$( )", "process_substitution": "<( )"}
+_JUDGED_KIND = {
+    "command_substitution": substitutions.COMMAND,
+    "process_substitution": substitutions.COMMAND,
+    "arithmetic_expansion": substitutions.ARITHMETIC,
+}
+_OPENER_CONTEXT = {b"$(": "$( )", b"<(": "<( )", b">(": ">( )"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,12 @@ class Parsed:
     errors: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)  # names defined by this command
     flow: Flow = field(default_factory=Flow)  # values bash evaluates as code (evaluation.py)
+    # (byte offset in the line, kind) of every $( ), backtick, <( ), $(( )) the walk judged
+    judged: set[tuple[int, str]] = field(default_factory=set)
+    # expansions bash would run that could not be read (the line is asked about)
+    unread: list[str] = field(default_factory=list)
+    # (start, end, command index): where each command of the line sits, for re-reads
+    spans: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -78,6 +101,7 @@ class BashParser:
     def __init__(self, home: str) -> None:
         self.words = WordReader(home)
         self._pipelines = 0
+        self._origin: Callable[[int], int] | None = None  # see ``_read``
 
     def parse(
         self,
@@ -87,19 +111,74 @@ class BashParser:
         context: str = "",
         parent: int | None = None,
     ) -> Parsed:
+        """The commands of ``source``. A line (``into`` None) is also checked for
+        substitutions the walk did not see; a script given to a shell (``into``: the line's
+        ``Parsed``) is not: its text is not the line's, and the driver never sees it."""
         parsed = into if into is not None else Parsed()
-        source = join_continuations(source)
         encoded = source.encode("utf-8", "surrogateescape")
-        tree = _PARSER.parse(encoded)
-        root = tree.root_node
-        if root.has_error:
-            parsed.errors.append(_describe_error(root, source))
-        _check_tokens(root, parsed)
+        found = substitutions.scan(encoded)
         if "\x00" in source:
             parsed.errors.append("contains a NUL byte, which bash drops")
-        self._walk(root, parsed, _Ctx(context=context, parent=parent))
-        scan(root, encoded, self.words, parsed.flow)
+        line = into is None
+        origin = _origin(found.joins) if line else None
+        self._read(_without(encoded, found.joins), parsed, _Ctx(context, parent), origin)
+        if line:
+            self._reread(encoded, found, parsed)
         return parsed
+
+    def _read(
+        self, text: bytes, out: Parsed, ctx: _Ctx, origin: Callable[[int], int] | None
+    ) -> None:
+        """Parse ``text`` and walk it into ``out``; ``origin`` maps its byte offsets to the
+        line's (None: not the line's text, nothing is recorded as judged)."""
+        root = _PARSER.parse(text).root_node
+        if root.has_error:
+            out.errors.append(_describe_error(root, text))
+        _check_tokens(root, out)
+        saved, self._origin = self._origin, origin
+        try:
+            self._walk(root, out, ctx)
+        finally:
+            self._origin = saved
+        scan(root, text, self.words, out.flow)
+
+    def _reread(self, line: bytes, found: substitutions.Scan, out: Parsed) -> None:
+        """Walk every substitution the lexer found in ``line`` that the walk did not judge,
+        parsed on its own (its commands feed the command it sits in); note the ones that
+        cannot be read so, and a line the lexer could not follow, in ``out.unread``."""
+        for start, end, kind, heredoc in found.tokens:
+            if (start, kind) in out.judged:
+                continue
+            shown = line[start : start + 3].decode("utf-8", "replace")
+            text = _alone(line, start, end, kind)
+            if text is None:
+                out.unread.append(
+                    f"bash would expand {shown}… at byte {start}, which the policy cannot read"
+                )
+                continue
+            context = "heredoc" if heredoc else _OPENER_CONTEXT.get(line[start : start + 2], "")
+            errors = len(out.errors)
+            self._read(text, out, _Ctx(context or "`…`", self._innermost(out, start)), _same)
+            if len(out.errors) > errors:
+                out.unread.append(f"bash would expand {shown}… at byte {start}: {out.errors[-1]}")
+            else:
+                out.judged.add((start, kind))
+        if found.unsure:
+            out.unread.append(f"where its quoting ends is not clear: {found.unsure}")
+
+    @staticmethod
+    def _innermost(out: Parsed, offset: int) -> int | None:
+        inside = [(end - start, i) for start, end, i in out.spans if start <= offset < end]
+        return min(inside)[1] if inside else None
+
+    def _judged(self, node: Node, out: Parsed) -> None:
+        if self._origin is not None:
+            out.judged.add((self._origin(node.start_byte), _JUDGED_KIND[node.type]))
+
+    def _span(self, node: Node, out: Parsed, index: int) -> None:
+        if self._origin is not None:
+            start, end = self._origin(node.start_byte), self._origin(node.end_byte)
+            out.spans.append((start, end, index))
 
     def _walk(self, node: Node, out: Parsed, ctx: _Ctx) -> None:
         kind = node.type
@@ -128,6 +207,8 @@ class BashParser:
         elif kind in ("variable_assignment", "variable_assignments"):
             self._simple_like(node, out, ctx, "assign", ())
         else:
+            if kind in _JUDGED_KIND:
+                self._judged(node, out)
             for child in node.named_children:
                 self._walk(child, out, ctx)
 
@@ -165,6 +246,7 @@ class BashParser:
             body_ctx = _Ctx(ctx.context, ctx.parent, self._pipelines, 0)
         if body is not None and body.type == "command":
             index = self._command(body, out, body_ctx, redirects)
+            self._span(node, out, index)  # its here-documents feed it
         else:
             index = self._add(out, "redirect", (), (), tuple(redirects), node, body_ctx)
             if body is not None:
@@ -226,6 +308,8 @@ class BashParser:
     def _substitutions(self, node: Node, out: Parsed, parent: int) -> None:
         """Walk every $( ), backtick and <( ) inside ``node``; their commands feed ``parent``."""
         for child in node.named_children:
+            if child.type in _JUDGED_KIND:
+                self._judged(child, out)
             if child.type in _SUBSTITUTION_CONTEXT:
                 context = _SUBSTITUTION_CONTEXT[child.type]
                 if _text(child).startswith("`"):
@@ -239,8 +323,8 @@ class BashParser:
             else:
                 self._substitutions(child, out, parent)
 
-    @staticmethod
     def _add(
+        self,
         out: Parsed,
         kind: str,
         words: tuple[Word, ...],
@@ -262,39 +346,56 @@ class BashParser:
                 stage=ctx.stage,
             )
         )
+        self._span(node, out, len(out.commands) - 1)
         return len(out.commands) - 1
 
 
-def join_continuations(source: str) -> str:
-    """Drop backslash-newline pairs as bash does before splitting words.
+def _without(text: bytes, joins: list[int]) -> bytes:
+    """``text`` without the backslash-newline pairs at ``joins`` (bash removes them before it
+    splits words; tree-sitter-bash would split a word there)."""
+    if not joins:
+        return text
+    parts, last = [], 0
+    for at in joins:
+        parts.append(text[last:at])
+        last = at + 2
+    parts.append(text[last:])
+    return b"".join(parts)
 
-    tree-sitter-bash splits ``r\\<newline>m`` into two words where bash reads ``rm``.
-    Inside single quotes and comments the pair is literal, and is kept.
-    """
-    if "\\\n" not in source:
-        return source
-    out: list[str] = []
-    i, n = 0, len(source)
-    while i < n:
-        ch = source[i]
-        if ch == "'" and (i == 0 or source[i - 1] != "\\"):
-            end = source.find("'", i + 1)
-            end = n - 1 if end == -1 else end
-            out.append(source[i : end + 1])
-            i = end + 1
-        elif ch == "#" and (i == 0 or source[i - 1] in " \t\n;&|()"):
-            end = source.find("\n", i)
-            end = n if end == -1 else end
-            out.append(source[i:end])
-            i = end
-        elif ch == "\\" and i + 1 < n:
-            if source[i + 1] != "\n":
-                out.append(source[i : i + 2])
-            i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+
+def _origin(joins: list[int]) -> Callable[[int], int]:
+    """Maps an offset in the line without its joins (``_without``) to one in the line."""
+    if not joins:
+        return _same
+    joined = [at - 2 * n for n, at in enumerate(joins)]
+    return lambda offset: offset + 2 * bisect_right(joined, offset)
+
+
+def _same(offset: int) -> int:
+    return offset
+
+
+def _alone(line: bytes, start: int, end: int, kind: str) -> bytes | None:
+    """The substitution at ``start`` as text to parse on its own, at the same offsets
+    (spaces before it): the commands of ``$( )``, ``<( )`` or backticks, the arithmetic of
+    ``$(( ))`` or ``$[ ]`` as ``(( ))``. None when that cannot be done faithfully: unclosed,
+    a ``${ cmd; }``, a backtick text bash would unescape, a backslash-newline inside."""
+    opener, text = line[start : start + 2], line[start:end]
+    if kind == substitutions.COMMAND and opener in (b"$(", b"<(", b">(") and text[-1:] == b")":
+        inner, at = text[2:-1], start + 2
+    elif kind == substitutions.COMMAND and opener[:1] == b"`" and len(text) > 1:
+        inner, at = text[1:-1], start + 1
+        if b"\\" in inner or text[-1:] != b"`":
+            return None
+    elif kind == substitutions.ARITHMETIC and opener == b"$(" and text.endswith(b"))"):
+        inner, at = b"((" + text[3:-2] + b"))", start + 1
+    elif kind == substitutions.ARITHMETIC and opener == b"$[" and text[-1:] == b"]":
+        inner, at = b"((" + text[2:-1] + b"))", start
+    else:
+        return None
+    if b"\\\n" in inner:
+        return None
+    return b" " * at + inner
 
 
 def _check_tokens(root: Node, parsed: Parsed) -> None:
@@ -319,15 +420,15 @@ def _check_tokens(root: Node, parsed: Parsed) -> None:
         stack.extend(node.children)
 
 
-def _describe_error(root: Node, source: str) -> str:
+def _describe_error(root: Node, source: bytes) -> str:
     stack = [root]
     while stack:
         node = stack.pop()
         if node.is_missing:
             return f"syntax error: missing {node.type!r} at line {node.start_point[0] + 1}"
         if node.type == "ERROR":
-            snippet = source.encode()[node.start_byte : node.end_byte][:20].decode(errors="replace")
-            if node.start_byte >= len(source.encode()) - 1 or not snippet.strip():
+            snippet = source[node.start_byte : node.end_byte][:20].decode(errors="replace")
+            if node.start_byte >= len(source) - 1 or not snippet.strip():
                 return "syntax error: unexpected end of input (unclosed quote or trailing \\?)"
             return f"syntax error near {snippet!r} at line {node.start_point[0] + 1}"
         stack.extend(reversed(node.children))

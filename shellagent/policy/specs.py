@@ -146,6 +146,7 @@ class ProgramModel(BaseModel):
     )
     resolve: bool = False  # judge it as the installed implementation (awk: mawk/gawk …)
     effects: list[str] = []  # what running it at this level always does (git stash: state)
+    response_files: bool = False  # @FILE reads more options from FILE (binutils: strings)
 
     @field_validator("operands")
     @classmethod
@@ -215,6 +216,18 @@ class ProgramSpec:
                 r in ("write", "state", "exec", "script-file", "network")
                 for r in self.model.operands
             )
+        )
+
+    @property
+    def acts(self) -> bool:
+        """Whether an option could make this program do more than change what it prints:
+        change something (``changes``), read a file it names (``jq --rawfile``, ``wc
+        --files0-from``), take program text, or read more options from ``@FILE``. A word
+        only known at run time where such an option could stand is asked about."""
+        return (
+            self.changes
+            or self.model.response_files
+            or any(o.effects - {"read-operands"} for o in self.options)
         )
 
     def resolve_long(self, name: str) -> tuple[OptionSpec | None, str]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from shellagent import substitutions
+
 _ANSI_SIMPLE = {
     "a": "\a",
     "b": "\b",
@@ -95,13 +97,16 @@ class WordReader:
         self._collect(node, parts, first=True)
         text = "".join(p.text for p in parts)
         static = all(p.static for p in parts)
+        substitution = any(p.substitution for p in parts)
         if not static:
             text = _text(node)
+            # a $( ) tree-sitter left as text (the pattern of ${v#$(cmd)}) is one still
+            substitution = substitution or _hides_command(node.text or b"")
         return Word(
             text=text,
             static=static,
             glob=any(p.glob for p in parts),
-            substitution=any(p.substitution for p in parts),
+            substitution=substitution,
         )
 
     def _collect(self, node: Node, out: list[Word], *, first: bool) -> None:
@@ -154,6 +159,10 @@ class WordReader:
             pos = child.end_byte
         if end > pos:
             out.append(Word(_unescape_double(_slice(node, pos, end))))
+
+
+def _hides_command(raw: bytes) -> bool:
+    return any(t[2] != substitutions.ARITHMETIC for t in substitutions.scan(raw).tokens)
 
 
 def _contains_substitution(node: Node) -> bool:

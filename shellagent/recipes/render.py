@@ -9,7 +9,9 @@ stands (``template.py``):
   ``./`` so it is never read as an option;
 - inside single quotes: the value with each ``'`` written ``'\\''``;
 - the sed filters first escape the value for a sed regex (``sed_re``: ``\\ / . * [ ] ^ $``)
-  or replacement (``sed_repl``: ``\\ / &``); ``bytes`` writes a size as find's byte count.
+  or replacement (``sed_repl``: ``\\ / &``); ``bytes`` writes a size as find's byte count;
+  ``jq_filter`` and ``arithmetic`` refuse a value outside their slot type's grammar (a
+  ``text`` slot that becomes a jq or bc program keeps to paths or to arithmetic).
 
 A value can therefore never add a word, a command or an expansion to the command.
 """
@@ -21,10 +23,20 @@ import shlex
 from collections.abc import Mapping
 
 from shellagent.recipes.model import Recipe
-from shellagent.recipes.slots import PATH_TYPES, SlotError
+from shellagent.recipes.slots import PATH_TYPES, TYPES, SlotError
 from shellagent.recipes.template import Placeholder, parse
 
-__all__ = ["phrase", "render", "render_all", "sed_re", "sed_repl", "shell_word", "size_bytes"]
+__all__ = [
+    "arithmetic",
+    "jq_filter",
+    "phrase",
+    "render",
+    "render_all",
+    "sed_re",
+    "sed_repl",
+    "shell_word",
+    "size_bytes",
+]
 
 
 def sed_re(value: str) -> str:
@@ -49,7 +61,26 @@ def size_bytes(value: str) -> str:
     return f"{int(match.group(1)) * _UNIT[match.group(2)]}c"
 
 
-_FILTERS = {"sed_re": sed_re, "sed_repl": sed_repl, "bytes": size_bytes}
+def jq_filter(value: str) -> str:
+    """``value`` if it keeps to the ``jq_filter`` slot type's grammar (paths, pipes, a few
+    functions, simple selects), else ``SlotError``: free text must not become a jq program
+    that reads ``$ENV``, more input, or builds without bound."""
+    return TYPES["jq_filter"].validate(value)
+
+
+def arithmetic(value: str) -> str:
+    """``value`` if it is arithmetic for bc (the ``arithmetic`` slot type), else
+    ``SlotError``: free text must not become a bc program (loops, functions, read())."""
+    return TYPES["arithmetic"].validate(value)
+
+
+_FILTERS = {
+    "sed_re": sed_re,
+    "sed_repl": sed_repl,
+    "bytes": size_bytes,
+    "jq_filter": jq_filter,
+    "arithmetic": arithmetic,
+}
 
 
 def shell_word(value: str, *, path: bool = False, word_start: bool = True) -> str:

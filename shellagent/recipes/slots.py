@@ -75,7 +75,7 @@ def _show(value: object) -> str:
 # Types a TOML integer is not a value of (a quoted "3" is a file named 3).
 _TEXT_ONLY = frozenset(
     {"dir", "file", "path", "output", "archive", "glob", "pattern", "text", "schedule"}
-    | {"time", "date"}
+    | {"time", "date", "jq_filter"}
 )
 # Printable characters of any script: no C0 controls, no DEL (a newline would end the
 # command, a carriage return would hide what comes before it).
@@ -150,6 +150,55 @@ def _branch_check(value: str) -> str | None:
         or value == "@"
     )
     return "not a valid git branch name" if bad else None
+
+
+# A jq filter from free text is a program: jq can read the environment ($ENV, env), more
+# input (input, inputs), build unbounded values ([range(1e9)]) or loop (recurse, until).
+# The jq_filter type admits a fixed, small grammar instead: paths (.a.b, .items[],
+# .[0], .["a key"], each optionally with ?), these functions of no argument, select() of a
+# path compared with a literal, map() of a path or function, and pipes of up to 8 of them.
+_JQ_FUNCTIONS = (
+    "keys_unsorted", "keys", "length", "type", "sort", "unique", "reverse", "add", "min",
+    "max", "first", "last", "to_entries", "from_entries", "tostring", "tonumber", "tojson",
+    "ascii_downcase", "ascii_upcase", "not", "floor",
+)  # fmt: skip
+_JQ_NAME = "[A-Za-z_][A-Za-z0-9_]{0,63}"
+_JQ_STRING = r'"[^"\\\x00-\x1f]{0,64}"'
+_JQ_INDEX = r"\[(-?[0-9]{1,9})?\]"
+_JQ_KEY = rf"\[{_JQ_STRING}\]"
+_JQ_PATH = (
+    rf"\.({_JQ_NAME}|{_JQ_INDEX}|{_JQ_KEY})?\??"
+    rf"(\.{_JQ_NAME}\??|\.?{_JQ_INDEX}\??|\.?{_JQ_KEY}\??){{0,15}}"
+)
+_JQ_FUNCTION = "(" + "|".join(_JQ_FUNCTIONS) + ")"
+_JQ_LITERAL = rf"(-?[0-9]{{1,15}}(\.[0-9]{{1,15}})?|{_JQ_STRING}|true|false|null)"
+_JQ_CONDITION = rf"{_JQ_PATH}( {{0,2}}(==|!=|<=|>=|<|>) {{0,2}}{_JQ_LITERAL})?"
+_JQ_TERM = (
+    rf"({_JQ_PATH}|{_JQ_FUNCTION}|select\( {{0,2}}{_JQ_CONDITION} {{0,2}}\)"
+    rf"|map\( {{0,2}}({_JQ_PATH}|{_JQ_FUNCTION}) {{0,2}}\))"
+)
+JQ_FILTER = rf"{_JQ_TERM}( {{0,2}}\| {{0,2}}{_JQ_TERM}){{0,7}}"
+
+# bc's language has loops, functions and reads (read()); arithmetic is digits, a point,
+# + - * / % ^, parentheses and blanks. A power's exponent is a whole number of at most 3
+# digits, raised from a number (not from a parenthesis or another power): 9^9^9 would run
+# until the timeout, 2^10 is what a person asks.
+ARITHMETIC = r"[0-9.+*/%\x5e() -]{1,200}"  # \x5e: the caret, as the grammar dialect writes it
+
+
+def _arithmetic_check(value: str) -> str | None:
+    if not any(c.isdigit() for c in value):
+        return "no number in it"
+    for match in re.finditer(r"\^", value):
+        before = value[: match.start()].rstrip()
+        after = value[match.end() :].lstrip()
+        exponent = re.match(r"-?[0-9]{1,3}(?![0-9.])", after)
+        if not before or not (before[-1].isdigit() or before[-1] == ".") or exponent is None:
+            return "a power is a number raised to a whole number of at most 3 digits"
+        rest = after[exponent.end() :].lstrip()
+        if rest.startswith("^"):
+            return "a power of a power is not computed"
+    return None
 
 
 _SCHEDULE_FIELD = r"[A-Za-z0-9*/,-]+"
@@ -244,6 +293,17 @@ _ALL = [
         normalize=_signal_normalize,
     ),  # fmt: skip
     SlotType("choice", f"{_PRINTABLE}{{1,255}}", "one of the slot's choices"),
+    SlotType(
+        "jq_filter",
+        JQ_FILTER,
+        "a jq filter of paths, pipes, keys, length, select(.x > 1) or map(.x)",
+    ),
+    SlotType(
+        "arithmetic",
+        ARITHMETIC,
+        "arithmetic such as (7+5)/4 or 2^10",
+        _arithmetic_check,
+    ),
 ]
 
 TYPES: Mapping[str, SlotType] = {t.name: t for t in _ALL}

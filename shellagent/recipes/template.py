@@ -24,7 +24,7 @@ from shellagent.recipes.slots import PATH_TYPES, SINGLE_QUOTE_SAFE
 __all__ = ["FILTERS", "Placeholder", "TemplateProblem", "parse", "problems"]
 
 Context = Literal["bare", "single", "double"]
-FILTERS = ("sed_re", "sed_repl", "bytes")
+FILTERS = ("sed_re", "sed_repl", "bytes", "jq_filter", "arithmetic")
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?:\|([a-z_]+))?\}")
 # Characters after which an unquoted placeholder starts a new word.
 _WORD_BREAK = set(" \t\n;|&()<>")

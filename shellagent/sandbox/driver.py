@@ -32,6 +32,13 @@ Commands the host marks read-only run in the ``read_only`` Landlock domain; the 
 the ``isolating`` one (see ``landlock.py``), read-only ones also under a seccomp filter
 that refuses metadata changes. Without Landlock both run with no domain, and the host is
 told (``R`` carries the ABI).
+
+A read-only command comes with the substitutions the host's policy judged in it (their
+offsets and kinds). The driver reads the command with its own lexer of bash's quoting
+(``shellagent.substitutions``) and does not run one holding a ``$( )``, backtick, ``<( )``,
+``>( )``, ``$(( ))`` or ``$[ ]`` at any other place, or whose quoting it cannot follow: code
+the policy never saw would run in it. The command's status then says why (``S``'s last
+field) and its exit code is 126.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ import struct
 import sys
 import time
 
+from shellagent import substitutions
 from shellagent.sandbox import landlock, scripts, seccomp, wire
 from shellagent.sandbox.state import State, Unreadable
 
@@ -74,12 +82,14 @@ for name in ("shellagent", "shellagent.sandbox"):
 for name, code in units:
     module = sys.modules[name] = type(sys)(name)
     exec(code, module.__dict__)
-    setattr(sys.modules["shellagent.sandbox"], name.rsplit(".", 1)[1], module)
+    parent, _, child = name.rpartition(".")
+    setattr(sys.modules[parent], child, module)
 sys.modules["shellagent.sandbox.driver"].main(sys.argv[2:])
 """
 
 
 _program: list[bytes] = []
+_SANDBOX_UNITS = ("landlock", "seccomp", "wire", "scripts", "state", "driver")
 
 
 def program() -> bytes:
@@ -90,10 +100,11 @@ def program() -> bytes:
     from pathlib import Path
 
     units = []
-    for name in ("landlock", "seccomp", "wire", "scripts", "state", "driver"):
-        path = Path(__file__).with_name(f"{name}.py")
+    package = Path(__file__).parents[1]
+    for name in ("substitutions", *(f"sandbox.{n}" for n in _SANDBOX_UNITS)):
+        path = package.joinpath(*name.split(".")).with_suffix(".py")
         code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
-        units.append((f"shellagent.sandbox.{name}", code))
+        units.append((f"shellagent.{name}", code))
     _program.append(marshal.dumps(units))
     return _program[0]
 
@@ -220,6 +231,11 @@ def _become_shell(
             landlock.restrict_self(ruleset)
         if metadata is not None:
             _add_filter(metadata)
+            if _CONFINED_DATA:  # a read-only shell: a smaller memory cap (limits.py)
+                import resource
+
+                cap = _CONFINED_DATA[0]
+                resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
         # Out of the way first: a pipe may already sit on another one's number.
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in pipes]
         targets = (scripts.STATE_FD, scripts.JOB_FD, scripts.DUMP_FD, 1)
@@ -315,9 +331,14 @@ class Driver:
             if kind == b"X" and fields == [b""]:
                 self.send(b"X", (self.last_dump or b"").split(b"\0"))
                 continue
-            if kind != b"C" or len(fields) != 3:
+            if kind != b"C" or len(fields) != 4:
                 raise wire.WireError(f"unexpected frame {kind!r}")
-            self.run(*fields)
+            nonce, mode, command, judged = fields
+            unjudged = unlisted(command, judged) if mode == b"r" else b""
+            if unjudged:
+                self.refuse(nonce, unjudged)
+            else:
+                self.run(nonce, mode, command)
 
     def seed(self) -> None:
         """The ``I`` frame: the state an earlier sandbox exported (a follow-up task), or
@@ -388,6 +409,16 @@ class Driver:
             if pid in watched or pid == self.running:
                 self.exited[pid] = status
 
+    def refuse(self, nonce: bytes, why: bytes) -> None:
+        """A read-only command not run (``unlisted``): say why, change nothing."""
+        message = b"shellagent: not run: " + why + b"\n"
+        view = memoryview(message)
+        while view:
+            view = view[os.write(1, view) :]
+        functions = b"\n".join(self.state.functions)
+        status = [nonce, b"126", self.state.cwd, _last_pid(), functions, b"1", b"1", b"", b""]
+        self.send(b"S", [*status, why])
+
     def run(self, nonce: bytes, mode: bytes, command: bytes) -> None:
         kind = READ_ONLY if mode == b"r" and READ_ONLY in self.rulesets else NORMAL
         outcome = None
@@ -428,6 +459,7 @@ class Driver:
                 b"1" if kind == READ_ONLY else b"0",
                 b" ".join(self.state.dropped),
                 b" ".join(undone),
+                b"",  # not refused (``refuse``)
             ],
         )
         # Let the host, just woken by the status, run on this CPU before the rest, which
@@ -532,6 +564,28 @@ class Driver:
         return os.waitpid(pid, 0)[1]
 
 
+def unlisted(command: bytes, judged: bytes) -> bytes:
+    """Why a read-only ``command`` may not run, or b"": it holds a substitution that is not
+    among ``judged`` (what the host's policy judged: ``12c,40a`` for a command at byte 12
+    and arithmetic at byte 40), or text whose quoting the lexer cannot follow."""
+    listed = set()
+    for item in judged.split(b","):
+        if item[:-1].isdigit():
+            listed.add((int(item[:-1]), item[-1:].decode()))
+    missing = substitutions.unlisted(command, listed)
+    if not missing:
+        return b""
+    offset, end, what = missing[0]
+    if offset < 0:
+        return f"allowed as read-only, but where its quoting ends is not clear ({what})".encode()
+    text = command[offset : max(end, offset + 2)]
+    shown = text[:40].decode("utf-8", "replace") + ("…" if len(text) > 40 else "")
+    return (
+        f"allowed as read-only, but it holds {shown!r} at byte {offset}, which bash would "
+        "run and the policy did not judge"
+    ).encode()
+
+
 def _relay(fd: int) -> int | None:
     """Pass what the command wrote on to the host: the byte count, 0 at end of file, None
     if nothing is ready."""
@@ -560,9 +614,13 @@ def _not_dumpable() -> None:
         raise OSError("prctl(PR_SET_DUMPABLE, 0) failed")
 
 
+_CONFINED_DATA: list[int] = []  # RLIMIT_DATA of a confined command's shell (``confined=``)
+
+
 def apply_rlimits(spec: str) -> None:
     """The session's limits (``limits.Limits.rlimits``), set before any shell starts: every
-    command inherits them and none may raise them (no ``CAP_SYS_RESOURCE``)."""
+    command inherits them and none may raise them (no ``CAP_SYS_RESOURCE``). ``confined``
+    is kept for the read-only shells, which lower their own before they start."""
     import resource
 
     names = {
@@ -574,6 +632,9 @@ def apply_rlimits(spec: str) -> None:
     for pair in filter(None, spec.split(",")):
         name, _, value = pair.partition("=")
         limit = int(value)
+        if name == "confined":
+            _CONFINED_DATA.append(limit)
+            continue
         resource.setrlimit(names[name], (limit, limit))
 
 

@@ -7,7 +7,7 @@ inherits them; it never looks at a sandbox profile itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -57,8 +57,11 @@ class Shell(Protocol):
         timeout: float | None = None,
         on_output: Callable[[str], None] | None = None,
         confined: bool = False,
+        judged: Sequence[tuple[int, str]] = (),
     ) -> CommandResult:
-        """Run ``command``; ``confined`` runs it where the kernel refuses every write."""
+        """Run ``command``; ``confined`` runs it where the kernel refuses every write, and
+        not at all if it holds a substitution other than those ``judged`` (the policy's
+        ``Evaluation.substitutions``)."""
         ...
 
     def interrupt(self) -> None:

@@ -8,7 +8,9 @@ Three layers, each used where it works:
   kernel for host root), the size of any one file written (``-f``), the private writable
   memory of one process (``-d``, not ``-v``: the address space counts mere reservations,
   and a JVM's heap or Node's WebAssembly guard regions reserve many GiB they never use),
-  no core dumps.
+  no core dumps. A confined (read-only) command, which runs without a prompt, gets a
+  smaller ``-d`` (``confined_bytes``, 1 GiB unless the session's is smaller): a jq or bc
+  program from free text (``[range(1e9)]``) stops there, not at half the machine's RAM.
 - **tmpfs sizes**: ``/tmp``, ``/var/tmp`` and ``/run`` (and the empty directories of a
   throwaway root) are capped (bwrap >= 0.10 ``--size``), so ``cat /dev/zero > /tmp/x``
   stops at the cap with "No space left on device" instead of eating the host's memory.
@@ -29,6 +31,7 @@ from pathlib import Path
 
 GiB = 1 << 30
 MiB = 1 << 20
+CONFINED_BYTES = GiB  # bench/confined_memory_bench.py: the everyday corpus needs < 64 MiB
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
@@ -45,6 +48,7 @@ class Limits:
     memory_bytes: int  # the whole session (cgroup), and any one process's data (rlimit)
     tmp_bytes: int  # each private tmpfs
     file_bytes: int  # any one file written
+    confined_bytes: int | None = None  # any one process of a confined command (None: default)
 
     @classmethod
     def default(cls) -> Limits:
@@ -56,10 +60,21 @@ class Limits:
             file_bytes=16 * GiB,
         )
 
+    @property
+    def confined_data(self) -> int:
+        """The private writable memory of one process of a confined command."""
+        if self.confined_bytes is not None:
+            return min(self.confined_bytes, self.memory_bytes)
+        return min(CONFINED_BYTES, self.memory_bytes)
+
     def rlimits(self) -> str:
         """What the sandbox's driver sets before it starts any shell, as
-        ``name=bytes-or-count`` pairs (``driver.apply_rlimits``)."""
-        return f"core=0,nproc={self.processes},fsize={self.file_bytes},data={self.memory_bytes}"
+        ``name=bytes-or-count`` pairs (``driver.apply_rlimits``); ``confined`` is set in
+        each confined command's shell only."""
+        return (
+            f"core=0,nproc={self.processes},fsize={self.file_bytes},data={self.memory_bytes},"
+            f"confined={self.confined_data}"
+        )
 
 
 class Cgroup:
@@ -196,7 +211,8 @@ def describe(limits: Limits) -> list[str]:
     """What is in force for a new session, for ``shellagent doctor``."""
     lines = [
         f"rlimits: {limits.processes} processes (not for root), files up to "
-        f"{limits.file_bytes // GiB} GiB, {limits.memory_bytes // MiB} MiB per process",
+        f"{limits.file_bytes // GiB} GiB, {limits.memory_bytes // MiB} MiB per process "
+        f"({limits.confined_data // MiB} MiB in a read-only command)",
         f"tmpfs: /tmp, /var/tmp and /run capped at {limits.tmp_bytes // MiB} MiB each",
     ]
     group = Cgroup.create(limits)

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -100,13 +100,14 @@ class _Status:
     confined: bool  # it ran in the read-only Landlock domain
     dropped: str  # functions not carried to the next command
     undone: str  # code-running variables a read-only command changed (not kept)
+    walled: str = ""  # why the driver did not run a read-only command (``driver.unlisted``)
 
 
 def _record(kind: bytes, fields: list[str]) -> _Ready | _Status | _Exported:
     if kind == b"R":
         nonce, cwd, last, abi, functions = fields
         return _Ready(nonce, cwd, int(last), int(abi), frozenset(functions.split("\n")) - {""})
-    nonce, rc, cwd, last, functions, carried, confined, dropped, undone = fields
+    nonce, rc, cwd, last, functions, carried, confined, dropped, undone, walled = fields
     return _Status(
         nonce,
         int(rc),
@@ -117,6 +118,7 @@ def _record(kind: bytes, fields: list[str]) -> _Ready | _Status | _Exported:
         confined == "1",
         dropped,
         undone,
+        walled,
     )
 
 
@@ -228,8 +230,11 @@ class _Sandbox:
         """Ask the driver for its state (answered by an ``X`` record)."""
         self._write(self.tx.seal(b"X", [b""]))
 
-    def send(self, command: str, nonce: str, confined: bool) -> None:
-        fields = [nonce.encode(), b"r" if confined else b"n", command.encode()]
+    def send(
+        self, command: str, nonce: str, confined: bool, judged: Sequence[tuple[int, str]]
+    ) -> None:
+        listed = ",".join(f"{offset}{kind}" for offset, kind in judged) if confined else ""
+        fields = [nonce.encode(), b"r" if confined else b"n", command.encode(), listed.encode()]
         self._write(self.tx.seal(b"C", fields))
 
     def read_status(self) -> list[_Ready | _Status | _Exported] | None:
@@ -254,7 +259,7 @@ class _Sandbox:
             if kind == b"X":  # NUL-separated like the dump itself
                 records.append(_Exported(b"\0".join(fields)))
                 continue
-            need = {b"R": 5, b"S": 9}.get(kind)
+            need = {b"R": 5, b"S": 10}.get(kind)
             if need != len(fields):
                 raise _Desync
             try:
@@ -516,9 +521,12 @@ class Sandbox:
         timeout: float | None = None,
         on_output: Callable[[str], None] | None = None,
         confined: bool = False,
+        judged: Sequence[tuple[int, str]] = (),
     ) -> CommandResult:
         """Run ``command``; ``confined`` runs it where the kernel refuses every change
-        (the policy allowed it as read-only), when the kernel has Landlock."""
+        (the policy allowed it as read-only), when the kernel has Landlock. ``judged``:
+        the substitutions the policy judged in it (``Evaluation.substitutions``); a
+        confined command holding any other is not run (exit code 126, ``refused``)."""
         validate_command(command)
         with self._lock:
             if self._closed or self._expired:
@@ -529,7 +537,7 @@ class Sandbox:
                 )
             self._interrupt.clear()
             limit = self.timeout if timeout is None else timeout
-            return self._run(command, limit, on_output, confined)
+            return self._run(command, limit, on_output, confined, judged)
 
     def _run(
         self,
@@ -537,6 +545,7 @@ class Sandbox:
         timeout: float,
         on_output: Callable[[str], None] | None,
         confined: bool = False,
+        judged: Sequence[tuple[int, str]] = (),
     ) -> CommandResult:
         box = self._box
         assert box is not None
@@ -556,7 +565,7 @@ class Sandbox:
         start = time.monotonic()
         first_new_pid = box.last_pid + 1
         try:
-            box.send(command, nonce, confined)
+            box.send(command, nonce, confined, judged)
         except BrokenPipeError:
             return self._lost(command, buf, start, "the sandbox had died; it was recreated")
         deadline = start + timeout
@@ -666,7 +675,9 @@ class Sandbox:
                 "that make programs run other code, the umask, functions or shell options; "
                 f"the change was not kept: {undone}"
             )
-        refused = kernel or bool(undone)
+        if record.walled:
+            notes.append(f"not run: {record.walled}")
+        refused = kernel or bool(undone) or bool(record.walled)
         return self._result(
             command, buf, start, record.exit_code, timed_out, bool(lost), notes, confined, refused
         )

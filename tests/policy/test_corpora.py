@@ -46,7 +46,9 @@ def test_most_read_only_everyday_commands_are_allowed(engine: PolicyEngine) -> N
 
 PLEASANT = [
     "ls -lah",
-    "du -sh *",
+    # review 3, L7: `du -sh *` asks (a file named --files0-from=F makes du read names from
+    # F); after -- a glob is only ever file names
+    "du -sh -- *",
     "find . -name '*.log' -mtime +7",
     "grep -rn TODO src",
     "sort -k2 -n f | uniq -c",

@@ -109,6 +109,8 @@ UNDOCUMENTED_HELP = {
     # git 2.46's config subcommands: an older git's -h lists the old options only
     "git config get", "git config list", "git config set", "git config unset",
     "git config edit", "git config rename-section", "git config remove-section",
+    # git 2.48's reflog drop and 2.50's reflog write: not in an older git's -h
+    "git reflog drop", "git reflog write",
 }  # fmt: skip
 
 
@@ -217,11 +219,15 @@ def test_an_unknown_option_asks_and_says_which(engine: PolicyEngine) -> None:
     assert "unknown option --x of ls" in reasons
 
 
-def test_a_run_time_word_that_could_be_an_option_of_a_writer_asks(engine: PolicyEngine) -> None:
+def test_a_run_time_word_that_could_be_an_option_that_acts_asks(engine: PolicyEngine) -> None:
     assert check(engine, 'sort "$X" in')[0] == "ask"
-    assert check(engine, 'wc -l "$f"')[0] == "allow"  # no option of wc changes anything
     assert check(engine, "find . -name '*.log' | xargs sort")[0] == "ask"
-    assert check(engine, "find . -name '*.log' | xargs grep ERROR")[0] == "allow"
+    # review 3, L7: an option that reads a file it names acts too (wc --files0-from=F,
+    # grep -f F); one that only changes what is printed does not (cat has none else)
+    assert check(engine, 'wc -l "$f"')[0] == "ask"
+    assert check(engine, "find . -name '*.log' | xargs grep ERROR")[0] == "ask"
+    assert check(engine, 'wc -l -- "$f"')[0] == "allow"
+    assert check(engine, 'cat "$f"')[0] == "allow"
 
 
 def test_a_target_given_by_option_is_judged(engine: PolicyEngine) -> None:

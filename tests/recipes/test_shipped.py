@@ -94,7 +94,11 @@ def test_hostile_slot_values_are_refused_or_stay_literal_data(recipe: Recipe) ->
                 continue
             for i in range(len(recipe.templates)):
                 benign = parser.parse(render(recipe, base, i))
-                hostile = parser.parse(render(recipe, {**base, name: value}, i))
+                try:  # a validating filter (jq_filter, arithmetic) refuses it here
+                    hostile = parser.parse(render(recipe, {**base, name: value}, i))
+                except SlotError as exc:
+                    assert exc.text() and "\n" not in exc.text()
+                    continue
                 where = f"{name}={value!r} in template {i}"
                 assert hostile.errors == benign.errors, where
                 assert shape(hostile) == shape(benign), where

@@ -29,7 +29,11 @@ if spec.get("limits"):
     profile = dataclasses.replace(profile, limits=Limits(**spec["limits"]))
 with Sandbox(profile, timeout=spec["timeout"]) as session:
     confined = spec.get("confined") or [False] * len(spec["commands"])
-    out = [session.run(c, confined=k).to_json() for c, k in zip(spec["commands"], confined)]
+    judged = spec.get("judged") or [[]] * len(spec["commands"])
+    out = [
+        session.run(c, confined=k, judged=[tuple(j) for j in js]).to_json()
+        for c, k, js in zip(spec["commands"], confined, judged)
+    ]
     state = session.export_state() if spec.get("then") else None
 if spec.get("then"):  # a follow-up sandbox seeded with the first one's shell state
     with Sandbox(profile, timeout=spec["timeout"], state=state) as session:
@@ -94,6 +98,7 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
         caller_env: dict[str, str] | None = None,
         confined: list[bool] | None = None,
         then: list[str] | None = None,
+        judged: list[list[tuple[int, str]]] | None = None,
     ) -> list[Any]:
         spec = json.dumps(
             {
@@ -103,6 +108,7 @@ def as_nobody(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[di
                 "timeout": timeout,
                 "limits": limits,
                 "confined": confined,
+                "judged": judged,
                 "then": then,
             }
         )

@@ -65,3 +65,38 @@ def test_limits_hold_for_an_unprivileged_user(as_nobody: Runner) -> None:
     _check([r["output"] for r in results], [r["exit_code"] for r in results])
     assert "File size limit exceeded" in results[6]["output"]
     assert "file-ok" in results[7]["output"]
+
+
+# Review 3, L3: a read-only (confined) command runs without a prompt, so one process of it
+# gets less memory than an approved command: a jq or bc program from free text stops there.
+CAPPED = Limits(
+    processes=64,
+    memory_bytes=512 * MiB,
+    tmp_bytes=16 * MiB,
+    file_bytes=48 * MiB,
+    confined_bytes=128 * MiB,
+)
+GROWS = "python3 -c 'b = bytearray(300 * 1024 * 1024); print(\"300MiB-ok\")'"
+
+
+def test_a_confined_command_gets_the_smaller_memory_cap(workspace: Path) -> None:
+    profile = dataclasses.replace(get_profile("default", cwd=workspace), limits=CAPPED)
+    with Sandbox(profile, timeout=20) as s:
+        confined = s.run(GROWS, confined=True)
+        some = s.run(SOME_MEMORY, confined=True)
+        approved = s.run(GROWS)
+        cap = s.run("ulimit -d", confined=True)
+    assert "MemoryError" in confined.output and confined.exit_code != 0
+    assert "64MiB-ok" in some.output  # the positive control under the cap
+    assert "300MiB-ok" in approved.output
+    assert cap.output == f"{128 * 1024}\n"
+
+
+def test_an_unprivileged_confined_command_gets_the_smaller_memory_cap(as_nobody: Runner) -> None:
+    limits = dataclasses.asdict(CAPPED)
+    results = as_nobody(
+        [GROWS, SOME_MEMORY, GROWS, "id -u"], limits=limits, confined=[True, True, False, True]
+    )
+    confined, some, approved, who = (r["output"] for r in results)
+    assert "MemoryError" in confined and "64MiB-ok" in some and "300MiB-ok" in approved
+    assert who == "65534\n"
