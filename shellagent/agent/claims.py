@@ -33,7 +33,7 @@ from shellagent.agent.confidence import (
     snapshot_command,
     unused_names,
 )
-from shellagent.agent.session import SessionState, shell_state
+from shellagent.agent.session import SessionState, in_subshell, shell_state
 from shellagent.errors import ShellagentError
 from shellagent.events import Alternative
 
@@ -207,9 +207,10 @@ def alternatives(
             continue
         output: str | None = None
         if verdict.read_only and _first_word(command) not in state.shell.functions:
+            wrapped, judged = in_subshell(command, verdict)
             try:
                 tried = state.shell.run(
-                    f"(\n{command}\n)", timeout=state.config.command_timeout, confined=True
+                    wrapped, timeout=state.config.command_timeout, confined=True, judged=judged
                 )
             except ShellagentError:
                 tried = None

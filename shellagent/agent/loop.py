@@ -469,14 +469,25 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     ran = len(state.commands)
     # Only what the policy itself allowed as read-only runs confined: an approved or edited
     # command keeps the sandbox's normal rights.
-    _execute(state, command, edited_from, confined=decision.read_only and edited_from is None)
+    confined = decision.read_only and edited_from is None
+    judged = decision.substitutions if confined else ()
+    _execute(state, command, edited_from, confined=confined, judged=judged)
     if decision.decision == "ask" and len(state.commands) > ran:
         result = state.commands[-1]
         if succeeded(command, result.exit_code, result.timed_out):
             state.job_commands.append(command)
 
 
-def _execute(state: SessionState, command: str, edited_from: str | None, *, confined: bool) -> None:
+def _execute(
+    state: SessionState,
+    command: str,
+    edited_from: str | None,
+    *,
+    confined: bool,
+    judged: Sequence[tuple[int, str]] = (),
+) -> None:
+    """Run ``command``; a confined one with the substitutions the policy judged in it
+    (the driver refuses any other: ``Sandbox.run``)."""
     state.running = True
     try:
         result: CommandResult = state.shell.run(
@@ -484,6 +495,7 @@ def _execute(state: SessionState, command: str, edited_from: str | None, *, conf
             timeout=state.config.command_timeout,
             on_output=state.on_output,
             confined=confined,
+            judged=judged,
         )
     except InputError as exc:
         observe(state, f"The command could not be run: {exc.message}")

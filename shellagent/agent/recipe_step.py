@@ -49,7 +49,7 @@ from shellagent.agent.approval import Choice, file_changes_only
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
 from shellagent.agent.confidence import Confidence, Ranking, asks_count, one_number, says
 from shellagent.agent.recipe_grammar import use_format
-from shellagent.agent.session import SessionEnd, SessionState, shell_state
+from shellagent.agent.session import SessionEnd, SessionState, in_subshell, shell_state
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import Alternative, ChatMessage, ModelTurn
 from shellagent.recipes.shortlist import (
@@ -613,7 +613,7 @@ def _try_each(
             continue
         result = None
         if triable(recipe, decision, state.shell.functions):
-            result = _trial(state, book, command, read_only=decision.read_only)
+            result = _trial(state, book, command, decision)
         score = fit(state.task, recipe.kind, result) + prior
         tried.append(
             Tried(recipe.name, action.arguments, command, result, score, decision.read_only)
@@ -674,14 +674,14 @@ def _cwd(state: SessionState) -> Path | None:
 
 
 def _trial(
-    state: SessionState, book: RecipeBook, command: str, *, read_only: bool
+    state: SessionState, book: RecipeBook, command: str, decision: Evaluation
 ) -> CommandResult | None:
     """``command`` run where it cannot change the real files, or None when it cannot be."""
     try:
-        if read_only:
-            # In a subshell: a trial's `cd` or variables must not change the session's shell.
+        if decision.read_only:
+            wrapped, judged = in_subshell(command, decision)
             return state.shell.run(
-                f"(\n{command}\n)", timeout=state.config.command_timeout, confined=True
+                wrapped, timeout=state.config.command_timeout, confined=True, judged=judged
             )
         if book.writer_trial is not None:
             return book.writer_trial(command, state.shell.cwd, state.config.command_timeout)

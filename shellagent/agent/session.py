@@ -40,7 +40,15 @@ if TYPE_CHECKING:
     from shellagent.policy.values import Carried
     from shellagent.sandbox import CommandResult, Shell
 
-__all__ = ["SessionEnd", "SessionState", "ask", "check", "observe", "shell_state"]
+__all__ = [
+    "SessionEnd",
+    "SessionState",
+    "ask",
+    "check",
+    "in_subshell",
+    "observe",
+    "shell_state",
+]
 
 
 class SessionEnd(Exception):
@@ -144,6 +152,14 @@ def shell_state(state: SessionState) -> ShellState:
         refuted=frozenset(state.refuted),
         carried=carried_reader(state.shell),
     )
+
+
+def in_subshell(command: str, evaluation: Evaluation) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """``command`` run in a subshell (a trial's ``cd`` or variables must not change the
+    session's shell), with the offsets of the substitutions the policy judged in it moved
+    to match, for a confined run (``Sandbox.run``'s ``judged``)."""
+    lead = "(\n"
+    return f"{lead}{command}\n)", tuple((o + len(lead), k) for o, k in evaluation.substitutions)
 
 
 def check(state: SessionState, command: str) -> Evaluation:

@@ -172,3 +172,17 @@ def test_an_allowed_command_that_attacks_the_driver_changes_nothing_the_host_bel
     assert pwd.output == f"exit 0\n{workspace}"
     assert not marker.exists()
     assert box.restarts == 0
+
+
+def test_a_read_only_line_with_a_judged_substitution_runs_confined(
+    run_agent: Callable[..., Run], box: Sandbox, workspace: Path
+) -> None:
+    """The driver refuses only substitutions the policy did not judge: the loop sends it the
+    ones it judged, so an allowed line with `$( )` or `$(( ))` still runs."""
+    run = run_agent(
+        [cmd("for f in $(ls); do echo got $f; done"), cmd("echo $((1+2))"), done("x")], box
+    )
+    listing, arithmetic = executions(run)
+    assert listing.confined and not listing.refused and listing.exit_code == 0
+    assert "got notes.txt" in listing.output
+    assert arithmetic.confined and not arithmetic.refused and "3" in arithmetic.output
