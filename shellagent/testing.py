@@ -85,9 +85,11 @@ class ScriptedBackend:
         *,
         name: str = "scripted",
         context_size: int = 4096,
+        writes_commands: bool = False,
     ) -> None:
         self.name = name
         self.context_size = context_size
+        self.writes_commands = writes_commands  # offered recipes as tools (``agent/tools.py``)
         self._replies = list(replies)
         self.calls: list[list[dict[str, str]]] = []
         self.options: list[dict[str, object]] = []

@@ -339,10 +339,27 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
     if isinstance(action, ScheduleAction):
         propose_job(state, action, turn)
         return
-    if isinstance(action, UseAction):  # only a server ignoring the grammar writes one here
-        observe(state, observation.invalid_reply("no recipes are offered here; write a cmd"))
-        return
+    if isinstance(action, UseAction):
+        called = _called(state, action)
+        if called is None:  # not offered (a server that ignored the grammar)
+            observe(state, observation.invalid_reply("that recipe is not offered; write a cmd"))
+            return
+        action = called
     _run_action(state, action, turn)
+
+
+def _called(state: SessionState, action: UseAction) -> RunAction | None:
+    """The command of a recipe the model called as a tool (``state.tools``), or None."""
+    from shellagent.recipes import render
+
+    recipe = state.tools.recipes.get(action.use) if state.tools is not None else None
+    if recipe is None:
+        return None
+    try:
+        command = render(recipe, action.arguments)
+    except InputError:
+        return None
+    return RunAction(cmd=command, why=f"recipe {recipe.name} (the model's call): {recipe.summary}")
 
 
 def _generate(state: SessionState, window: ContextWindow) -> Generation:
@@ -365,7 +382,7 @@ def _generate(state: SessionState, window: ContextWindow) -> Generation:
     try:
         return state.backend.generate(
             shown,
-            reply_format=ACTION_FORMAT,
+            reply_format=state.tools.reply_format if state.tools is not None else ACTION_FORMAT,
             max_tokens=state.config.max_tokens,
             on_token=on_token,
             capture_logprobs=state.config.capture_logprobs,

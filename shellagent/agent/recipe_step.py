@@ -238,7 +238,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     else:
         filled = _try_each(state, book, chosen.offers, chosen.shortlist)
     if filled is None:
-        _to_free(state, "the recipes that might fit could not be filled from the task")
+        _to_free(state, "the recipes that might fit could not be filled from the task", chosen)
         return
     chose = ranking(usable, filled.recipe.name, confident=chosen.confident, tried=filled.won)
     after = _Next(state, book.recipes, usable, values, run, book.ranker)
@@ -262,7 +262,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             second = ranking(usable, again.recipe.name, confident=False)
             _run_filled(state, again, values, run, state.turn, second, after)
             filled = again
-    _to_free(state, f"the recipe {filled.recipe.name} did not do it")
+    _to_free(state, f"the recipe {filled.recipe.name} did not do it", chosen)
 
 
 def _run_picked(
@@ -479,8 +479,10 @@ def redirect(command: str, path: str, append: bool = False) -> str:
     return f"(set -C; {{ {command}\n}} > {target})"
 
 
-def _to_free(state: SessionState, why: str) -> None:
-    """From here the model writes its own commands: say so in the transcript."""
+def _to_free(state: SessionState, why: str, chosen: Shortlist | None = None) -> None:
+    """From here the model writes its own commands: say so in the transcript. A model
+    that writes them well is also offered the shortlist's best recipes as tools
+    (``agent/tools.py``)."""
     state.origin = "free"
     state.emit(
         ChatMessage(
@@ -489,6 +491,16 @@ def _to_free(state: SessionState, why: str) -> None:
             turn=state.turn,
         )
     )
+    if chosen is None or not getattr(state.backend, "writes_commands", False):
+        return
+    from shellagent.agent.session import observe
+    from shellagent.agent.tools import offered_as_tools
+
+    offers = [make_offer(chosen.recipes[c.name], chosen.values) for c in chosen.usable[:8]]
+    tools = offered_as_tools(chosen.recipes, offers)
+    if tools is not None:
+        state.tools = tools
+        observe(state, tools.message)
 
 
 def _task_values(state: SessionState) -> TaskValues:

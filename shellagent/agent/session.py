@@ -35,6 +35,7 @@ from shellagent.events import (
 if TYPE_CHECKING:
     from shellagent.agent.config import AgentConfig
     from shellagent.agent.proposal import JobInstaller
+    from shellagent.agent.tools import Tools
     from shellagent.model.backend import Backend
     from shellagent.policy import Evaluation, PolicyEngine, Segment, ShellState
     from shellagent.policy.values import Carried
@@ -113,6 +114,8 @@ class SessionState:
     # reason given with the last refusal ("" when none was given)
     refusals: set[str] = field(default_factory=set)
     refusal_reason: str = ""
+    # recipes the free loop may call beside its own commands (a model that writes them well)
+    tools: Tools | None = None
     # the alternative the user picked when a result was unsure: (recipe, its arguments)
     picked: tuple[str, tuple[tuple[str, str], ...]] | None = None
     reproposals: int = 0  # times the model proposed a command the user had refused

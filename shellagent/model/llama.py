@@ -53,6 +53,9 @@ def _counting_llama(**kwargs: Any) -> Any:
     return CountingLlama(**kwargs)
 
 
+WRITES_COMMANDS = 1_000_000_000  # parameters
+
+
 class LlamaBackend:
     """A GGUF model loaded with llama-cpp-python; see the module docstring for prefix reuse."""
 
@@ -122,6 +125,9 @@ class LlamaBackend:
         import llama_cpp
 
         self._vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
+        # a model of a billion parameters or more writes commands well enough to be offered
+        # recipes as tools beside its own (``agent/tools.py``); a smaller one only fills them
+        self.writes_commands = llama_cpp.llama_model_n_params(self._llm.model) >= WRITES_COMMANDS
         self._n_vocab = int(self._llm.n_vocab())
         # What the KV cache holds after the last turn, as text and as the exact token ids.
         self._prev_text = ""

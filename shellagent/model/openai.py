@@ -175,6 +175,8 @@ class OpenAIBackend:
         self.model = model
         self.name = f"openai:{self.base_url}" + (f"#{model}" if model else "")
         self.context_size = context_size
+        # a served model is taken to write commands well (offered recipes as tools too)
+        self.writes_commands = True
         self.temperature = temperature
         self.seed = seed
         self.constraint = constraint  # None: learned per server (``accepts``)

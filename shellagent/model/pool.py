@@ -247,6 +247,11 @@ class PooledBackend:
         if private is None:
             self.context_size = self._call(lambda b: b.context_size)
             self.name = self._call(lambda b: b.name)
+        self.writes_commands: bool = bool(
+            getattr(private, "writes_commands", False)
+            if private is not None
+            else self._call(lambda b: getattr(b, "writes_commands", False))
+        )
 
     def _call(self, use: Callable[[Backend], Any]) -> Any:
         return self._pool._with_model(self.spec, self._cancel, self._on_wait, use, self._private)

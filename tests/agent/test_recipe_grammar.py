@@ -156,3 +156,22 @@ def test_a_port_the_task_names_replaces_the_default_a_count_does_not() -> None:
     assert offer_slot("port", "port", [], default=80).values() == ("80",)
     # a task's numbers are often for another slot: a count keeps its default beside them
     assert offer_slot("count", "count", ["500"], default=10).values() == ("500", "10")
+
+
+@pytest.mark.model
+def test_the_tools_grammar_admits_an_offered_recipe_beside_the_loop_s_own_actions(
+    accepts: Any,
+) -> None:
+    from shellagent.agent.tools import tools_format
+
+    fmt = tools_format(OFFERS[:2])
+    assert accepts(fmt.gbnf, '{"cmd": "ls -la", "why": "look"}')
+    assert accepts(fmt.gbnf, '{"done": "listed"}')
+    assert accepts(fmt.gbnf, reply("largest_files", dir="Downloads", count="5"))
+    assert not accepts(fmt.gbnf, reply("kill_process", name="nginx", signal="HUP"))  # not offered
+    names = {
+        v["properties"]["use"]["const"]
+        for v in fmt.json_schema["anyOf"]
+        if "use" in v["properties"]
+    }
+    assert names == {"largest_files", "count_matching_lines"}

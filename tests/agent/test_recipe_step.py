@@ -761,3 +761,39 @@ def test_a_pick_is_not_narrowed_to_a_selection_the_task_cannot_tell_its_dates() 
     # "files changed between two dates" fits "did I change" but needs dates it never says
     assert "files_changed_between" not in offered
     assert "files_under" in offered
+
+
+@pytest.mark.parametrize("writes_commands", [True, False])
+def test_a_model_that_writes_commands_well_may_call_the_shortlist_as_tools(
+    writes_commands: bool, book: RecipeBook, sandbox: Sandbox, workspace: Path
+) -> None:
+    backend = ScriptedBackend(
+        [
+            use("largest_files", dir="big", count="0; rm -rf ~"),  # refused by its type
+            use("largest_files", dir="big", count="1"),  # a tool call in the free loop
+            '{"done": "huge.bin"}',
+        ],
+        writes_commands=writes_commands,
+    )
+    sink = MemorySink()
+    run_task(
+        "which 1 files in big are the largest",
+        Parts(
+            backend=backend,
+            shell=sandbox,
+            policy=PolicyEngine.load(workspace=workspace),
+            config=AgentConfig(examples=0),
+            recipes=book,
+        ),
+        Oversight(approver=AutoApprover()),
+        Recording(sink=sink),
+        Hooks(cancel=threading.Event()),
+    )
+    free_format = format_of(backend, 1)
+    ran = [e.command for e in sink.of_type(Execution)]
+    if writes_commands:
+        assert free_format.name == "action+use"
+        assert "Verified commands you may use" in backend.calls[1][-1]["content"]
+        assert ran == ["ls -S big | head -n 1"]  # the tool's rendering, its values typed
+    else:
+        assert free_format.name == "action" and ran == []  # no tools: the reply is refused
