@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "chars": 0,
     "redaction": 0,
     "protected": 0,
+    "loginpath": 0,
     "jsontypes": 0,
     "substitutions": 0,
     # 1: the parts

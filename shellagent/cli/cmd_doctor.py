@@ -55,6 +55,22 @@ def _changes() -> Check:
     return Check("changes", True, "commands work on a copy of your files; you apply the change set")
 
 
+def _login_path() -> Check:
+    """Whose PATH the apply, the sandbox and the policy protect: the login shell's."""
+    from shellagent.loginpath import login_path
+
+    found = login_path()
+    if found.note:
+        return Check(
+            "login PATH",
+            True,
+            found.note,
+            "set your login shell (chsh) or SHELL to bash, zsh or fish",
+            warning=True,
+        )
+    return Check("login PATH", True, f"{len(found.dirs)} folders from {found.shell} protected")
+
+
 def _scheduler() -> Check:
     """Which OS scheduler runs recurring jobs; missing one only matters for jobs."""
     from shellagent.jobs.scheduler import detect
@@ -96,6 +112,7 @@ def _model() -> str:
 def cmd_doctor(args: argparse.Namespace) -> int:
     checks = diagnose(with_sandbox=(_changes,))
     checks.append(Check.attempt("model", _model))
+    checks.append(_login_path())
     checks.append(_scheduler())
     ok = all(c.ok for c in checks)
     if args.json:

@@ -3,18 +3,24 @@
 Classes: ``root`` (``/`` itself), ``home`` (the home directory itself), ``wide-glob`` (a
 glob over a whole directory such as ``*``, ``~/*``, ``/*``), ``protected`` (the places that
 run code later, ``shellagent/protected.py``: shell startup files, ``~/.ssh``, ``~/.gnupg``,
-git's code paths, ``.envrc``, autostart entries …, and shellagent's own config), ``secret``
+git's code paths, ``.envrc``, autostart entries, code in caches, Python modules in the home
+directory, the home's install trees, the login shell's PATH …, and shellagent's own
+config), ``secret``
 (private keys and credential files), ``system`` (``/etc``, ``/usr``, ``/boot`` …),
 ``device`` (block devices and memory), ``workspace``, ``user`` (under home), ``tmp``,
 ``other``, and ``dynamic`` when the path is not known before the command runs. Paths are
-resolved lexically against the shell's cwd; the only look at the disk is the home
-directory's real path (once), so a ``$HOME`` that is a symlink is recognised both ways.
+resolved lexically against the shell's cwd. The looks at the disk are the home
+directory's real path (once), so a ``$HOME`` that is a symlink is recognised both ways,
+and, for a path in the home directory, whether its top-level folder is an install tree and
+which folders the login shell's PATH holds (each remembered for a few seconds).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,7 +175,7 @@ def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
             continue
         rel = path[len(base) :].lstrip("/")
         own = any(rel == p or rel.startswith(p + "/") for p in _OWN)
-        if own or protected.startup_match(rel) is not None:
+        if own or protected.home_place(rel) is not None or _runs_later(base, rel):
             classes.add("protected")
         if any(rel.startswith(p) for p in _SECRET) and not rel.endswith(".pub"):
             classes.add("secret")
@@ -194,6 +200,58 @@ def _classes_of(path: str, home: str, workspace: str | None) -> set[str]:
     else:
         classes.add("other")
     return classes
+
+
+_REMEMBER_S = 5.0
+_looked: dict[tuple[str, ...], tuple[float, object]] = {}
+
+
+def _remembered(key: tuple[str, ...], compute: Callable[[], object]) -> object:
+    """``compute()``, remembered under ``key`` for a few seconds (a policy check must stay
+    within its budget; a session's commands are checked one after the other)."""
+    now = time.monotonic()
+    found = _looked.get(key)
+    if found is None or now - found[0] > _REMEMBER_S:
+        if len(_looked) > 256:
+            _looked.clear()
+        found = (now, compute())
+        _looked[key] = found
+    return found[1]
+
+
+def _runs_later(home: str, rel: str) -> bool:
+    """Whether ``rel`` (below ``home``) lies in an install tree of the home directory, in a
+    directory on the login shell's PATH, or is a file the shell startup files name."""
+    parts = rel.split("/")
+    if not parts[0]:
+        return False
+    if parts[0].startswith("."):
+        return _on_login_path(home, rel)
+    top = os.path.join(home, parts[0])
+    if len(parts) > 1 and _remembered(("tree", top), lambda: protected.install_marker(Path(top))):
+        return True
+    return _on_login_path(home, rel)
+
+
+def _on_login_path(home: str, rel: str) -> bool:
+    found = _remembered(("path", home), lambda: _login_places(Path(home)))
+    dirs, named = found if isinstance(found, tuple) else ((), ())
+    path = os.path.join(home, rel)
+    return path in named or any(_under(path, d) for d in dirs)
+
+
+def _login_places(home: Path) -> tuple[tuple[str, ...], frozenset[str]]:
+    real = protected.real_home(home).as_posix()
+    dirs = tuple(
+        str(d) for d in protected.path_dirs(home) if _under(str(d), real) and str(d) != real
+    )
+    named = frozenset(str(p) for p in protected.startup_named(home))
+    # the same places through $HOME as written, when it is a symlink
+    spelled = str(home)
+    if spelled != real:
+        dirs += tuple(spelled + d[len(real) :] for d in dirs)
+        named |= {spelled + p[len(real) :] for p in named if _under(p, real)}
+    return dirs, named
 
 
 def writable_program(path: str, places: Places, writable: list[str]) -> str:

@@ -15,12 +15,14 @@ A sandboxed command may write where it was granted, but never where the host wou
   ``.devcontainer/``, ``.envrc``, also when they do not exist yet;
 - startup locations below a grant (and, in an overlaid home, those that exist): the list
   in ``shellagent/protected.py`` (shell startup files, autostart, systemd units, Python's
-  user site, ``~/.local/bin``, ``~/.ssh`` …), built from the resolved home directory, and
-  every directory on PATH.
+  user site, ``~/.local/bin``, ``~/.ssh`` …), built from the resolved home directory, the
+  install trees of the home directory (``~/miniconda3``), the files the shell startup
+  files name, and every directory on the login shell's PATH.
 
 A grant *inside* a place whose files configure or start programs (``~/.config``,
-``~/.local``, ``/etc``, a directory on PATH, the system's own trees) is refused: nothing
-below it could be trusted afterwards. The default profile then runs read-only there.
+``~/.local``, ``/etc``, a directory on PATH, an install tree of the home directory, the
+system's own trees) is refused: nothing below it could be trusted afterwards. The default
+profile then runs read-only there.
 
 A ``.git`` made during the session at a grant that had none cannot be protected by mounts;
 ``gitguard.py`` removes what git would run from it after every command. What remains
@@ -29,6 +31,7 @@ A ``.git`` made during the session at a grant that had none cannot be protected 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from shellagent import protected
@@ -68,12 +71,24 @@ def refuse_reason(grant: Path, home: Path) -> str | None:
     for bin_dir in path_bins(home):
         if _within(grant, bin_dir):
             return f"commands you run are found in {bin_dir} (it is on PATH)"
+    if grant.is_relative_to(real_home) and grant != real_home:
+        tree = real_home / grant.relative_to(real_home).parts[0]
+        marker = None if tree.name.startswith(".") else protected.install_marker(tree)
+        if marker is not None:
+            return (
+                f"it is in ~/{tree.name}, an install tree (it holds {marker}) whose "
+                "programs run later"
+            )
     return None
 
 
 def startup_places(home: Path) -> list[tuple[Path, bool]]:
     """(path, is a directory) of every startup location, built from the resolved home
-    directory (``protected.expand``), and every directory on PATH."""
+    directory (``protected.expand``), the home's install trees, what the shell startup
+    files name, and every directory on PATH."""
     places = protected.expand(home)
+    places += [(tree, True) for tree, _ in protected.install_trees(home)]
+    named = protected.startup_named(home)
+    places += [(p, False) for p in named if os.path.lexists(p) and not os.path.islink(p)]
     places += [(b, True) for b in path_bins(home)]
     return places

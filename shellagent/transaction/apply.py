@@ -205,7 +205,12 @@ def held_back(
     for c in changes:
         reasons: list[Reason] = []
         for where in filter(None, (c.path, c.renamed_from)):
-            why = guard.reason(where)
+            made = where == c.path and c.kind != "deleted"
+            why = guard.reason(
+                where,
+                file_type=c.file_type if made else None,
+                mode=c.mode_after if made else None,
+            )
             if why is not None:
                 reasons.append(why)
             with contextlib.suppress(OSError):

@@ -106,8 +106,32 @@ class ChangeSet:
                 return not (stat.S_ISCHR(st.st_mode) and st.st_rdev == 0)
         return os.path.lexists(path)
 
+    def listdir(self, path: Path) -> list[str]:
+        """The names in directory ``path`` in the merged view the sandbox saw."""
+        for tree in self.trees:
+            if path == tree.lower or tree.lower in path.parents:
+                upper = tree.upper / path.relative_to(tree.lower)
+                try:
+                    if not stat.S_ISDIR(os.lstat(upper).st_mode):
+                        return []  # deleted, or replaced by a file
+                except OSError:
+                    return sorted(_names(path))  # untouched by the session
+                names: set[str] = set()
+                gone: set[str] = set()
+                for entry in _scandir(upper):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    whiteout = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+                    (gone if whiteout else names).add(entry.name)
+                if not _is_opaque(upper):
+                    names |= set(_names(path)) - gone
+                return sorted(names)
+        return sorted(_names(path))
+
     def guard(self, home: Path | None = None) -> Guard:
-        return Guard(home, exists=self.exists)
+        return Guard(home, exists=self.exists, listdir=self.listdir)
 
     def flagged(self, home: Path | None = None, guard: Guard | None = None) -> list[Flagged]:
         """What matters first: places that run code later or hold settings, new
@@ -122,7 +146,12 @@ class ChangeSet:
             notes: list[str] = []
             held = False
             for where in filter(None, (c.path, c.renamed_from)):
-                why = guard.reason(where)
+                made = where == c.path and c.kind != "deleted"
+                why = guard.reason(
+                    where,
+                    file_type=c.file_type if made else None,
+                    mode=c.mode_after if made else None,
+                )
                 if why is not None:
                     notes.append(why.why + ("" if why.includable else ": never applied"))
                     held = True
@@ -226,6 +255,20 @@ class ChangeSet:
             if out and not out[-1].endswith("\n"):
                 out[-1] += "\n"
         return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+def _names(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _scandir(path: Path) -> list[os.DirEntry[str]]:
+    try:
+        return list(os.scandir(path))
+    except OSError:
+        return []
 
 
 _LABEL = {"created": "new", "modified": "edit", "deleted": "DEL", "renamed": "mv", "mode": "mode"}

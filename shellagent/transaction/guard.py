@@ -5,7 +5,12 @@ list). A change's path is the *real* path (the overlay's lower directories are r
 so every place is built from the resolved home directory, and a path that reaches the home
 directory another way (a bind mount, a second symlink) is recognised by the
 ``(st_dev, st_ino)`` of its parent directories. The same holds for the directories on PATH
-and shellagent's own directories.
+(the login shell's, ``loginpath.py``) and shellagent's own directories.
+
+What needs a look at the disk is looked at here, once per directory: whether a top-level
+folder of the home directory is an install tree (``protected.install_marker``, seen through
+``exists`` and ``listdir``, which may be a change set's merged view: a tree the session made
+counts), and the files the shell startup files name.
 
 Tiers (``Reason.tier``):
 
@@ -71,12 +76,19 @@ class _Facts:
     gitroot: Path | None = None  # the nearest directory that looks like a repository
     home_rel: str | None = None  # relative to the home directory ("" for home itself)
     plain: bool = False  # only a name can make something in it held back (see reason)
+    installed: str = ""  # why everything in it runs later (an install tree, a bin/)
 
 
 class Guard:
     """Classifies real paths; caches what it learns about directories."""
 
-    def __init__(self, home: Path | None = None, *, exists: Callable[[Path], bool] | None = None):
+    def __init__(
+        self,
+        home: Path | None = None,
+        *,
+        exists: Callable[[Path], bool] | None = None,
+        listdir: Callable[[Path], list[str]] | None = None,
+    ):
         self.home = protected.real_home(home)
         self.home_id = _ident(self.home)
         self.path_dirs = protected.path_dirs(self.home)
@@ -88,8 +100,10 @@ class Guard:
         self.own_set = frozenset(self.own)
         self.path_set = frozenset(self.path_dirs)
         self.hidden_set = frozenset(self.hidden)
+        self.named_set = frozenset(protected.startup_named(self.home))
         self._dirs: dict[Path, tuple[int, int] | None] = {}
         self._exists = exists or os.path.lexists
+        self._listdir = listdir
         self._lookalike: dict[Path, bool] = {}
         self._known: dict[str, _Facts] = {}
 
@@ -118,26 +132,41 @@ class Guard:
         on_path = up.on_path or d in self.path_set or ident in self.path_ids
         hidden = up.hidden or d in self.hidden_set
         gitroot = d if self.is_lookalike(d) else up.gitroot
-        plain = not (own or on_path or hidden or gitroot) and protected.plain_below(
-            home_rel, d.parts
+        installed = up.installed or self._installed(d, home_rel)
+        plain = not (own or on_path or hidden or gitroot or installed) and (
+            protected.plain_below(home_rel, d.parts)
         )
-        facts = _Facts(own, on_path, hidden, gitroot, home_rel, plain)
+        facts = _Facts(own, on_path, hidden, gitroot, home_rel, plain, installed)
         self._known[text] = facts
         return facts
+
+    def _installed(self, d: Path, home_rel: str | None) -> str:
+        """Why everything in ``d`` runs later when it is a top-level folder of the home
+        directory that is an install tree; else ``""``."""
+        if not home_rel or home_rel.startswith(".") or "/" in home_rel:
+            return ""
+        marker = protected.install_marker(d, self._exists, self._listdir)
+        if marker is None:
+            return ""
+        return f"~/{home_rel} is an install tree (it holds {marker}): its programs run later"
 
     def is_lookalike(self, directory: Path) -> bool:
         if directory not in self._lookalike:
             self._lookalike[directory] = protected.is_gitdir_lookalike(directory, self._exists)
         return self._lookalike[directory]
 
-    def reason(self, path: Path) -> Reason | None:
-        """Why ``path`` (a real path) must be named before it lands, or None."""
+    def reason(
+        self, path: Path, *, file_type: str | None = None, mode: int | None = None
+    ) -> Reason | None:
+        """Why ``path`` (a real path) must be named before it lands, or None; ``file_type``
+        and ``mode`` are what the change makes there, when known."""
         f = self._facts(_parent(str(path)))
         if (
             f.plain
             and not protected.name_only(path.name)
             and path not in self.own_set
             and path not in self.path_set
+            and path not in self.named_set
         ):  # the common case, by far: only the name can matter
             if path in self.hidden_set or is_secret_name(path.name):
                 return Reason(path, "secret", "a secret")
@@ -150,9 +179,17 @@ class Guard:
             rel = f"{f.home_rel}/{path.name}" if f.home_rel else path.name
         else:
             rel = None
-        found = protected.classify(rel, path.parts)
+        found = protected.classify(rel, path.parts, file_type=file_type, mode=mode)
         if found is not None and found.tier in ("git", "workspace", "startup"):
             return Reason(path, found.tier, found.why)
+        if f.installed:
+            return Reason(path, "startup", f.installed)
+        if rel is not None and rel and "/" not in rel:
+            installed = self._installed(path, rel) if self._is_dir(path) else ""
+            if installed:
+                return Reason(path, "startup", installed)
+        if path in self.named_set:
+            return Reason(path, "startup", "your shell startup files name it: runs at login")
         if f.gitroot is not None and protected.git_code(path.relative_to(f.gitroot).parts):
             why = f"git's own settings and code ({f.gitroot} is a repository)"
             return Reason(path, "git", why)
@@ -163,6 +200,11 @@ class Guard:
         if found is not None:
             return Reason(path, found.tier, found.why)
         return None
+
+    def _is_dir(self, path: Path) -> bool:
+        return os.path.isdir(path) or (
+            self._listdir is not None and bool(self._listdir(path)) and self._exists(path)
+        )
 
     def link_reason(self, link: Path, target: str) -> Reason | None:
         """Why a symlink at ``link`` pointing to ``target`` needs naming: it points at a

@@ -1,7 +1,8 @@
 """Review 2's apply findings through a real daemon, with a scratch home: ``ask -y --apply``
 never lands a place that runs code later (H1), ``shellagent apply`` refuses a session a
-follow-up still works on (H3), a session that fills its upper layers stops (M9); as root
-and as the unprivileged user ``nobody``."""
+follow-up still works on (H3), a session that fills its upper layers stops (M9); review 3's
+H2 rows (caches, install trees, ``~/node_modules``, ``~/*.py``) the same way; as root and as
+the unprivileged user ``nobody``."""
 
 from __future__ import annotations
 
@@ -48,6 +49,21 @@ WRITE = (
 )
 
 
+MAKE = (
+    'python3 -c \'import os,sys; p=os.path.join(os.path.expanduser("~"), sys.argv[1]); '
+    "os.makedirs(os.path.dirname(p), exist_ok=True); "
+    'os.symlink(os.path.expanduser("~/work"), p) if sys.argv[2] == "link" else '
+    'open(p, "a").write("payload"); '
+    'sys.argv[2] == "exec" and os.chmod(p, 0o755)\' '
+)
+
+
+def make_rows(rows: tuple[tuple[str, str], ...]) -> list[str]:
+    """One approved interpreter command per H2 row (a file, an executable or a symlink),
+    then an ordinary write."""
+    return [cmd(f"{MAKE}{rel} {how}") for rel, how in rows] + [cmd("echo ok > ok.txt")]
+
+
 def write_places(places: tuple[str, ...]) -> list[str]:
     """One approved interpreter command per place (as review 2 did: the policy denies a
     plain redirection there), then an ordinary write."""
@@ -89,6 +105,42 @@ def test_ask_yes_apply_never_lands_a_startup_place(
         == 0
     )
     assert all((scratch_home / p).read_text() == "payload" for p in PLACES)
+
+
+def test_ask_yes_apply_never_lands_a_code_running_tree(
+    home_daemon: DaemonProc, scratch_home: Path, script: Callable[..., str]
+) -> None:
+    """Review 3's H2 table and its kin: each row is held back (or read-only in the sandbox),
+    each on its own, not only the change set as a whole."""
+    from shellagent.transaction import Workspace, compute
+    from shellagent.transaction.apply import held_back
+    from tests.transaction.code_trees import H2_KIN, H2_ROWS, make_home
+
+    make_home(scratch_home)
+    rows = (*H2_ROWS, *H2_KIN)
+    before = {rel: _state(scratch_home / rel) for rel, _ in rows}
+    work = scratch_home / "work"
+    run = ask_inprocess("set up my tools", script(*make_rows(rows), done("set up")), work,
+                        yes=True, apply=True, max_turns=len(rows) + 5)  # fmt: skip
+    result = run.of(ChangesDone)[0]
+    assert result.outcome == "refused" and "--include" in result.message, result
+    assert {rel: _state(scratch_home / rel) for rel, _ in rows} == before
+    assert not (work / "ok.txt").exists()
+    changes = compute(Workspace.open(run.summary.session))
+    made = {c.path for c in changes}
+    held = {r.path for r in held_back(changes)}
+    real = Path(os.path.realpath(scratch_home))
+    for rel, _ in rows:
+        if real / rel in made:
+            assert real / rel in held, rel
+        else:  # read-only in the sandbox: an install tree or a PATH folder that exists
+            assert rel.split("/")[0] in ("miniconda3", "perl5", "google-cloud-sdk", "tools"), rel
+
+
+def _state(path: Path) -> tuple[str, str] | None:
+    if path.is_symlink():
+        return ("link", os.readlink(path))
+    return ("file", path.read_text()) if path.is_file() else None
 
 
 def test_apply_refuses_a_session_a_follow_up_is_still_using(
@@ -143,26 +195,31 @@ def test_a_session_whose_changes_pass_the_cap_stops(
     assert run.of(ChangesDone)[0].outcome == "kept"
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="switches to the unprivileged user nobody")
-def test_ask_yes_apply_never_lands_a_startup_place_for_an_unprivileged_user(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
+def _ask_as_nobody(
+    root: Path, replies: list[str], before: Callable[[Path], None] | None = None
+) -> tuple[Path, list[dict[str, object]], str]:
+    """``ask -y --apply`` through a daemon both run as nobody, in ``root/home/work``
+    (``before`` fills the home first); the home, the client's events, the daemon's log."""
     from tests.unprivileged import NOBODY, make_traversable
 
-    root = tmp_path_factory.mktemp("daemon-nobody")
     home = root / "home"
     (home / "work").mkdir(parents=True)
+    if before is not None:
+        before(home)
     model = root / "model.json"
-    model.write_text(json.dumps([*write_places(PLACES), done("set up")]))
+    model.write_text(json.dumps([*replies, done("set up")]))
     env = {
         "HOME": str(home),
         "PATH": "/usr/bin:/bin",
+        "SHELL": "/bin/bash",  # nobody's login shell is nologin
         "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
     for d in ("state", "cache", "workspaces", "config", "data", "runtime"):
         (root / d).mkdir()
         env[f"SHELLAGENT_{d.upper()}_DIR"] = str(root / d)
-    (root / "config" / "config.toml").write_text('[ask]\nconfirm = false\nrecipes = "off"\n')
+    (root / "config" / "config.toml").write_text(
+        '[ask]\nconfirm = false\nrecipes = "off"\nmax_turns = 60\n'
+    )
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
     make_traversable(root)
     python = sys.executable
@@ -185,14 +242,59 @@ def test_ask_yes_apply_never_lands_a_startup_place_for_an_unprivileged_user(
         ask = subprocess.run(
             [*as_nobody, "-m", "shellagent.cli.ask", "-y", "--apply", "--json",
              "--model", f"scripted:{model}", "set up my tools"],
-            cwd=home / "work", env=env, capture_output=True, text=True, timeout=180,
+            cwd=home / "work", env=env, capture_output=True, text=True, timeout=300,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
     finally:
         daemon.terminate()
         _, err = daemon.communicate(timeout=30)
     events = [json.loads(line) for line in ask.stdout.splitlines() if line.startswith("{")]
+    return home, events, f"{ask.stdout}\n{ask.stderr}\n{err.decode(errors='replace')}"
+
+
+def _srv_root(request: pytest.FixtureRequest) -> Path:
+    """A scratch root nobody can reach: not under pytest's /tmp/pytest-of-root, which a
+    concurrent pytest run closes (0700) meanwhile, nor under /tmp or /var/tmp, which the
+    sandbox replaces."""
+    import shutil
+    import uuid
+
+    root = Path("/srv") / f"shellagent-test-{uuid.uuid4().hex[:8]}"
+    root.mkdir(mode=0o755)
+    request.addfinalizer(lambda: shutil.rmtree(root, ignore_errors=True))
+    return root
+
+
+@pytest.mark.skipif(
+    os.getuid() != 0 or not os.path.isdir("/srv"), reason="switches to the user nobody"
+)
+def test_ask_yes_apply_never_lands_a_startup_place_for_an_unprivileged_user(
+    request: pytest.FixtureRequest,
+) -> None:
+    root = _srv_root(request)
+    home, events, log = _ask_as_nobody(root, write_places(PLACES))
     finished = [e for e in events if e["type"] == "changes_done"]
-    assert finished and finished[0]["outcome"] == "refused", (ask.stdout, ask.stderr, err)
+    assert finished and finished[0]["outcome"] == "refused", log
     assert not any((home / p).exists() for p in PLACES)
+    assert not (home / "work" / "ok.txt").exists()
+
+
+@pytest.mark.skipif(
+    os.getuid() != 0 or not os.path.isdir("/srv"), reason="switches to the user nobody"
+)
+def test_ask_yes_apply_never_lands_a_code_running_tree_for_an_unprivileged_user(
+    request: pytest.FixtureRequest,
+) -> None:
+    from tests.transaction.code_trees import H2_KIN, H2_ROWS, make_home
+
+    root = _srv_root(request)
+    rows = (*H2_ROWS, *H2_KIN)
+    home, events, log = _ask_as_nobody(root, make_rows(rows), before=make_home)
+    finished = [e for e in events if e["type"] == "changes_done"]
+    assert finished and finished[0]["outcome"] == "refused", log
+    ran = [e for e in events if e["type"] == "result"]
+    assert len(ran) == len(rows) + 1, log  # every row was written (or refused by the kernel)
+    for rel, _ in rows:
+        path = home / rel
+        assert not (path.is_symlink() or (path.is_file() and "payload" in path.read_text())), rel
     assert not (home / "work" / "ok.txt").exists()
