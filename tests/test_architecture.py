@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "redaction": 0,
     "protected": 0,
     "loginpath": 0,
+    "credentials": 0,
     "jsontypes": 0,
     "substitutions": 0,
     # 1: the parts

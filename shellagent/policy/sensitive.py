@@ -8,6 +8,12 @@ it reads:
 - a project's environment file (``.env``, ``.env.local`` …; not ``.env.example``), and the
   other files that hold tokens (``.npmrc``, ``.pypirc``, ``.vault-token``, cloud clients'
   credentials);
+- anything the sandbox hides (``shellagent/credentials.py``, the sandbox's own table):
+  credential stores, histories, browser profiles and tools' token files in the home
+  directory, their system counterparts, files named like keys or credentials, and a tool's
+  settings file whose content holds a credential (read at most once per change of the
+  file: its first kilobytes). A command the policy allows must not show, in the user's
+  own shell (``shell-init``, ``ask --propose``), what the sandbox hides from the model;
 - a disk or memory device (``/dev/sda``, ``/dev/mem``): raw bytes of every file;
 - the shadow databases through ``getent shadow`` / ``getent gshadow``;
 - a glob that can match any of these, or any secret path (``cat /proc/*/environ``,
@@ -20,9 +26,13 @@ decides (ask, or deny in the strict preset).
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
 from functools import lru_cache
+from pathlib import Path
 
+from shellagent import credentials
 from shellagent.policy.pathclass import Places
 
 _HOME_SECRET_DIRS = (".ssh", ".gnupg")
@@ -101,19 +111,62 @@ def classes(path: str, places: Places, *, glob: bool = False) -> frozenset[str]:
 
 
 def _secret(resolved: str, places: Places) -> bool:
-    home = places.home.rstrip("/")
-    if resolved == home or resolved.startswith(home + "/"):
-        rel = resolved[len(home) + 1 :]
-        top = rel.split("/", 1)[0]
-        if top in _HOME_SECRET_DIRS and not rel.endswith(".pub"):
-            return True
-        if rel.startswith(_CLOUD):
-            return True
-    if _TOKEN_FILES.search(resolved):
+    for home in _homes(places.home):
+        if resolved == home or resolved.startswith(home + "/"):
+            rel = resolved[len(home) + 1 :]
+            top = rel.split("/", 1)[0]
+            if top in _HOME_SECRET_DIRS and not rel.endswith(".pub"):
+                return True
+            if rel.startswith(_CLOUD):
+                return True
+            if credentials.home_secret(rel) and not rel.endswith(".pub"):
+                return True  # a public key in ~/.ssh reveals nothing
+            if credentials.content_candidate(Path(home), Path(resolved)) and _holds(resolved):
+                return True
+    if _TOKEN_FILES.search(resolved) or credentials.is_secret_name(os.path.basename(resolved)):
+        return True
+    if any(resolved == p or resolved.startswith(p + "/") or fnmatch.fnmatchcase(resolved, p)
+           for p in credentials.SYSTEM_SECRETS):  # fmt: skip
         return True
     if _ANY_HOME.search(resolved) and not resolved.endswith(".pub"):
         return True
     return bool({"secret", "device"} & places.classify(resolved))
+
+
+@lru_cache(maxsize=8)
+def _homes(home: str) -> tuple[str, ...]:
+    """The home directory as written and as resolved (``$HOME`` may be a symlink)."""
+    home = home.rstrip("/")
+    try:
+        real = os.path.realpath(home)
+    except OSError:
+        real = home
+    return tuple(dict.fromkeys((home, real)))
+
+
+_HOLDS_MAX = 512
+_held: dict[tuple[str, int, int, int], bool] = {}
+
+
+def _holds(path: str) -> bool:
+    """``credentials.holds_secret``, once per state of the file (inode, size, time)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+    found = _held.get(key)
+    if found is None:
+        if len(_held) >= _HOLDS_MAX:
+            _held.clear()
+        found = _held[key] = credentials.holds_secret(path)
+    return found
+
+
+# Every fixed place of the sandbox's table, as a sample a glob may name (``cat ~/.*_history``).
+_TABLE_SAMPLES = tuple(
+    f"~/{p}" for p in credentials.HOME_SECRETS if not any(c in p for c in "*?[")
+) + tuple(f"~/{p}/x" for p in credentials.HOME_SECRETS if not any(c in p for c in "*?["))
 
 
 def _glob_reaches_secret(pattern: str, places: Places) -> bool:
@@ -122,7 +175,7 @@ def _glob_reaches_secret(pattern: str, places: Places) -> bool:
         return False
     regex = _glob_regex(resolved)
     home = places.home.rstrip("/")
-    for sample in _SAMPLES:
+    for sample in (*_SAMPLES, *_TABLE_SAMPLES):
         path = home + sample[1:] if sample.startswith("~/") else sample
         if regex.fullmatch(path):
             return True

@@ -305,36 +305,71 @@ def vendor_scanner(masked: frozenset[Path]) -> Callable[[Path], secrets.Scan]:
 def home_scan(
     home: Path, masked_inodes: set[tuple[int, int]], masked: frozenset[Path]
 ) -> secrets.Scan:
-    """Secret files (by name or inode) and repositories in the home directory, cached for
-    a while (a large home takes up to the scan budget; a session should not wait for it
-    each time)."""
+    """Secret files (by name, inode or content) and repositories in the home directory,
+    cached for a while (a large home takes up to the scan budgets; a session should not
+    wait for it each time). A scan that ran out of budget is looked at again sooner, and
+    the content verdicts are kept apart, by file, so a later scan reads only what
+    changed."""
     import json
 
     cache = paths.cache_dir() / "home-scan.json"
     try:
         saved = json.loads(cache.read_text())
-        if saved["home"] == str(home) and time.time() - saved["at"] < HOME_SCAN_TTL_S:
+        ttl = HOME_SCAN_TTL_S if saved.get("complete", True) else HOME_SCAN_RETRY_S
+        if saved["home"] == str(home) and time.time() - saved["at"] < ttl:
             return secrets.Scan(
                 [Path(p) for p in saved["secrets"] if os.path.lexists(p)],
                 [Path(p) for p in saved["repos"] if os.path.lexists(p)],
             )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     found = secrets.scan(
         home, depth=secrets.HOME_SCAN_DEPTH, masked_inodes=masked_inodes, masked=masked
     )
     found.secrets = [p for p in found.secrets if p.exists()]
+    by_content = _content_scan(home, masked)
+    found.secrets += by_content.secrets
     try:
         paths.ensure_private_dir(cache.parent)
         record = {
             "home": str(home),
             "at": time.time(),
+            "complete": found.complete and by_content.complete,
             "secrets": [str(p) for p in found.secrets],
             "repos": [str(p) for p in found.repos],
         }
         cache.write_text(json.dumps(record))
     except OSError:
         pass
+    return found
+
+
+HOME_SCAN_RETRY_S = 30.0
+
+
+def _content_scan(home: Path, masked: frozenset[Path]) -> secrets.ContentScan:
+    """``secrets.content_scan`` with its verdicts kept in the cache directory."""
+    import json
+
+    cache = paths.cache_dir() / "content-secrets.json"
+    try:
+        saved = json.loads(cache.read_text())
+        known = saved["verdicts"] if saved.get("home") == str(home) else {}
+        if not isinstance(known, dict):
+            known = {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        known = {}
+    found = secrets.content_scan(home, masked=masked, known=known)
+    if not found.complete:  # what it did not reach this time stays known
+        found.verdicts = {**known, **found.verdicts}
+    if found.read or len(found.verdicts) != len(known):
+        try:
+            paths.ensure_private_dir(cache.parent)
+            temp = cache.with_name(f".{cache.name}.{os.getpid()}")
+            temp.write_text(json.dumps({"home": str(home), "verdicts": found.verdicts}))
+            os.replace(temp, cache)
+        except OSError:
+            pass
     return found
 
 

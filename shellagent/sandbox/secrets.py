@@ -1,14 +1,20 @@
-"""What the sandbox hides: credentials, histories and session stores, by path and by name.
+"""What the sandbox hides: credentials, histories and session stores, by path, by name and
+by content.
 
-Three sources, all masked (an empty read-only tmpfs over a directory, /dev/null over a
-file) in the ``default`` profile:
+The table is ``shellagent/credentials.py`` (the policy asks before reading the same
+places). Four sources, all masked (an empty read-only tmpfs over a directory, /dev/null
+over a file) in the ``default`` profile:
 
 - ``HOME_SECRETS``: places in the home directory, exact or glob (``snap/*/common/.mozilla``);
 - ``SYSTEM_SECRETS``: places outside it (``/etc/shadow``, SSH host keys);
 - files whose *name* looks like a credential (``.env``, ``prod.env``, ``id_ed25519``,
   ``terraform.tfstate`` …, matched case-insensitively) found by a bounded scan of the
   workspace, the write grants and the home directory, ``node_modules``-style folders
-  included; also any file there that is a hard link to a masked file.
+  included; also any file there that is a hard link to a masked file;
+- tools' settings files in the home directory whose *content* holds a credential
+  (``content_scan``, ``credentials.holds_secret``): a bounded walk of ``~/.config`` and the
+  ``~/.TOOL`` folders and files, each file's verdict remembered by its inode, size and
+  time so that a later scan reads only what changed.
 
 A user adds paths in config.toml (``[sandbox] hide = ["~/work/customer-data"]``). A file
 created after the sandbox started is not masked by name: the scan runs at start.
@@ -16,231 +22,37 @@ created after the sandbox started is not masked by name: the scan runs at start.
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HOME_SECRETS = (
-    # keys, tokens and credential stores
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".oci",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".local/share/keyrings",
-    ".local/share/kwalletd",
-    ".pki",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".config/glab-cli",
-    ".config/rclone",
-    ".config/op",
-    ".config/Bitwarden",
-    ".config/containers/auth.json",
-    ".config/git/credentials",
-    ".config/doctl",
-    ".config/hcloud",
-    ".config/netlify",
-    ".config/configstore",
-    ".config/composer/auth.json",
-    ".composer/auth.json",
-    ".config/keepassxc",
-    ".terraform.d",
-    ".terraformrc",
-    ".pulumi/credentials.json",
-    ".vault-token",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".gem/credentials",
-    ".m2/settings.xml",
-    ".m2/settings-security.xml",
-    ".nuget/NuGet/NuGet.Config",
-    ".kaggle",
-    ".cache/huggingface/token",
-    ".cache/huggingface/stored_tokens",
-    ".huggingface/token",
-    ".codex",
-    ".claude",
-    ".config/claude",
-    ".netrc",
-    ".authinfo",
-    ".authinfo.gpg",
-    ".pgpass",
-    ".git-credentials",
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    ".pypirc",
-    ".my.cnf",
-    ".s3cfg",
-    ".boto",
-    ".fly",
-    ".wrangler",
-    ".config/sops",
-    ".config/solana",
-    ".ethereum/keystore",
-    ".bitcoin/wallets",
-    ".bitcoin/wallet.dat",
-    ".electrum",
-    ".config/stripe",
-    ".config/vercel",
-    ".local/share/com.vercel.cli",
-    ".config/ngrok",
-    ".ngrok2",
-    ".tsh",
-    ".cloudflared",
-    ".config/helm/repositories.yaml",
-    ".mc",
-    ".dbt",
-    ".snowsql",
-    ".databrickscfg",
-    ".config/github-copilot",
-    ".gemini",
-    ".continue",
-    ".sbt/credentials",
-    ".ivy2/.credentials",
-    ".gradle/gradle.properties",
-    ".config/pip/pip.conf",
-    ".pip/pip.conf",
-    ".bundle/config",
-    ".config/keybase",
-    ".circleci/cli.yml",
-    ".travis/config.yml",
-    ".config/filezilla",
-    ".config/remmina",
-    ".local/share/remmina",
-    # mail and chat clients' passwords
-    ".msmtprc",
-    ".mbsyncrc",
-    ".fetchmailrc",
-    ".offlineimaprc",
-    ".weechat",
-    ".irssi",
-    # shells' and tools' histories
-    ".bash_history",
-    ".zsh_history",
-    ".zhistory",
-    ".histfile",
-    ".sh_history",
-    ".ksh_history",
-    ".python_history",
-    ".psql_history",
-    ".mysql_history",
-    ".sqlite_history",
-    ".node_repl_history",
-    ".irb_history",
-    ".rediscli_history",
-    ".dbshell",
-    ".lesshst",
-    ".viminfo",
-    ".local/share/fish/fish_history",
-    ".local/share/atuin",
-    ".local/share/recently-used.xbel",
-    # browsers, mail and chat: session cookies and saved passwords
-    ".mozilla",
-    ".thunderbird",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".config/BraveSoftware",
-    ".config/vivaldi",
-    ".config/microsoft-edge",
-    ".config/opera",
-    ".config/Slack",
-    ".config/discord",
-    ".config/Signal",
-    ".config/Element",
-    ".local/share/TelegramDesktop",
-    "snap/*/common/.mozilla",
-    "snap/*/common/.config",
-    "snap/*/*/.mozilla",
-    "snap/*/*/.config/chromium",
-    ".var/app/*/.mozilla",
-    ".var/app/*/config/chromium",
-    ".var/app/*/config/google-chrome",
-    ".var/app/*/config/BraveSoftware",
-    # editors' stored state (tokens of extensions)
-    ".config/Code/User/globalStorage",
-    ".config/Code - OSS/User/globalStorage",
-    ".config/VSCodium/User/globalStorage",
-    ".config/Cursor/User/globalStorage",
-    ".vscode-server/data/User/globalStorage",
-    ".cursor-server/data/User/globalStorage",
+from shellagent.credentials import (
+    HOME_SECRETS,
+    NOT_SECRET_SUFFIXES,
+    SECRET_FILE_PATTERNS,
+    SYSTEM_SECRETS,
+    content_candidate,
+    holds_secret,
+    is_secret_name,
 )
-SYSTEM_SECRETS = (
-    "/etc/shadow",
-    "/etc/shadow-",
-    "/etc/gshadow",
-    "/etc/gshadow-",
-    "/etc/ssl/private",
-    "/etc/ssh/ssh_host_*_key",
-    "/etc/krb5.keytab",
-    "/etc/NetworkManager/system-connections",
-    "/etc/wpa_supplicant",
-    "/var/lib/private",
-    "/var/backups/*shadow*",
-    "/etc/security/opasswd",
-    "/etc/ipsec.secrets",
-    "/etc/ppp/chap-secrets",
-    "/etc/ppp/pap-secrets",
-    "/etc/letsencrypt",
-    "/etc/wireguard",
-    "/etc/openvpn",
-    "/etc/mysql/debian.cnf",
-    "/etc/docker/key.json",
-    "/etc/rancher",
-    "/etc/kubernetes",
-    "/var/lib/kubelet/pki",
-)
-# File names that usually hold credentials, compared lower-cased.
-SECRET_FILE_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.env",
-    ".envrc",
-    ".dev.vars",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.p8",
-    "*.ppk",
-    "*.jks",
-    "*.keystore",
-    "*.kdbx",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    "id_dsa*",
-    "credentials",
-    "credentials.json",
-    "credentials.toml",
-    "service-account*.json",
-    "*-sa-key.json",
-    "*.tfstate",
-    "*.tfstate.backup",
-    "*.tfvars",
-    ".npmrc",
-    ".pypirc",
-    ".netrc",
-    ".pgpass",
-    ".git-credentials",
-    ".htpasswd",
-    "secrets.y*ml",
-    "secrets.json",
-    "secrets.toml",
-    "*.secret",
-    "*.secrets",
-)
-NOT_SECRET_SUFFIXES = (".example", ".sample", ".template", ".dist", ".pub")
+
+__all__ = [
+    "HOME_SECRETS",
+    "NOT_SECRET_SUFFIXES",
+    "SECRET_FILE_PATTERNS",
+    "SYSTEM_SECRETS",
+    "Scan",
+    "content_scan",
+    "home_secrets",
+    "inodes_of",
+    "is_secret_name",
+    "scan",
+    "secret_paths",
+    "system_secrets",
+]
 
 # Big trees of other people's files: scanned once and cached by their mtime, so a session
 # in a project with a node_modules or a .venv does not wait for them every time.
@@ -252,16 +64,6 @@ SCAN_DEPTH = 8
 SCAN_LIMIT = 60_000  # entries looked at per scan
 SCAN_BUDGET_S = 0.25  # and no longer than this; the scan says when it stopped early
 HOME_SCAN_DEPTH = 4
-
-
-_SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_FILE_PATTERNS))
-
-
-def is_secret_name(name: str) -> bool:
-    lowered = name.lower()
-    if lowered.endswith(NOT_SECRET_SUFFIXES):
-        return False
-    return _SECRET_NAME.match(lowered) is not None
 
 
 def home_secrets(home: Path) -> list[Path]:
@@ -391,3 +193,135 @@ def inodes_of(files: list[Path]) -> set[tuple[int, int]]:
         except OSError:
             continue
     return found
+
+
+# -- settings files that hold a credential, by content -------------------------------------
+
+CONTENT_DEPTH = 3  # levels below ~/.config/TOOL or ~/.TOOL
+CONTENT_ENTRIES = 20_000  # directory entries looked at per scan
+CONTENT_READS = 400  # files read per scan (a verdict remembered is not a read)
+CONTENT_BUDGET_S = 0.2  # and no longer than this; the rest waits for the next scan
+# Folders of caches and application data inside a tool's folder: not settings.
+CONTENT_SKIP_DIRS = frozenset(
+    {
+        *VENDOR_DIRS,
+        *SKIP_DIRS,
+        ".git",
+        "Cache",
+        "cache",
+        "caches",
+        "Code Cache",
+        "GPUCache",
+        "CachedData",
+        "CachedExtensionVSIXs",
+        "Crashpad",
+        "logs",
+        "log",
+        "extensions",
+        "plugins",
+        "blob_storage",
+        "Service Worker",
+        "shm",
+        "tmp",
+    }
+)
+
+# (inode, modification time ns, size, 1 if it holds a credential) of each file looked at
+Verdicts = dict[str, list[int]]
+
+
+@dataclass
+class ContentScan:
+    secrets: list[Path] = field(default_factory=list)
+    verdicts: Verdicts = field(default_factory=dict)
+    read: int = 0  # files read this time
+    complete: bool = True
+
+
+def content_scan(
+    home: Path,
+    *,
+    masked: frozenset[Path] = frozenset(),
+    known: Verdicts | None = None,
+    deadline: float | None = None,
+) -> ContentScan:
+    """Settings files in ``home`` that hold a credential (``credentials.holds_secret``):
+    ``~/.TOOL`` files and, ``CONTENT_DEPTH`` levels deep, ``~/.config/TOOL`` and
+    ``~/.TOOL`` folders (not caches, data or installed trees, not what ``masked`` hides
+    already, symlinks not followed). ``known`` holds earlier verdicts: a file whose inode,
+    size and time are unchanged is not read again. Bounded by ``CONTENT_ENTRIES`` entries,
+    ``CONTENT_READS`` reads and a deadline; ``complete`` says whether it got through."""
+    result = ContentScan()
+    known = known or {}
+    deadline = deadline if deadline is not None else time.monotonic() + CONTENT_BUDGET_S
+    stack: list[tuple[Path, int]] = []
+    config = home / ".config"
+    try:
+        top = sorted(os.scandir(home), key=lambda e: e.name, reverse=True)
+    except OSError:
+        return result
+    seen = 0
+    for entry in top:
+        if not entry.name.startswith(".") or entry.name == ".config":
+            continue
+        stack.append((Path(entry.path), 0))
+    stack.append((config, -1))  # its folders are the tools' (depth 0 below it)
+    while stack:
+        here, level = stack.pop()
+        if here in masked:
+            continue
+        try:
+            is_dir = here.is_dir() and not here.is_symlink()
+        except OSError:
+            continue
+        if not is_dir:
+            if level == 0:  # a ~/.TOOL file
+                _judge(home, here, known, result)
+            continue
+        if level == 0 and not content_candidate(home, here / "x"):
+            continue  # ~/.cache, ~/.local …
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            path = Path(entry.path)
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir():
+                    if level + 1 <= CONTENT_DEPTH and entry.name not in CONTENT_SKIP_DIRS:
+                        stack.append((path, level + 1))
+                    continue
+            except OSError:
+                continue
+            if level >= 0 or path.parent == config:
+                _judge(home, path, known, result)
+        if seen > CONTENT_ENTRIES or result.read >= CONTENT_READS or time.monotonic() > deadline:
+            result.complete = not stack
+            break
+    return result
+
+
+def _judge(home: Path, path: Path, known: Verdicts, result: ContentScan) -> None:
+    """Look at one file: its remembered verdict, or a read within the scan's budget."""
+    if not content_candidate(home, path) or is_secret_name(path.name):
+        return  # not settings, or masked by its name already
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    stamp = [st.st_ino, st.st_mtime_ns, st.st_size]
+    before = known.get(str(path))
+    if isinstance(before, list) and len(before) == 4 and before[:3] == stamp:
+        verdict = before[3]
+    elif result.read >= CONTENT_READS:
+        result.complete = False
+        return
+    else:
+        result.read += 1
+        verdict = int(holds_secret(path))
+    result.verdicts[str(path)] = [*stamp, verdict]
+    if verdict:
+        result.secrets.append(path)
