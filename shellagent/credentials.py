@@ -397,6 +397,8 @@ _KEYWORD = (
     r"|secret|api[_-]?key|apikey|access[_-]?key|credential|auth(?!or)"
 )
 _ANY_KEYWORD = re.compile(_KEYWORD, re.IGNORECASE)
+# Every keyword holds one of these (``str`` search is far cheaper than the pattern's).
+_WORDS = ("pass", "pwd", "token", "secret", "key", "credential", "auth")
 _KEY = rf"[a-z0-9_.-]*(?:{_KEYWORD})[a-z0-9_.-]*"
 # In a line of just ``key value`` the key must end with the word (``imap_password v``; a
 # services table's ``kpasswd 464/tcp`` does not count).
@@ -462,29 +464,42 @@ def _secretish(value: str) -> bool:
 
 def looks_secret(text: str) -> bool:
     """Whether a settings file's text (its first kilobytes) holds a credential."""
-    if not _ANY_KEYWORD.search(text):
-        return any(hit.rank == SHAPE for hit in find(text))
+    lowered = text.lower()
+    if not any(w in lowered for w in _WORDS):
+        return _shaped(text)
     for line in text.splitlines():
-        if len(line) > 2000 or _COMMENT.match(line) or not _ANY_KEYWORD.search(line):
+        low = line.lower()
+        if len(line) > 2000 or not any(w in low for w in _WORDS) or _COMMENT.match(line):
             continue
         for form in _NEAR:
             for m in form.finditer(line):
                 if _secretish(m.group("value")):
                     return True
-    return any(hit.rank == SHAPE for hit in find(text))
+    return _shaped(text)
 
 
-def content_candidate(home: Path, path: Path) -> bool:
+# No token shape is shorter than this, nor holds a space or a quote (``redaction/scan.py``).
+_LONG_WORD = re.compile(r"""[^\s"'`=:,;<>()\[\]{}]{16,}""")
+
+
+def _shaped(text: str) -> bool:
+    """Whether a token's shape the redaction knows is in ``text`` (only its long words can
+    be one: most settings files have none, and skip the redaction's rules)."""
+    return bool(_LONG_WORD.search(text)) and any(hit.rank == SHAPE for hit in find(text))
+
+
+def content_candidate(home: Path | str, path: Path | str) -> bool:
     """Whether ``path`` (in ``home``) is where a tool keeps settings, by where it is and
     its name: ``~/.TOOL``, ``~/.config/…``, ``~/.TOOL/…``, not in a cache or an
     installed tree (``NOT_SETTINGS``), not a picture or a database."""
-    try:
-        rel = path.relative_to(home).parts
-    except ValueError:
+    base, text = os.fspath(home).rstrip("/"), os.fspath(path)
+    if not text.startswith(base + "/"):
         return False
-    if not rel or not rel[0].startswith(".") or rel[0] in NOT_SETTINGS:
+    rel = text[len(base) + 1 :]
+    top = rel.split("/", 1)[0]
+    if not top.startswith(".") or top in NOT_SETTINGS:
         return False
-    return not rel[-1].lower().endswith(NOT_SETTINGS_SUFFIXES)
+    return not rel.lower().endswith(NOT_SETTINGS_SUFFIXES)
 
 
 def holds_secret(path: Path | str) -> bool:

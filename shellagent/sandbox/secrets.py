@@ -254,31 +254,25 @@ def content_scan(
     result = ContentScan()
     known = known or {}
     deadline = deadline if deadline is not None else time.monotonic() + CONTENT_BUDGET_S
-    stack: list[tuple[Path, int]] = []
-    config = home / ".config"
+    base = os.fspath(home)
+    config = os.path.join(base, ".config")
+    hidden = {os.fspath(p) for p in masked}
     try:
-        top = sorted(os.scandir(home), key=lambda e: e.name, reverse=True)
+        top = sorted(os.scandir(base), key=lambda e: e.name, reverse=True)
     except OSError:
         return result
+    # (path, level): a ~/.TOOL entry is level 0, ~/.config's folders too (it is level -1)
+    stack = [(e.path, 0) for e in top if e.name.startswith(".") and e.name != ".config"]
+    stack.append((config, -1))
     seen = 0
-    for entry in top:
-        if not entry.name.startswith(".") or entry.name == ".config":
-            continue
-        stack.append((Path(entry.path), 0))
-    stack.append((config, -1))  # its folders are the tools' (depth 0 below it)
     while stack:
         here, level = stack.pop()
-        if here in masked:
+        if here in hidden:
             continue
-        try:
-            is_dir = here.is_dir() and not here.is_symlink()
-        except OSError:
+        if level == 0 and not os.path.isdir(here):
+            _judge(base, here, known, result)  # a ~/.TOOL file
             continue
-        if not is_dir:
-            if level == 0:  # a ~/.TOOL file
-                _judge(home, here, known, result)
-            continue
-        if level == 0 and not content_candidate(home, here / "x"):
+        if os.path.islink(here) or not content_candidate(base, here + "/x"):
             continue  # ~/.cache, ~/.local …
         try:
             entries = sorted(os.scandir(here), key=lambda e: e.name, reverse=True)
@@ -286,34 +280,32 @@ def content_scan(
             continue
         for entry in entries:
             seen += 1
-            path = Path(entry.path)
             try:
                 if entry.is_symlink():
                     continue
                 if entry.is_dir():
                     if level + 1 <= CONTENT_DEPTH and entry.name not in CONTENT_SKIP_DIRS:
-                        stack.append((path, level + 1))
+                        stack.append((entry.path, level + 1))
                     continue
             except OSError:
                 continue
-            if level >= 0 or path.parent == config:
-                _judge(home, path, known, result)
+            _judge(base, entry.path, known, result)
         if seen > CONTENT_ENTRIES or result.read >= CONTENT_READS or time.monotonic() > deadline:
             result.complete = not stack
             break
     return result
 
 
-def _judge(home: Path, path: Path, known: Verdicts, result: ContentScan) -> None:
+def _judge(home: str, path: str, known: Verdicts, result: ContentScan) -> None:
     """Look at one file: its remembered verdict, or a read within the scan's budget."""
-    if not content_candidate(home, path) or is_secret_name(path.name):
+    if not content_candidate(home, path) or is_secret_name(os.path.basename(path)):
         return  # not settings, or masked by its name already
     try:
         st = os.lstat(path)
     except OSError:
         return
     stamp = [st.st_ino, st.st_mtime_ns, st.st_size]
-    before = known.get(str(path))
+    before = known.get(path)
     if isinstance(before, list) and len(before) == 4 and before[:3] == stamp:
         verdict = before[3]
     elif result.read >= CONTENT_READS:
@@ -322,6 +314,6 @@ def _judge(home: Path, path: Path, known: Verdicts, result: ContentScan) -> None
     else:
         result.read += 1
         verdict = int(holds_secret(path))
-    result.verdicts[str(path)] = [*stamp, verdict]
+    result.verdicts[path] = [*stamp, verdict]
     if verdict:
-        result.secrets.append(path)
+        result.secrets.append(Path(path))
