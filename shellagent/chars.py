@@ -3,11 +3,17 @@
 A model (or whoever wrote a transcript or a job file) can put characters in a string that
 a terminal does not show as themselves: escape sequences that move the cursor and redraw
 lines, carriage returns, bidi controls that reorder what follows, zero-width and other
-invisible characters, line separators, and spaces that look like a word break and are not.
+invisible characters (variation selectors among them), line separators, spaces that look
+like a word break and are not, and combining marks that sit on no letter (``ls\u0338``
+draws a stroke through the character before it; ``/\u0338`` is not a slash to the eye).
 Three places need the same answer about them: the action parser and its grammar (which
 refuse them in what a model writes), the job store (job names), and the display (which
 shows each as a visible marker). ``kind`` is that answer; ``check_text`` turns it into a
-one-line ``InputError`` naming the field, the character and where it is.
+one-line ``InputError`` naming the field, the character and where it is. A combining mark
+is judged by what precedes it (``lone_mark``): after a letter it can combine with (of its
+own script, or any letter for the generic diacritics, with other marks stacked between),
+it is text (``é`` written as ``e`` and U+0301); anywhere else it reshapes a character that
+is not a letter, and is refused.
 
 Standard library only: ``ask`` imports this on its start-up path.
 """
@@ -18,7 +24,16 @@ import unicodedata
 
 from shellagent.errors import InputError
 
-__all__ = ["HIDDEN_RANGES", "INVISIBLE", "NON_ASCII_SPACES", "check_text", "describe", "kind"]
+__all__ = [
+    "HIDDEN_RANGES",
+    "INVISIBLE",
+    "NON_ASCII_SPACES",
+    "VARIATION_SELECTORS",
+    "check_text",
+    "describe",
+    "kind",
+    "lone_mark",
+]
 
 ESC = 0x1B
 # Directional formatting characters (UAX #9): embeddings, overrides, isolates and marks.
@@ -26,11 +41,18 @@ BIDI = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066,
 # Letters (category Lo) that every font draws as nothing: the Hangul fillers.
 INVISIBLE = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0})
 NON_ASCII_SPACES = frozenset({0x00A0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000})
+# Marks (category Mn) that draw nothing and pick another glyph for the character before
+# them: the variation selectors, their supplement, and Mongolian's free variation selectors.
+VARIATION_SELECTORS = frozenset(
+    {*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0), *range(0x180B, 0x180E), 0x180F}
+)
 
 # Every code point of categories Cc, Cf, Zl and Zp as of Unicode 16, plus the invisible
-# fillers, as inclusive ranges: the grammar excludes them from model text. A test keeps
-# this in step with the running Python's ``unicodedata`` (a superset of it, and nothing in
-# it that is an assigned visible character), so the grammar and ``kind`` agree.
+# fillers and the variation selectors, as inclusive ranges: the grammar excludes them from
+# model text. A test keeps this in step with the running Python's ``unicodedata`` (a
+# superset of it, and nothing in it that is an assigned visible character), so the grammar
+# and ``kind`` agree. (A lone combining mark depends on its neighbour, which a character
+# class cannot see: ``check_text`` refuses it.)
 HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
     (0x0000, 0x001F),
     (0x007F, 0x009F),
@@ -42,12 +64,13 @@ HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
     (0x0890, 0x0891),
     (0x08E2, 0x08E2),
     (0x115F, 0x1160),
-    (0x180E, 0x180E),
+    (0x180B, 0x180F),
     (0x200B, 0x200F),
     (0x2028, 0x202E),
     (0x2060, 0x2064),
     (0x2066, 0x206F),
     (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
     (0xFEFF, 0xFEFF),
     (0xFFA0, 0xFFA0),
     (0xFFF9, 0xFFFB),
@@ -58,6 +81,7 @@ HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
     (0x1D173, 0x1D17A),
     (0xE0001, 0xE0001),
     (0xE0020, 0xE007F),
+    (0xE0100, 0xE01EF),
 )
 
 # What each kind is called in messages and warnings.
@@ -72,6 +96,7 @@ WORDS = {
     "invisible": "a zero-width or invisible character",
     "space": "an unusual space character",
     "unassigned": "an unassigned, private-use or surrogate code point",
+    "mark": "a combining mark on no letter it belongs to",
 }
 
 
@@ -89,6 +114,8 @@ def kind(ch: str) -> str | None:
         return None
     if code in BIDI:
         return "bidi"
+    if code in VARIATION_SELECTORS:
+        return "invisible"
     category = unicodedata.category(ch)
     if category in ("Zl", "Zp"):
         return "separator"
@@ -101,10 +128,36 @@ def kind(ch: str) -> str | None:
     return None
 
 
-def describe(ch: str) -> str:
+def describe(ch: str, found: str | None = None) -> str:
     """``a newline (U+000A)``: how a message names a hidden character."""
-    found = kind(ch)
+    found = found or kind(ch)
     return f"{WORDS.get(found or '', 'a character')} (U+{ord(ch):04X})"
+
+
+STACKED_MAX = 8  # marks on one letter (Vietnamese uses two, Zalgo text dozens)
+
+
+def lone_mark(text: str, index: int) -> bool:
+    """Whether ``text[index]``, a combining mark (category Mn, Mc or Me), sits on no letter
+    it can combine with: the character before it (over at most ``STACKED_MAX`` marks) is
+    not a letter, or is a letter of another script (a mark named for a script, such as
+    ``DEVANAGARI VOWEL SIGN AA``, goes with that script's letters; the generic ones, named
+    ``COMBINING …``, with any letter)."""
+    mark = text[index]
+    if not unicodedata.category(mark).startswith("M"):
+        return False
+    at = index - 1
+    while at >= 0 and index - at <= STACKED_MAX and unicodedata.category(text[at])[0] == "M":
+        at -= 1
+    if at < 0 or index - at > STACKED_MAX:
+        return True
+    base = text[at]
+    if not unicodedata.category(base).startswith("L"):
+        return True
+    mark_name = unicodedata.name(mark, "")
+    if mark_name.startswith("COMBINING") or not mark_name:
+        return False
+    return mark_name.split(" ", 1)[0] != unicodedata.name(base, "").split(" ", 1)[0]
 
 
 def check_text(
@@ -119,7 +172,8 @@ def check_text(
     """``value`` if it is text a terminal shows as it is, else ``InputError``.
 
     Refused everywhere: control characters, escapes, carriage returns, bidi controls,
-    zero-width and invisible characters, line separators, lone surrogates. ``lines``
+    zero-width and invisible characters (variation selectors too), line separators, lone
+    surrogates, combining marks on no letter (``lone_mark``). ``lines``
     allows newlines and tabs (a command, a summary); ``spaces=False`` also refuses
     non-ASCII spaces (in a command they look like a word break and are not one).
     Private-use and unassigned code points pass: a newer emoji is unassigned to an older
@@ -133,6 +187,11 @@ def check_text(
     for index, ch in enumerate(value):
         found = kind(ch)
         if found is None:
+            if ord(ch) >= 0x300 and lone_mark(value, index):
+                raise InputError(
+                    f"{what} contains {describe(ch, 'mark')} at character {index + 1}",
+                    hint=hint or "use one line of visible text",
+                )
             continue
         if lines and found in ("newline", "tab"):
             continue

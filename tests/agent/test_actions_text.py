@@ -25,7 +25,7 @@ from shellagent.agent.actions import (
     ScheduleAction,
     parse_action,
 )
-from shellagent.chars import HIDDEN_RANGES, INVISIBLE, kind
+from shellagent.chars import HIDDEN_RANGES, INVISIBLE, VARIATION_SELECTORS, kind
 from shellagent.errors import InputError
 
 SCHEDULE = {"every": "week", "on": "sun", "at": "03:00", "name": "backup"}
@@ -47,7 +47,11 @@ HIDDEN = [
     ("\u3164", "invisible"),
     ("\u2028", "line or paragraph separator"),
     ("\u2029", "line or paragraph separator"),
-    ("\ud800", "surrogate"),
+    ("\ufe0f", "zero-width"),  # variation selectors (review 3 L10)
+    ("\ufe00", "zero-width"),
+    ("\U000e0100", "zero-width"),
+    ("\u180b", "zero-width"),
+    ("\ud800", "surrogate"),  # last: the grammar tests cannot encode it
 ]
 
 # Every text field of every action kind, as a function of the value to put in it.
@@ -78,6 +82,55 @@ def test_a_hidden_character_in_any_field_is_refused(field: str, ch: str, word: s
     assert info.value.exit_code == 2
     assert word in message and f"U+{ord(ch):04X}" in message, message
     assert all(kind(c) is None for c in message)  # the message itself is safe to print
+
+
+# Where a combining mark sits on no letter: after a slash, a space, a digit, a colon, at
+# the start (review 3 L10).
+LONE_MARKS = {
+    "cmd": lambda m: {"cmd": f"rm -rf /{m}tmp", "why": "w"},
+    "why": lambda m: {"cmd": "ls", "why": f"list {m}files"},
+    "done": lambda m: {"done": f"{m}all done"},
+    "name": lambda m: {**SCHEDULE, "name": f"backup 2{m}"},
+    "every": lambda m: {**SCHEDULE, "every": f"{m}week"},
+    "on": lambda m: {**SCHEDULE, "on": f"{m}sun"},
+    "at": lambda m: {**SCHEDULE, "at": f"3:{m}00"},
+}
+
+
+@pytest.mark.parametrize("field", sorted(LONE_MARKS))
+@pytest.mark.parametrize("mark", ["\u0338", "\u0301", "\u20e3", "\u093e"])
+def test_a_combining_mark_on_no_letter_is_refused_in_any_field(field: str, mark: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_action(reply(LONE_MARKS[field](mark)))
+    assert "combining mark" in info.value.text() and f"U+{ord(mark):04X}" in info.value.text()
+
+
+def test_a_scripts_mark_on_a_letter_of_another_script_is_refused() -> None:
+    with pytest.raises(InputError, match="combining mark"):
+        parse_action(reply({"cmd": "echo a\u093e", "why": ""}))
+
+
+def test_a_use_reply_refuses_a_lone_mark_in_its_values() -> None:
+    with pytest.raises(InputError, match="combining mark"):
+        parse_action(json.dumps({"use": "largest_files", "args": {"dir": "/\u0338"}}))
+    with pytest.raises(InputError, match="invisible"):
+        parse_action(json.dumps({"use": "largest_files", "args": {"dir": "x\ufe0f"}}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cafe\u0301 cre\u0300me",  # decomposed accents on their letters
+        "Vie\u0302\u0323t",  # two marks stacked on one letter
+        "\u0915\u093e\u0930\u094d",  # Devanagari signs on Devanagari letters
+        "\u05e9\u05c1\u05b8",  # Hebrew points on a Hebrew letter
+        "\u30ab\u3099",  # a kana voicing mark
+    ],
+)
+def test_marks_on_their_letters_are_text(text: str) -> None:
+    assert parse_action(reply({"cmd": f"echo {text}", "why": text})) == RunAction(
+        cmd=f"echo {text}", why=text
+    )
 
 
 @pytest.mark.parametrize("field", ["why", "name", "every", "on", "at"])
@@ -131,7 +184,7 @@ ORDINARY = [
     "café crème, naïve façade",
     "日本語のファイルを一覧する「完了」",
     "한국어 파일",
-    "emoji ✅ 🎉 ❤️ done",
+    "emoji ✅ 🎉 ❤ done",
     "Ελληνικά and русский",
     "x²+y² ≤ 1 → ok — “quoted” … 10 €",
     "हिन्दी फ़ाइलें",
@@ -178,6 +231,7 @@ def test_every_hidden_character_of_this_python_is_in_the_grammar_ranges() -> Non
     for code in range(0x110000):
         category = unicodedata.category(chr(code))
         hidden = category in ("Cc", "Cf", "Zl", "Zp") or code in INVISIBLE
+        hidden = hidden or code in VARIATION_SELECTORS
         if hidden:
             assert code in inside, f"U+{code:04X} ({category}) missing from HIDDEN_RANGES"
         elif code in inside:
