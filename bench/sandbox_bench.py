@@ -11,7 +11,9 @@ with ``git archive``), a worker process measures, in alternating rounds:
 2. start-up of the ``default`` and ``ephemeral`` profiles (``Sandbox()`` until the shell
    is ready); the ephemeral profile also with ``SHELLAGENT_IDMAP=off`` (run by root: root
    inside is host root, no id-shifted views; the ``before`` tree ignores the switch, it
-   always used that mapping).
+   always used that mapping); and the ``default`` profile with nothing cached (the home
+   directory's secret scans, by name and by content, and the login shell's PATH: what a
+   start pays every ten minutes, or after a startup file changed).
 
 A plain ``bwrap --ro-bind / / --proc /proc --dev /dev --unshare-all true`` is the
 baseline of what any bwrap start costs here, measured in the same rounds.
@@ -73,6 +75,22 @@ with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
                        env={"PATH": "/usr/bin:/bin"})
         out["fresh"].append(time.perf_counter() - start)
         plan.remove_created()
+    from shellagent import paths
+    for _ in range(runs):
+        for cached in ("home-scan.json", "content-secrets.json", "login-path.json"):
+            try:
+                (paths.cache_dir() / cached).unlink()
+            except OSError:
+                pass
+        try:
+            from shellagent import loginpath
+            loginpath._memory.clear()
+        except ImportError:
+            pass
+        start = time.perf_counter()
+        session = Sandbox(get_profile("default", cwd=workdir))
+        out.setdefault("cold", []).append(time.perf_counter() - start)
+        session.close()
     for name in ("default", "ephemeral", "ephemeral-identity"):
         os.environ["SHELLAGENT_IDMAP"] = "off" if name.endswith("identity") else "on"
         for _ in range(runs):
@@ -175,6 +193,7 @@ def main() -> None:
         ("  ... with a 50 ms pause before each", "paused"),
         ("fresh bwrap per command", "fresh"),
         ("start-up, default profile", "default"),
+        ("  ... nothing cached (scans, login PATH)", "cold"),
         ("start-up, ephemeral profile", "ephemeral"),
         ("  ... with SHELLAGENT_IDMAP=off", "ephemeral-identity"),
     ]
