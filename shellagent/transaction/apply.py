@@ -13,7 +13,8 @@ sandbox, with the user's own rights.
   taken when the change first appears in a change set, see ``Baseline``).
 - Each file lands atomically: its content is *copied* (never linked: the upper layer's
   inode must not become the real file) into a new file with an unpredictable name in the
-  destination directory, with set-id and sticky bits dropped; the old file is kept in the
+  destination directory, with set-id and sticky bits dropped and its modification time
+  kept (a symlink's and a new directory's too); the old file is kept in the
   undo store; once the batch is durable (``syncfs``) one ``rename`` replaces each file.
   Every directory is reached by fds opened without following symlinks (``safefs.py``).
   A crash leaves every file either old or new, never half written; the journal says
@@ -361,10 +362,33 @@ def apply(
         finally:
             journal.close()
             os.close(files_fd)
+        _keep_dir_times(changes, walker)
     _log_path(record, {"end": workspace.session, "at": time.time()})
     workspace.reset()
     _trim_undo_store(keep=record)
     return ApplyResult(record, len(ops), done_bytes, time.monotonic() - start)
+
+
+def _keep_dir_times(changes: ChangeSet, walker: safefs.DirWalker) -> None:
+    """New directories get the times they have in the upper layer (their contents, landed
+    after them, changed them), deepest first; best effort: a time is not worth a failure."""
+    made = [c for c in changes if c.kind == "created" and c.file_type == "dir"]
+    for change in sorted(made, key=lambda c: -len(c.path.parts)):
+        upper = _upper_of(changes, change.path)
+        if upper is None:
+            continue
+        with contextlib.suppress(OSError):
+            st = os.lstat(upper)
+            fd, name = walker.parent(change.path)
+            os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=fd, follow_symlinks=False)
+
+
+def _upper_of(changes: ChangeSet, path: Path) -> Path | None:
+    """Where ``path`` (a real path) is in the upper layers the change set was read from."""
+    for tree in changes.trees:
+        if path == tree.lower or tree.lower in path.parents:
+            return tree.upper / path.relative_to(tree.lower)
+    return None
 
 
 def _stopped(
@@ -458,6 +482,10 @@ def _prepare(change: Change, walker: safefs.DirWalker, store: tuple[int, Path], 
         if change.file_type == "symlink":
             temp = safefs.temp_name(name)
             os.symlink(change.link_target or os.readlink(change.source), temp, dir_fd=fd)
+            with contextlib.suppress(OSError):  # the link's own times, as made
+                st = os.lstat(change.source)
+                times = (st.st_atime_ns, st.st_mtime_ns)
+                os.utime(temp, ns=times, dir_fd=fd, follow_symlinks=False)
             entry["after"] = {"type": "link", "mode": 0o777, "target": os.readlink(temp, dir_fd=fd)}
         else:
             mode = (change.mode_after if change.mode_after is not None else 0o644) & KEEP_MODE

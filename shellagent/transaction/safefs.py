@@ -159,9 +159,9 @@ def chmod_at(dir_fd: int, name: str, mode: int) -> None:
 
 def copy_into(source: Path, dir_fd: int, name: str, mode: int) -> tuple[str, int, str]:
     """Copy the regular file ``source`` to a new, unpredictable name in ``dir_fd``, with
-    ``mode`` (set-id and sticky bits already stripped by the caller); (temp name, size,
-    sha256). Never follows a symlink, never opens a fifo or a device, never fsyncs (see
-    ``sync_fs``)."""
+    ``mode`` (set-id and sticky bits already stripped by the caller) and ``source``'s access
+    and modification times; (temp name, size, sha256). Never follows a symlink, never opens
+    a fifo or a device, never fsyncs (see ``sync_fs``)."""
     src = open_regular(source)
     try:
         temp = temp_name(name)
@@ -178,6 +178,8 @@ def copy_into(source: Path, dir_fd: int, name: str, mode: int) -> tuple[str, int
                     view = view[written:]
                 size += len(chunk)
             os.fchmod(dst, mode)
+            st = os.fstat(src)
+            os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
         except BaseException:
             os.close(dst)
             with contextlib.suppress(OSError):
