@@ -515,6 +515,9 @@ class ApprovalNeeded(_Wire):
     # "NAME=value" of the carried variables the command expands whose values are more than
     # an integer or a short word: the line does not show them, and bash may run them
     carried: tuple[str, ...] = ()
+    # places that run code later which the request names and the command changes: approved
+    # only with an explicit key, never by -y (``transaction/named.py``)
+    named: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

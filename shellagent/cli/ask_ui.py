@@ -606,12 +606,22 @@ class AskUI:
         if not self.can_prompt:
             self._print("    refused: nobody can answer here (rerun with -y to approve)")
             return _reply(m, "refuse", reason="ask is not attached to a terminal")
+        question, keys = "    run it? [y]es [n]o [e]dit [a]lways [q]uit [?] explain ", "ynaeq?"
+        if m.named:  # a place that runs code later, named by the request: its own key
+            for place in m.named:
+                self._print(self.style("1;33", f"    ! {shown(place)}: runs code later"))
+            self._print(
+                "      it changes on the copy only; it lands only with "
+                "`shellagent apply SESSION --include PATH`"
+            )
+            question = "    run it on the copy? [!] yes, change that place [n]o [e]dit [q]uit "
+            keys = "!neq?"
         while True:
-            key = self._key("    run it? [y]es [n]o [e]dit [a]lways [q]uit [?] explain ", "ynaeq?")
+            key = self._key(question, keys)
             if key != "?":
                 break
             self._print(shown(self._explain(command), lines=True))
-        if key == "y":
+        if key in ("y", "!"):
             return _reply(m, "approve")
         if key == "n":
             self._refusals += 1

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from shellagent.model.pool import ModelPool
     from shellagent.sandbox import Sandbox
     from shellagent.transaction.changeset import ChangeSet
+    from shellagent.transaction.named import NamedPolicy
     from shellagent.transaction.review import Review
 
 log = logging.getLogger("shellagent.daemon")
@@ -263,6 +264,10 @@ class TaskWorker:
             approver = RefuseApprover(
                 "nobody can answer: ask is not attached to a terminal (rerun with -y to approve)"
             )
+        from shellagent.daemon.explicit import ExplicitApprover
+
+        approver = ExplicitApprover(approver)  # a named protected place wants a person
+        named, policy = self._named(req.task, cwd) if review else ((), None)
         from shellagent.agent.examples import default_library
         from shellagent.agent.recipe_step import book_for, indexing
 
@@ -280,6 +285,7 @@ class TaskWorker:
             recipes=book,  # every model fills recipes first, unless ask.recipes = off
             # a person at a terminal may pick another recipe when a result is unsure
             chooser=self._choose if req.interactive and not req.yes else None,
+            policy=policy,
         )
         _ = agent.policy  # a policy that cannot be read fails the task before a sandbox starts
         earlier = self._earlier()
@@ -290,7 +296,9 @@ class TaskWorker:
         if umask is not None:
             agent.profile = dataclasses.replace(agent.profile, umask=umask)
         self.state = "starting sandbox"
-        note = self._open_sandbox(agent, earlier) if review else None
+        note = self._open_sandbox(agent, earlier, named) if review else None
+        if policy is not None and self._review is not None:
+            policy.named = named  # on a copy: a named place may be asked about
         if self._shell is None:
             self._shell = agent.open_shell(state=self._seed)
         elif settings.ask.review == "changes" and not req.yes:
@@ -407,9 +415,23 @@ class TaskWorker:
 
         return load_earlier(last_session() if ident == "last" else ident)
 
-    def _open_sandbox(self, agent: Agent, earlier: Earlier | None = None) -> str | None:
+    def _named(self, task: str, cwd: Path) -> tuple[tuple[Path, ...], NamedPolicy | None]:
+        """The protected places ``task`` names, and the policy that may ask about them
+        (``transaction/named.py``); none: the default policy, loaded by the agent."""
+        from shellagent.policy import PolicyEngine
+        from shellagent.transaction.named import NamedPolicy, named_places
+
+        named = named_places(task, cwd)
+        if not named:
+            return (), None
+        return named, NamedPolicy(PolicyEngine.load(workspace=cwd))
+
+    def _open_sandbox(
+        self, agent: Agent, earlier: Earlier | None = None, named: tuple[Path, ...] = ()
+    ) -> str | None:
         """Start the session's sandbox on overlays (a follow-up goes on with the changes its
-        session kept); the note to show when it cannot."""
+        session kept; ``named`` places stay writable on the copy); the note to show when
+        it cannot."""
         from shellagent.transaction.review import open_reviewed
 
         kept = earlier is not None and earlier.changes == "kept"
@@ -418,6 +440,7 @@ class TaskWorker:
             agent.profile,
             lambda profile: agent.open_shell(state=self._seed, profile=profile),
             resume=earlier.session if earlier is not None and kept else None,
+            named=named,
         )
         if not isinstance(opened, str):
             self._shell, self._review = opened
@@ -674,6 +697,7 @@ class TaskWorker:
 
     def _ask_client(self, request: ApprovalRequest) -> Approval:
         from shellagent.agent import Approval
+        from shellagent.transaction.named import named_in
 
         if self.cancelled.is_set():
             return Approval("quit", reason="cancelled")
@@ -691,6 +715,7 @@ class TaskWorker:
                 decision=request.evaluation.decision.word,
                 reasons=request.evaluation.reasons,
                 carried=tuple(f"{n}={v}" for n, v in request.evaluation.carried),
+                named=named_in(request.evaluation),
             )
         )
         while not pending.answered.wait(0.1):

@@ -241,9 +241,9 @@ def default_plan(
     # that is also secret (~/.ssh) must end up hidden, not bound back in.
     for grant in grants:
         _protect_grant(plan, grant, home, [r for r in repos if r.is_relative_to(grant)])
-    for lower in lowers:
+    for overlay, lower in zip(overlays, lowers, strict=True):
         inside = [r for r in [*repos, *in_home.repos] if r.is_relative_to(lower)]
-        _protect_overlay(plan, lower, home, inside)
+        _protect_overlay(plan, lower, home, inside, getattr(overlay, "named", ()))
     for secret in hidden:
         plan.mask(secret)
     for overlay in overlays:  # the sandbox never sees its own upper layers
@@ -402,12 +402,18 @@ def _protect_grant(plan: MountPlan, grant: Path, home: Path, repos: list[Path]) 
             plan.protect(place, is_dir=is_dir)
 
 
-def _protect_overlay(plan: MountPlan, lower: Path, home: Path, repos: list[Path]) -> None:
+def _protect_overlay(
+    plan: MountPlan, lower: Path, home: Path, repos: list[Path], named: tuple[Path, ...] = ()
+) -> None:
     """Inside an overlay every write is reviewed before it lands, and applying refuses
     protected paths; the kernel holds what exists read-only besides (binding missing
-    paths would write mount points into the upper layer)."""
+    paths would write mount points into the upper layer). A place that holds (or is) one
+    the user's request names stays writable on the copy: the apply is its wall."""
+    opened = [Path(os.path.realpath(p.parent)) / p.name for p in named]
 
     def keep(path: Path) -> None:
+        if any(n == path or path in n.parents for n in opened):
+            return
         if os.path.lexists(path) and not os.path.islink(path):
             plan.args += ["--ro-bind", str(path), str(path)]
 

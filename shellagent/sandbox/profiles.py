@@ -55,11 +55,15 @@ PASSTHROUGH_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 @dataclass(frozen=True)
 class Overlay:
     """``lower`` is seen through an overlay: reads see it, writes land in ``upper``
-    (``work`` is overlayfs's scratch directory, on the same file system as ``upper``)."""
+    (``work`` is overlayfs's scratch directory, on the same file system as ``upper``).
+    ``named``: places that run code later which the user's request names; the places
+    holding them are not bound read-only on the copy (the policy asks before a write there
+    with an explicit key, and the apply still lands one only with ``--include``)."""
 
     lower: Path
     upper: Path
     work: Path
+    named: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

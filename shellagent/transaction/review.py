@@ -77,6 +77,9 @@ class Review:
     on_done: Done | None = None
     dry_run: bool = False  # shown, then discarded whatever ``decide`` says
     changed: list[tuple[str, Path]] | None = None  # the change set, once concluded
+    # places that run code later which the request names: writable on the copy
+    # (``transaction/named.py``); the apply still wants them named with --include
+    named: tuple[Path, ...] = ()
 
     @property
     def session(self) -> str:
@@ -125,7 +128,7 @@ class Review:
 
     def profile(self, base: Profile) -> Profile:
         """``base`` with its write grants turned into overlays."""
-        return dataclasses.replace(base, writable=(), overlays=self.workspace.overlays())
+        return dataclasses.replace(base, writable=(), overlays=self.workspace.overlays(self.named))
 
     def changes(self) -> ChangeSet:
         """The change set so far; the real side of each new change is fingerprinted."""
@@ -274,16 +277,19 @@ def open_reviewed(
     open_shell: Callable[[Profile], S],
     *,
     resume: str | None = None,
+    named: tuple[Path, ...] = (),
 ) -> tuple[S, Review] | str:
     """A sandbox (``open_shell``) on overlays for ``session``, and its review; a follow-up
-    goes on with the changes session ``resume`` kept, when they cover ``profile``. The
-    reason, when this machine cannot run one on overlays."""
+    goes on with the changes session ``resume`` kept, when they cover ``profile``;
+    ``named``: protected places the request names, writable on the copy. The reason, when
+    this machine cannot run one on overlays."""
     problem = overlay_problem()
     if problem is not None:
         return problem
     resumed = Review.resume(resume, profile) if resume else None
     for review in (resumed, None):
         review = review or Review.create(session, profile)
+        review.named = named
         try:
             shell = open_shell(review.profile(profile))
         except ShellagentError as exc:

@@ -239,9 +239,13 @@ class Workspace:
     def __del__(self) -> None:
         self.release()
 
-    def overlays(self) -> tuple[Overlay, ...]:
-        """What the sandbox profile mounts."""
-        return tuple(Overlay(t.lower, t.upper, t.work) for t in self.trees)
+    def overlays(self, named: tuple[Path, ...] = ()) -> tuple[Overlay, ...]:
+        """What the sandbox profile mounts; ``named``: places that run code later which the
+        user's request names (left writable on the copy, ``Overlay.named``)."""
+        return tuple(
+            Overlay(t.lower, t.upper, t.work, tuple(n for n in named if n.is_relative_to(t.lower)))
+            for t in self.trees
+        )
 
     def reset(self) -> None:
         """Forget every change (discard, or after an apply): empty upper layers. The old
