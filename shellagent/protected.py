@@ -331,6 +331,8 @@ CACHE_CODE = (
     ".cache/bazel/",
     ".cache/nix/",
     ".cache/nvim/",
+    ".cache/torch/",
+    ".cache/huggingface/modules/",
     ".cache/zsh/",
     ".cache/antigen/",
     ".cache/zinit/",
@@ -657,13 +659,15 @@ def classify(
     *,
     file_type: str | None = None,
     mode: int | None = None,
+    deleting: bool = False,
 ) -> Guarded | None:
     """Why a path must not be applied unless named: ``rel_to_home`` is the path relative
     to the (resolved) home directory, None when it is outside it; ``parts_anywhere`` its
     components (for workspace hooks and git's directories, wherever they are);
     ``file_type`` and ``mode`` what the change makes there, when known (a symlink or an
-    executable in a cache runs later). Install trees, the login PATH and what the
-    startup files name need the disk: ``transaction/guard.py`` adds them."""
+    executable in a cache runs later); ``deleting``: the change removes it (emptying a
+    cache runs nothing). Install trees, the login PATH and what the startup files name
+    need the disk: ``transaction/guard.py`` adds them."""
     if ".git" in parts_anywhere:
         inside = parts_anywhere[parts_anywhere.index(".git") + 1 :]
         if not inside or git_code(inside):
@@ -683,7 +687,7 @@ def classify(
             "startup", "a module Python imports from your home directory: runs code later"
         )
     if _in_cache(parts):
-        why = cache_code(parts, file_type, mode)
+        why = None if deleting else cache_code(parts, file_type, mode)
         return None if why is None else Guarded("startup", f"{why}: runs code later")
     if file_type == "dir" and _holds_data(parts):
         return None  # an empty folder on the way to data (~/.local for ~/.local/state)

@@ -211,6 +211,7 @@ def held_back(
                 where,
                 file_type=c.file_type if made else None,
                 mode=c.mode_after if made else None,
+                deleting=c.kind == "deleted" or where != c.path,
             )
             if why is not None:
                 reasons.append(why)

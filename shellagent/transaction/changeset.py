@@ -151,6 +151,7 @@ class ChangeSet:
                     where,
                     file_type=c.file_type if made else None,
                     mode=c.mode_after if made else None,
+                    deleting=c.kind == "deleted" or where != c.path,
                 )
                 if why is not None:
                     notes.append(why.why + ("" if why.includable else ": never applied"))

@@ -156,10 +156,16 @@ class Guard:
         return self._lookalike[directory]
 
     def reason(
-        self, path: Path, *, file_type: str | None = None, mode: int | None = None
+        self,
+        path: Path,
+        *,
+        file_type: str | None = None,
+        mode: int | None = None,
+        deleting: bool = False,
     ) -> Reason | None:
         """Why ``path`` (a real path) must be named before it lands, or None; ``file_type``
-        and ``mode`` are what the change makes there, when known."""
+        and ``mode`` are what the change makes there, when known; ``deleting``: the change
+        removes it."""
         f = self._facts(_parent(str(path)))
         if (
             f.plain
@@ -179,7 +185,9 @@ class Guard:
             rel = f"{f.home_rel}/{path.name}" if f.home_rel else path.name
         else:
             rel = None
-        found = protected.classify(rel, path.parts, file_type=file_type, mode=mode)
+        found = protected.classify(
+            rel, path.parts, file_type=file_type, mode=mode, deleting=deleting
+        )
         if found is not None and found.tier in ("git", "workspace", "startup"):
             return Reason(path, found.tier, found.why)
         if f.installed:

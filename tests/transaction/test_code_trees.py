@@ -154,6 +154,23 @@ def test_data_in_caches_and_projects_lands_with_yes(code_home: Path) -> None:
     assert all("payload" in (code_home / rel).read_text() for rel in DATA_ROWS)
 
 
+def test_emptying_a_cache_lands_with_yes(code_home: Path) -> None:
+    """Deleting runs nothing: clearing caches, code trees included, is not held back."""
+    for rel in (".cache/pre-commit/repo1/hook.py", ".cache/p10k-instant-prompt-u.zsh"):
+        (code_home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (code_home / rel).write_text("x\n")
+    ws = Workspace.create(f"t-{uuid.uuid4().hex[:8]}", [code_home], workdir=code_home / "work")
+    profile = dataclasses.replace(
+        get_profile("default", cwd=code_home / "work"), writable=(), overlays=ws.overlays()
+    )
+    with Sandbox(profile, timeout=20) as s:
+        assert s.run("rm -rf ~/.cache/pre-commit ~/.cache/p10k-*.zsh").exit_code == 0
+    changes = compute(ws)
+    assert changes.count("deleted") >= 2 and held_back(changes) == []
+    apply(ws, changes)
+    assert not (code_home / ".cache" / "pre-commit").exists()
+
+
 def test_the_login_shells_path_is_protected_not_this_processs(
     code_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
