@@ -298,8 +298,19 @@ SECRET_FILE_PATTERNS = (
     "*-sa-key.json",
     "client_secret*.json",
     "authorized_user.json",
+    "token",
     "token.json",
     "token.pickle",
+    "*.token",
+    "*_token",
+    "*-token",
+    "access_token*",
+    "refresh_token*",
+    "api_key",
+    "api-key",
+    "apikey",
+    "*.apikey",
+    "*_secret",
     "*.tfstate",
     "*.tfstate.backup",
     "*.tfvars",
@@ -462,8 +473,15 @@ def _secretish(value: str) -> bool:
     return len(value) >= 16 or any(not c.isalpha() for c in value) or value.lower() != value
 
 
+# A file that is one opaque word: a key or a token kept on its own (``~/.config/hub/key``).
+_LONE_TOKEN = re.compile(r"\s*([A-Za-z0-9+/=_.:-]{20,512})\s*")
+
+
 def looks_secret(text: str) -> bool:
     """Whether a settings file's text (its first kilobytes) holds a credential."""
+    lone = _LONE_TOKEN.fullmatch(text)
+    if lone is not None and _opaque(lone.group(1)):
+        return True
     lowered = text.lower()
     if not any(w in lowered for w in _WORDS):
         return _shaped(text)
@@ -486,6 +504,13 @@ def _shaped(text: str) -> bool:
     """Whether a token's shape the redaction knows is in ``text`` (only its long words can
     be one: most settings files have none, and skip the redaction's rules)."""
     return bool(_LONG_WORD.search(text)) and any(hit.rank == SHAPE for hit in find(text))
+
+
+def _opaque(word: str) -> bool:
+    """A random-looking word: letters and digits mixed, not a path, a name or a version."""
+    if word.startswith(("/", "http")) or re.fullmatch(r"[a-z._-]+|[0-9.:-]+", word):
+        return False
+    return any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
 
 
 def content_candidate(home: Path | str, path: Path | str) -> bool:

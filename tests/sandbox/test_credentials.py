@@ -46,6 +46,9 @@ UNKNOWN_TOOLS = {
     ".newtoolrc": "user bob\napikey TOKEN-NEW-4k2k",
     ".config/chat/account.xml": '<option name="password" value="TOKEN-NEW-5p0p"/>',
     ".config/gh-like/hosts.yml": "github.com:\n  oauth: ghp_TOKENNEW6abcdefghijklmnopqrstuvwxyz01",
+    ".config/keeper/key": "TOKENNEW7a8f9c0d1e2b3a4958677c8d9e0f1",  # one opaque word
+    ".config/cli/token": "opaqueTOKENNEW8",  # by its name
+    ".tool/auth_token": "TOKENNEW9",
 }
 ORDINARY = {
     ".config/editor/settings.json": '{"theme": "dark", "fontSize": 14, "autoSave": true}',
