@@ -93,12 +93,11 @@ def test_ask_yes_apply_never_lands_a_startup_place(
     model = script(*write_places(PLACES), done("set up"))
     run = ask_inprocess("set up my tools", model, work, yes=True, apply=True)
     assert run.of(ChangesDone), run.out
-    result = run.of(ChangesDone)[0]
-    assert result.outcome == "refused", result
-    assert "--include" in result.message
+    _refused_or_kept(run.of(ChangesDone)[0])
+    session = run.summary.session
+    assert main(["apply", session]) == 1  # what -y would apply: refused, nothing named
     assert not any((scratch_home / p).exists() for p in PLACES)
     assert not (work / "ok.txt").exists()  # all or nothing
-    session = run.summary.session
     # named one by one they land; -y never does it
     assert (
         main(["apply", session, *(a for p in PLACES for a in ("--include", str(scratch_home / p)))])
@@ -122,8 +121,8 @@ def test_ask_yes_apply_never_lands_a_code_running_tree(
     work = scratch_home / "work"
     run = ask_inprocess("set up my tools", script(*make_rows(rows), done("set up")), work,
                         yes=True, apply=True, max_turns=len(rows) + 5)  # fmt: skip
-    result = run.of(ChangesDone)[0]
-    assert result.outcome == "refused" and "--include" in result.message, result
+    _refused_or_kept(run.of(ChangesDone)[0])
+    assert main(["apply", run.summary.session]) == 1  # what -y would apply: refused
     assert {rel: _state(scratch_home / rel) for rel, _ in rows} == before
     assert not (work / "ok.txt").exists()
     changes = compute(Workspace.open(run.summary.session))
@@ -135,6 +134,15 @@ def test_ask_yes_apply_never_lands_a_code_running_tree(
             assert real / rel in held, rel
         else:  # read-only in the sandbox: an install tree or a PATH folder that exists
             assert rel.split("/")[0] in ("miniconda3", "perl5", "google-cloud-sdk", "tools"), rel
+
+
+def _refused_or_kept(result: ChangesDone) -> None:
+    """What ``-y --apply`` does with a change set that holds back a change: refuses it,
+    naming ``--include``; or, since a result the model wrote itself is never claimed, keeps
+    it unapplied (``shellagent apply SESSION`` is then the apply, refused the same way)."""
+    assert result.outcome in ("refused", "kept"), result
+    if result.outcome == "refused":
+        assert "--include" in result.message, result
 
 
 def _state(path: Path) -> tuple[str, str] | None:
@@ -249,7 +257,17 @@ def _ask_as_nobody(
         daemon.terminate()
         _, err = daemon.communicate(timeout=30)
     events = [json.loads(line) for line in ask.stdout.splitlines() if line.startswith("{")]
-    return home, events, f"{ask.stdout}\n{ask.stderr}\n{err.decode(errors='replace')}"
+    log = f"{ask.stdout}\n{ask.stderr}\n{err.decode(errors='replace')}"
+    sessions = [e["session"] for e in events if e["type"] == "summary"]
+    if sessions:  # what -y would apply, when it kept the change set instead
+        applied = subprocess.run(
+            [*as_nobody, "-m", "shellagent", "apply", sessions[0]],
+            cwd=home / "work", env=env, capture_output=True, text=True, timeout=120,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        log += f"\napply: {applied.returncode} {applied.stderr}"
+        events.append({"type": "apply", "exit_code": applied.returncode})
+    return home, events, log
 
 
 def _srv_root(request: pytest.FixtureRequest) -> Path:
@@ -274,7 +292,9 @@ def test_ask_yes_apply_never_lands_a_startup_place_for_an_unprivileged_user(
     root = _srv_root(request)
     home, events, log = _ask_as_nobody(root, write_places(PLACES))
     finished = [e for e in events if e["type"] == "changes_done"]
-    assert finished and finished[0]["outcome"] == "refused", log
+    assert finished and finished[0]["outcome"] in ("refused", "kept"), log
+    assert [e["exit_code"] for e in events if e["type"] == "apply"] == [1], log
+    assert "name them" in log.split("\napply: ", 1)[1], log
     assert not any((home / p).exists() for p in PLACES)
     assert not (home / "work" / "ok.txt").exists()
 
@@ -291,7 +311,9 @@ def test_ask_yes_apply_never_lands_a_code_running_tree_for_an_unprivileged_user(
     rows = (*H2_ROWS, *H2_KIN)
     home, events, log = _ask_as_nobody(root, make_rows(rows), before=make_home)
     finished = [e for e in events if e["type"] == "changes_done"]
-    assert finished and finished[0]["outcome"] == "refused", log
+    assert finished and finished[0]["outcome"] in ("refused", "kept"), log
+    assert [e["exit_code"] for e in events if e["type"] == "apply"] == [1], log
+    assert "name them" in log.split("\napply: ", 1)[1], log
     ran = [e for e in events if e["type"] == "result"]
     assert len(ran) == len(rows) + 1, log  # every row was written (or refused by the kernel)
     for rel, _ in rows:
