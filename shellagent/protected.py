@@ -534,9 +534,17 @@ def install_marker(
     install tree (``INSTALL_MARKERS``), or None. ``exists`` and ``listdir`` may see more
     than the disk (a change set's merged view)."""
     names = listdir or _listdir
+    top = names(directory)  # one listing decides most: the markers' first components
+    firsts = set(top)
     for marker in _MARKERS:
-        here = [directory]
-        for component in marker:
+        first = marker[0]
+        if _magic(first):
+            here = [directory / n for n in top if fnmatch.fnmatchcase(n, first)]
+        else:
+            here = [directory / first] if first in firsts else []
+        for component in marker[1:]:
+            if not here:
+                break
             nxt: list[Path] = []
             for d in here:
                 if _magic(component):
@@ -544,8 +552,6 @@ def install_marker(
                 elif exists(d / component):
                     nxt.append(d / component)
             here = nxt
-            if not here:
-                break
         if here:
             return "/".join(marker)
     return None

@@ -397,8 +397,9 @@ def _protect_grant(plan: MountPlan, grant: Path, home: Path, repos: list[Path]) 
     plan.protect_all(grant, protect.WORKSPACE_PROTECTED, only_existing=False)
     if not os.path.lexists(grant / ".git"):
         plan.fresh_grants[grant] = gitguard.signature(grant)
+    below = str(grant).rstrip("/") + "/"
     for place, is_dir in protect.startup_places(home):
-        if place.is_relative_to(grant) and place != grant:
+        if str(place).startswith(below):  # strings: a start checks hundreds of places
             plan.protect(place, is_dir=is_dir)
 
 
@@ -412,7 +413,7 @@ def _protect_overlay(
     opened = [Path(os.path.realpath(p.parent)) / p.name for p in named]
 
     def keep(path: Path) -> None:
-        if any(n == path or path in n.parents for n in opened):
+        if opened and any(n == path or path in n.parents for n in opened):
             return
         if os.path.lexists(path) and not os.path.islink(path):
             plan.args += ["--ro-bind", str(path), str(path)]
@@ -427,8 +428,9 @@ def _protect_overlay(
             keep(git.parent / name.rstrip("/"))
     for name in protect.WORKSPACE_PROTECTED:
         keep(lower / name.rstrip("/"))
+    below = str(lower).rstrip("/") + "/"
     for place, _ in protect.startup_places(home):
-        if place.is_relative_to(lower):
+        if str(place).startswith(below) or place == lower:
             keep(place)
 
 

@@ -76,7 +76,7 @@ class _Facts:
     gitroot: Path | None = None  # the nearest directory that looks like a repository
     home_rel: str | None = None  # relative to the home directory ("" for home itself)
     plain: bool = False  # only a name can make something in it held back (see reason)
-    installed: str = ""  # why everything in it runs later (an install tree, a bin/)
+    installed: str = ""  # why everything in it runs later (it is in an install tree)
 
 
 class Guard:
@@ -192,8 +192,8 @@ class Guard:
             return Reason(path, found.tier, found.why)
         if f.installed:
             return Reason(path, "startup", f.installed)
-        if rel is not None and rel and "/" not in rel:
-            installed = self._installed(path, rel) if self._is_dir(path) else ""
+        if rel and "/" not in rel and (file_type == "dir" or os.path.isdir(path)):
+            installed = self._installed(path, rel)  # the install tree's folder itself
             if installed:
                 return Reason(path, "startup", installed)
         if path in self.named_set:
@@ -208,11 +208,6 @@ class Guard:
         if found is not None:
             return Reason(path, found.tier, found.why)
         return None
-
-    def _is_dir(self, path: Path) -> bool:
-        return os.path.isdir(path) or (
-            self._listdir is not None and bool(self._listdir(path)) and self._exists(path)
-        )
 
     def link_reason(self, link: Path, target: str) -> Reason | None:
         """Why a symlink at ``link`` pointing to ``target`` needs naming: it points at a
