@@ -39,6 +39,7 @@ __all__ = [
     "home_secret",
     "is_secret_name",
     "looks_secret",
+    "system_secret",
 ]
 
 HOME_SECRETS = (
@@ -340,20 +341,36 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_NAME.match(lowered) is not None
 
 
-_HOME_PARTS = tuple(tuple(p.split("/")) for p in HOME_SECRETS)
+# The places by their first component (a policy check tries every path it reads): a path
+# is only compared with the places that can match its first component.
+_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
+for _place in HOME_SECRETS:
+    _parts = tuple(_place.split("/"))
+    _BY_FIRST.setdefault(_parts[0], []).append(_parts)
 
 
 def home_secret(rel: str) -> bool:
     """Whether ``rel`` (relative to the home directory) is, or is inside, a place of
     ``HOME_SECRETS``."""
     parts = tuple(p for p in rel.split("/") if p)
-    for place in _HOME_PARTS:
+    if not parts:
+        return False
+    for place in _BY_FIRST.get(parts[0], ()):
         n = len(place)
         if len(parts) >= n and all(
-            a == b or fnmatch.fnmatchcase(a, b) for a, b in zip(parts[:n], place, strict=False)
+            a == b or (("*" in b or "?" in b) and fnmatch.fnmatchcase(a, b))
+            for a, b in zip(parts[1:n], place[1:], strict=False)
         ):
             return True
     return False
+
+
+_SYSTEM = re.compile("|".join(f"{fnmatch.translate(p)[:-2]}(?:/.*)?\\Z" for p in SYSTEM_SECRETS))
+
+
+def system_secret(path: str) -> bool:
+    """Whether ``path`` (absolute) is, or is inside, a place of ``SYSTEM_SECRETS``."""
+    return _SYSTEM.match(path) is not None
 
 
 # -- by content --------------------------------------------------------------------------

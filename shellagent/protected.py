@@ -497,11 +497,18 @@ def _marks_install(parts: tuple[str, ...]) -> str | None:
     if len(parts) < 2 or parts[0].startswith("."):
         return None
     below = parts[1:]
-    for marker in _MARKERS:
+    for marker in (*_MARKERS_BY_FIRST.get(below[0], ()), *_MARKERS_MAGIC):
         n = len(marker)
         if len(below) >= n and all(fnmatch.fnmatchcase(below[i], marker[i]) for i in range(n)):
             return "/".join(marker)
     return None
+
+
+_MARKERS_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
+_MARKERS_MAGIC = [m for m in _MARKERS if _magic(m[0])]
+for _marker in _MARKERS:
+    if not _magic(_marker[0]):
+        _MARKERS_BY_FIRST.setdefault(_marker[0], []).append(_marker)
 
 
 def home_place(rel: str) -> str | None:

@@ -26,7 +26,6 @@ decides (ask, or deny in the strict preset).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from functools import lru_cache
@@ -125,8 +124,7 @@ def _secret(resolved: str, places: Places) -> bool:
                 return True
     if _TOKEN_FILES.search(resolved) or credentials.is_secret_name(os.path.basename(resolved)):
         return True
-    if any(resolved == p or resolved.startswith(p + "/") or fnmatch.fnmatchcase(resolved, p)
-           for p in credentials.SYSTEM_SECRETS):  # fmt: skip
+    if credentials.system_secret(resolved):
         return True
     if _ANY_HOME.search(resolved) and not resolved.endswith(".pub"):
         return True
