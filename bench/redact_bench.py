@@ -355,9 +355,30 @@ def _built_corpus() -> tuple[list[Any], list[str]]:
     return module.SHAPES, module.LOOK_ALIKES
 
 
+def _structures_corpus() -> tuple[list[Any], list[str]]:
+    """The secrets and look-alikes of ``tests/transcript/secret_structures.py`` (imported as
+    a package module from this tree: the baseline run measures the same file)."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))  # after the baseline's own shellagent
+    module = importlib.import_module("tests.transcript.secret_structures")
+    return module.SECRETS, module.LOOK_ALIKES
+
+
+def _shares(shapes: list[Any], look_alikes: list[str]) -> tuple[int, int]:
+    """Shapes whose secrets all go, and look-alikes changed (a fresh redactor for each)."""
+    caught = sum(
+        1
+        for shape in shapes
+        if not any(leaked(s, Redactor().redact(shape.text)) for s in shape.secrets)
+    )
+    return caught, sum(1 for t in look_alikes if Redactor().redact(t) != t)
+
+
 def figures(sessions: int) -> dict[str, Any]:
     """What this revision's redactor does and costs: corpus shares and throughput."""
     shapes, look_alikes = _built_corpus()
+    structures, structure_look_alikes = _structures_corpus()
+    caught, altered = _shares(structures, structure_look_alikes)
     redacted, changed, n = corpus_figures(lambda t: Redactor().redact(t), show=False)
     built = sum(
         1
@@ -389,6 +410,8 @@ def figures(sessions: int) -> dict[str, Any]:
         "toml": [redacted, changed, n],
         "built": [built, len(shapes)],
         "look_alikes_kept": [kept, len(look_alikes)],
+        "structures": [caught, len(structures)],
+        "structure_look_alikes_changed": [altered, len(structure_look_alikes)],
         "ordinary_mb_s": mb_per_s(pieces),
         "secret_dense_mb_s": mb_per_s(dense),
         "event_us": redacting - base,
@@ -429,6 +452,9 @@ def compare(rev: str, sessions: int) -> None:
         ("  look-alikes changed", lambda f: f"{f['toml'][1]}/{f['toml'][2]}"),
         ("built shapes redacted", lambda f: f"{f['built'][0]}/{f['built'][1]}"),
         ("built look-alikes kept", lambda f: "{}/{}".format(*f["look_alikes_kept"])),
+        ("structures redacted", lambda f: "{}/{}".format(*f["structures"])),
+        ("  their look-alikes changed",
+         lambda f: "{}/{}".format(*f["structure_look_alikes_changed"])),
         ("ordinary text, MB/s", lambda f: f"{f['ordinary_mb_s']:.2f}"),
         ("secret-dense text, MB/s", lambda f: f"{f['secret_dense_mb_s']:.2f}"),
         ("redaction per event, µs", lambda f: f"{f['event_us']:.1f}"),
@@ -462,10 +488,14 @@ def main() -> None:
     print(f"secret corpus ({CORPUS.relative_to(ROOT)}): {redacted}/{n} redacted "
           f"({redacted / n:.0%}); look-alikes changed: {changed}/{n}")  # fmt: skip
     shapes, look_alikes = _built_corpus()
-    for shape in shapes if args.show else []:
-        out = redactor.redact(shape.text)
+    structures, structure_look_alikes = _structures_corpus()
+    for shape in [*shapes, *structures] if args.show else []:
+        out = Redactor().redact(shape.text)
         if any(leaked(s, out) for s in shape.secrets):
             print(f"    missed: {shape.name}")
+    for text in structure_look_alikes if args.show else []:
+        if (out := Redactor().redact(text)) != text:
+            print(f"    look-alike changed: {out!r}")
     print("false positives on ordinary text (lines changed):")
     changed_lines, total = ordinary_figures(redactor.redact, args.show)
     print(f"    {'all':<28} {changed_lines:4} of {total:6} lines changed "
