@@ -6,12 +6,18 @@ loop's observation budget). Standard library only, so the sandbox can use it.
 
 - ``spans``: ``find`` runs every rule over a text and merges the hits; ``redact_words``
   redacts a list of strings (an argv) as one line and word by word;
-- ``shapes``: tokens with a fixed prefix (``ghp_``, ``AKIA``, ``pypi-AgE`` …), PEM and PuTTY
-  private keys, crypt hashes, a bare 40-character AWS secret key;
+- ``shapes``: tokens with a fixed prefix (``ghp_``, ``AKIA``, ``pypi-AgE`` …), PEM, PuTTY,
+  minisign and Bitcoin private keys, crypt hashes, a bare 40-character AWS secret key;
 - ``context``: ``NAME=VALUE`` and ``--name VALUE`` where the name says secret, HTTP
-  ``Authorization`` and ``Cookie`` headers, credentials in URLs, ``.netrc``, ``.pgpass``;
-- ``programs``: passwords on the command lines of the programs that take them;
-- ``values``: what makes a value a secret and a name a secret's name;
+  ``Authorization`` (any scheme, its parameters too) and ``Cookie`` headers, cookie jars,
+  credentials in URLs, ``.netrc``, ``.pgpass``;
+- ``markup``: XML elements and attributes named like secrets, JWK private members, OpenVPN's
+  inline credentials;
+- ``programs``: passwords and tokens on the command lines of the programs that take them,
+  Oracle's ``user/password@db``;
+- ``wrapped``: base64 runs that decode to text holding a secret;
+- ``nearby``: a random token next to a word that names a secret (``your API token is …``);
+- ``values``: what makes a value a secret, a name a secret's name, a value an example;
 - ``cuts``: cutting output so that what is kept can still be redacted on its own.
 """
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 
 from shellagent.redaction.scan import CONTEXT, Hit, Scan, rx
 from shellagent.redaction.values import (
+    KEYWORDS,
+    SHORT_KEYWORDS,
     classify_name,
     is_password,
     is_reference,
@@ -25,16 +27,13 @@ from shellagent.redaction.values import (
 _VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`,;&|<>()\[\]{}]+))"""
 # The rest of a name before its keyword (``db_`` of ``db_password``).
 _NAME_TAIL = re.compile(r"[a-z0-9_.-]+$")
-# Every secret-sounding name holds one of these (``classify_name`` decides).
-_KEYWORDS = (
-    "pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "session", "salt",
-    "bearer", "cookie", "jwt", "private",
-)  # fmt: skip
 # HTTP headers that carry a credential whatever it looks like (``X-Api-Key: hunter2``).
 _HEADER_NAME = re.compile(r"x-[a-z0-9-]+|api-?key|private-token|auth-token|access-token")
+# (YAML may put a value on the next line, indented, or after | or >)
 _ASSIGNMENTS = {
-    kw: kw + r"[\w.-]{0,60}[\"']?(?P<op>[ \t]*(?::=|=>|==?|:)[ \t]*|[ \t]+)" + _VALUE
-    for kw in _KEYWORDS
+    kw: kw + r"[\w.-]{0,60}[\"']?(?P<op>[ \t]*(?::=|=>|==?|:)[ \t]*|[ \t]+"
+    r"|:[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n[ \t]+)" + _VALUE
+    for kw in (*KEYWORDS, *SHORT_KEYWORDS)
 }
 
 
@@ -50,10 +49,16 @@ def assignment_hits(scan: Scan) -> Iterator[Hit]:
     """``NAME=VALUE``, ``"name": "value"``, ``--name value``, ``-storepass value``."""
     text, lowered = scan.text, scan.lowered
     seen: set[int] = set()
-    for keyword, pattern in _ASSIGNMENTS.items():
-        if keyword not in lowered:
-            continue
+    for keyword in scan.keywords:
+        pattern = _ASSIGNMENTS[keyword]
+        short = keyword in SHORT_KEYWORDS
         for m in rx(pattern).finditer(lowered):
+            at = m.start()
+            if short and (
+                (at and lowered[at - 1].isalpha() and not text[at].isupper())
+                or lowered[at + len(keyword)].isalpha()
+            ):
+                continue  # inside another word (path, side), unless camelCase (githubPat)
             back = _NAME_TAIL.search(lowered, max(m.start() - 80, 0), m.start())
             start = back.start() if back else m.start()
             if start in seen:
@@ -66,8 +71,10 @@ def assignment_hits(scan: Scan) -> Iterator[Hit]:
 
 def _assignment(text: str, lowered: str, m: re.Match[str], start: int) -> Hit | None:
     op = m.group("op").strip()
-    if op == "==" or (start and lowered[start - 1] in "${"):
+    if op == "==" or (start and lowered[start - 1] == "{"):
         return None
+    if start and lowered[start - 1] == "$" and not (op == "=" and m.group("bare") is None):
+        return None  # a reference ($PASSWORD); but PHP's and Perl's $password = "…" set one
     if lowered.endswith("://", 0, start):
         return None  # scheme://user:password@host is the URL rule's
     name = lowered[start : m.start("op")].rstrip("\"'")
@@ -81,13 +88,22 @@ def _assignment(text: str, lowered: str, m: re.Match[str], start: int) -> Hit | 
     value = text[v_start:v_end]
     if bare and _code_or_prose(lowered, op, name, value, v_end):
         return None
+    raw_op = m.group("op")
+    if "\n" in raw_op and (value.endswith(":") or text.startswith(("- ", "#"), v_start)):
+        return None  # the next line is a mapping's key, a list or a comment: not the value
+    if bare and "=" in op and raw_op[0] not in " \t" and raw_op[-1] in " \t":
+        # "posts password= followed by …", "MYSQL_PWD= mysql …": a setting is written
+        # NAME=VALUE or NAME = VALUE, never with a space after the sign only
+        return None
     openssl = value.startswith("pass:")  # openssl's -passin pass:SECRET
     if openssl:
         value, v_start = value[5:], v_start + 5
-    if not op:  # NAME VALUE: a --flag (or a java-style -flag), or a line of .netrc
+    if not op:  # NAME VALUE: a --flag (or a java-style -flag), a setter, or a line of .netrc
         if bare and value.startswith("-"):
             return None
-        if not flag or (dashes == 1 and len(name) < 4):
+        if _SETTER.search(lowered, max(start - 40, 0), start):
+            pass  # setx NAME VALUE, set -gx NAME VALUE (fish), ENV NAME VALUE (Dockerfile)
+        elif not flag or (dashes == 1 and len(name) < 4):
             return _netrc_line(text, lowered, start, name, value, v_start, v_end)
     kind = "password" if openssl else classify_name(name, flag=flag)
     if kind is None:
@@ -102,6 +118,11 @@ def _assignment(text: str, lowered: str, m: re.Match[str], start: int) -> Hit | 
     return Hit(v_start, v_end, kind, CONTEXT, start, v_end)
 
 
+# What comes before a space-separated ``NAME VALUE`` that sets a variable: ``setx`` (Windows),
+# ``set -gx`` (fish), ``setenv`` (csh, launchctl), ``ENV`` (a Dockerfile), ``SetEnv`` (Apache).
+_SETTER = re.compile(
+    r"(?:^|[\s;&|(])(?:setx|setenv|set(?:[ \t]+-[a-z]+)+|env)[ \t]+$", re.MULTILINE
+)
 # After an unquoted value in ``name = value``: the rest of an expression (``passwd = acct = ''``,
 # ``user, password = user, password``, ``pwd = user + 'x'``).
 _EXPRESSION_NEXT = re.compile(r"[ \t]*(?:[=+*/%^<>!,]|(?:if|or|and|else|for|in|not|is)\b)")
@@ -119,6 +140,7 @@ def _code_or_prose(lowered: str, op: str, name: str, value: str, v_end: int) -> 
     """Whether an unquoted value is part of code or of a sentence rather than a setting."""
     if v_end < len(lowered) and lowered[v_end] in "([":
         return True  # a call or an index: password = getpass()
+
     spaced = op and lowered[v_end - len(value) - 1] in " \t"
     if spaced and _EXPRESSION_NEXT.match(lowered, v_end):
         return True
@@ -158,10 +180,19 @@ _AUTHORIZATION = (
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[a-z][a-z0-9_.-]{1,24})[ \t]+)?"
     r"(?P<bare>[^\s\"',;]+)"
 )
+# An Authorization header's credentials as auth-params (RFC 9110): Digest's ``response=``,
+# OAuth 1's ``oauth_signature=``, SigV4's ``Signature=``; the whole list is the credential.
+_AUTH_PARAMS = re.compile(
+    r'[A-Za-z0-9_\-]+[ \t]*=[ \t]*(?:"(?:[^"\\\n]|\\.)*"|[^\s,"]*)'
+    r'(?:[ \t]*,[ \t]*[A-Za-z0-9_\-]+[ \t]*=[ \t]*(?:"(?:[^"\\\n]|\\.)*"|[^\s,"]*))*'
+)
 _BEARER = r"bearer[ \t]+" + _VALUE
 _COOKIE = re.compile(r"cookie[\"']?[ \t]*:[ \t]*(?P<pairs>[^\n]*)")
 _COOKIE_PAIR = re.compile(r"(?P<name>[^=;\s]+)=(?P<value>[^;\s\\]*)")
-_URL_USER = re.compile(r"://(?P<user>[^/\s@\"'<>]{1,256})@")
+# (to the last ``@`` before the host: a password may hold one)
+_URL_USER = re.compile(r"://(?P<user>[^/\s\"'<>]{1,256})@")
+# One-time credentials in a query: an OAuth authorization code, a CAS ticket.
+_QUERY_CODE = re.compile(r"[?&;](?:code|ticket|auth_code)=(?P<value>[^&\s#\"'<>;]{16,})")
 _PGPASS_PORT = re.compile(r":(?:\d{1,5}|\*):")
 
 
@@ -173,6 +204,10 @@ def header_hits(scan: Scan) -> Iterator[Hit]:
             v_start, v_end = m.span("bare")
             value = text[v_start:v_end]
             scheme = m.group("scheme")
+            params = _AUTH_PARAMS.match(text, v_start) if "=" in value else None
+            if params is not None and params.end() > v_end:
+                v_end = params.end()
+                value = text[v_start:v_end]
             if len(value) < 8 or is_reference(value):
                 continue
             kind = {"basic": "basic_auth", "bearer": "bearer_token"}.get(
@@ -202,9 +237,33 @@ def header_hits(scan: Scan) -> Iterator[Hit]:
                     )
 
 
-def url_hits(scan: Scan) -> Iterator[Hit]:
-    """``scheme://user:PASSWORD@host`` and ``scheme://TOKEN@host``."""
+# A line of a Netscape cookie jar (curl -c, wget --save-cookies, browsers' exports):
+# domain, subdomains flag, path, secure flag, expiry, name, value; tab-separated.
+_COOKIE_JAR_LINE = re.compile(
+    r"^(?:#HttpOnly_)?[^\t\n]+\t(?:TRUE|FALSE)\t[^\t\n]*\t(?:TRUE|FALSE)\t\d+\t"
+    r"(?P<name>[^\t\n]+)\t(?P<value>[^\t\r\n]+)",
+    re.MULTILINE,
+)
+
+
+def cookie_jar_hits(scan: Scan) -> Iterator[Hit]:
+    """The value of every cookie in a cookie jar that looks random, as in a Cookie header."""
     text = scan.text
+    if "\tTRUE\t" not in text and "\tFALSE\t" not in text:
+        return
+    for m in _COOKIE_JAR_LINE.finditer(text):
+        value = m.group("value")
+        if looks_random(value) or (classify_name(m.group("name")) and is_password(value)):
+            yield Hit(m.start("value"), m.end("value"), "cookie", CONTEXT, m.start(), m.end())
+
+
+def url_hits(scan: Scan) -> Iterator[Hit]:
+    """``scheme://user:PASSWORD@host``, ``scheme://TOKEN@host``, ``?code=…``."""
+    text = scan.text
+    if "code=" in text or "ticket=" in text:
+        for m in _QUERY_CODE.finditer(text):
+            if looks_random(m.group("value")):
+                yield Hit(m.start("value"), m.end(), "url_token", CONTEXT, m.start(), m.end())
     if "://" not in text:
         return
     for m in _URL_USER.finditer(text):

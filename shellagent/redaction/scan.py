@@ -54,6 +54,13 @@ class Scan:
         return lowered
 
     @cached_property
+    def keywords(self) -> tuple[str, ...]:
+        """The words a secret's name is made of that the text holds (``values.KEYWORDS``)."""
+        from shellagent.redaction.values import keywords_in
+
+        return keywords_in(self.lowered)
+
+    @cached_property
     def words(self) -> frozenset[bytes]:
         """The lower-cased words, split at whitespace and shell punctuation (as bytes: the
         fastest way to split a long text in Python)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 from collections.abc import Iterator
 
@@ -40,11 +41,17 @@ _SHAPES: tuple[str, ...] = (
             "github_token": r"h[pousr]_[A-Za-z0-9]{30,}|ithub_pat_[A-Za-z0-9_]{22,}",
             "gitlab_token": r"l(?:pat|dt|rt|ptt|soat|cbt|imt|oas|ffct|ft|agent|wt|oat)-"
             r"[A-Za-z0-9_\-]{20,}",
-            "grafana_token": r"lsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|lc_[A-Za-z0-9+/_\-]{32,}={0,2}",
+            "grafana_token": r"lsa_[A-Za-z0-9]{20,}_[A-Fa-f0-9]{8}|lc_[A-Za-z0-9+/_\-]{32,}={0,2}",
             "groq_key": r"sk_[A-Za-z0-9]{48,}",
         },
     ),
-    _group("G", {"gitlab_token": r"R1348941[A-Za-z0-9_\-]{20,}"}),
+    _group(
+        "G",
+        {
+            "gitlab_token": r"R1348941[A-Za-z0-9_\-]{20,}",
+            "google_client_secret": r"OCSPX-[A-Za-z0-9_\-]{24,}",
+        },
+    ),
     _group(
         "s",
         {
@@ -59,6 +66,11 @@ _SHAPES: tuple[str, ...] = (
             "square_token": r"q0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}",
             "sonarqube_token": r"q[upa]_[a-f0-9]{40}",
             "shippo_token": r"hippo_(?:live|test)_[a-f0-9]{40}",
+            "openai_session_key": r"ess-[A-Za-z0-9]{40}(?![A-Za-z0-9])",
+            "elevenlabs_key": r"k_[a-f0-9]{48}(?![A-Za-z0-9])",
+            "dropbox_token": r"l\.(?:u\.)?[A-Za-z0-9_\-]{60,}",
+            "sourcegraph_token": r"gp_[A-Za-z0-9_]{40,}|gph_[A-Za-z0-9_]{20,}",
+            "openshift_token": r"ha256~[A-Za-z0-9_\-]{40,}",
         },
     ),
     _group(
@@ -84,10 +96,10 @@ _SHAPES: tuple[str, ...] = (
     _group(
         "x",
         {
-            "slack_token": r"ox[abprs]-[0-9A-Za-z\-]{10,}|oxe(?:\.xox[bp])?-\d-[A-Za-z0-9\-]{16,}"
+            "slack_token": r"ox[abcprs]-[0-9A-Za-z\-]{10,}|oxe(?:\.xox[bp])?-\d-[A-Za-z0-9\-]{16,}"
             r"|app-\d-[A-Za-z0-9\-]{20,}",
             "xai_key": r"ai-[A-Za-z0-9]{48,}",
-            "brevo_key": r"keysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
+            "brevo_key": r"(?:keysib|smtpsib)-[a-f0-9]{32,}-[A-Za-z0-9]{12,}",
         },
     ),
     _group(
@@ -100,14 +112,27 @@ _SHAPES: tuple[str, ...] = (
             "age_key": r"GE-SECRET-KEY-1[0-9A-Z]{58}",
             "fcm_server_key": r"AAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}",
             "artifactory_token": r"KCp[A-Za-z0-9]{64,}",
-            "twitter_bearer_token": r"A{21,}[A-Za-z0-9%]{40,}",
+            # 21 or 22 A's (the app's id), then letters, digits and %-escapes
+            "twitter_bearer_token": r"A{19,}[A-Za-z0-9%]{40,}",
+            "tencent_key": r"KID[A-Za-z0-9]{32}(?![A-Za-z0-9])",
+            "apify_token": r"pify_api_[A-Za-z0-9]{30,}",
+            "yandex_key": r"QVN[A-Za-z0-9_\-]{35,38}(?![A-Za-z0-9_\-])",
+            "octopus_key": r"PI-[A-Z0-9]{26,}(?![A-Za-z0-9])",
         },
     ),
-    _group("e", {"jwt": r"yJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"}),
+    _group(
+        "e",
+        {
+            "jwt": r"yJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+            # a legacy Grafana key is the base64 of {"k":"…","n":…} (or {"k": "…", …})
+            "grafana_token": r"yJrIjo[gi][A-Za-z0-9+/]{40,}={0,2}",
+        },
+    ),
     _group(
         "n",
         {
             "npm_token": r"pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
+            "nostr_key": r"sec1[02-9ac-hj-np-z]{58}(?![a-z0-9])",
             "notion_token": r"tn_[A-Za-z0-9]{40,}",
             "netlify_token": r"fp_[A-Za-z0-9]{36,}",
             "neon_key": r"api_[a-z0-9]{60,}",
@@ -148,22 +173,30 @@ _SHAPES: tuple[str, ...] = (
         "p",
         {
             "pypi_token": r"ypi-AgE[A-Za-z0-9_\-]{50,}",
-            "pulumi_token": r"ul-[a-f0-9]{40}",
+            "pulumi_token": r"ul-[a-f0-9]{32,}",
             "prefect_key": r"nu_[A-Za-z0-9]{36}",
+            "harness_token": r"at\.[A-Za-z0-9_\-]{20,}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}",
+            "hubspot_token": r"at-(?:na|eu|ap)\d-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+            r"-[0-9a-f]{12}",
+            "clickup_token": r"k_\d{6,10}_[A-Z0-9]{32}(?![A-Za-z0-9])",
             "planetscale_token": r"scale_(?:tkn|pw|oauth)_[A-Za-z0-9_.\-]{32,}",
             "pinecone_key": r"csk_[A-Za-z0-9_]{40,}",
             "airtable_token": r"at[A-Za-z0-9]{14}\.[a-f0-9]{64}",
             "perplexity_key": r"plx-[A-Za-z0-9]{40,}",
         },
     ),
-    _group("P", {"postman_key": r"MAK-[a-f0-9]{24}-[a-f0-9]{34}"}),
+    _group("P", {"postman_key": r"MAK-[A-Za-z0-9]{20,}-[A-Za-z0-9]{24,}"}),
     _group(
         "d",
         {
-            "docker_token": r"ckr_pat_[A-Za-z0-9_\-]{20,}",
+            "docker_token": r"ckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}",
             "digitalocean_token": r"o[por]_v1_[A-Za-z0-9]{40,}",
+            "defined_networking_key": r"nkey-[a-z0-9=_\-]{26}-[a-z0-9=_\-]{40,}",
             "databricks_token": r"api[a-h0-9]{32}(?:-\d)?(?![A-Za-z0-9])",
-            "doppler_token": r"p\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+            # dp.st.ENV.…: a service token names its environment
+            "doppler_token": r"p\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?"
+            r"[A-Za-z0-9]{40,}",
+            "duffel_token": r"uffel_(?:live|test)_[A-Za-z0-9_\-]{40,}",
             "discord_webhook": r"iscord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{20,}",
             "dynatrace_token": r"t0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}",
         },
@@ -176,13 +209,20 @@ _SHAPES: tuple[str, ...] = (
         },
     ),
     _group("y", {"google_oauth_token": r"a29\.[0-9A-Za-z_\-]{20,}"}),
-    _group("1", {"google_refresh_token": r"//[0-9][0-9A-Za-z_\-]{30,}"}),
+    _group(
+        "1",
+        {
+            "google_refresh_token": r"//[0-9][0-9A-Za-z_\-]{30,}",
+            "asana_token": r"/\d{10,20}:[A-Za-z0-9]{32}(?![A-Za-z0-9])",
+        },
+    ),
+    _group("2", {"asana_token": r"/\d{10,20}/\d{10,20}:[A-Za-z0-9]{32}(?![A-Za-z0-9])"}),
     _group("w", {"stripe_key": r"hsec_[A-Za-z0-9]{24,}"}),
     _group(
         "l",
         {
             "linear_key": r"in_(?:api|oauth)_[A-Za-z0-9]{40}",
-            "langsmith_key": r"sv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+            "langsmith_key": r"sv2_[a-z]{2}_[A-Za-z0-9]{20,}_[A-Za-z0-9]{6,}",
         },
     ),
     _group("k", {"mailgun_key": r"ey-[0-9A-Za-z]{32}(?![0-9A-Za-z])"}),
@@ -193,7 +233,6 @@ _SHAPES: tuple[str, ...] = (
             "alibaba_key": r"TAI[A-Za-z0-9]{12,30}(?![A-Za-z0-9])",
         },
     ),
-    _group("E", {"meta_token": r"AA[A-Za-z0-9]{60,}"}),
     _group(
         "t",
         {
@@ -201,10 +240,20 @@ _SHAPES: tuple[str, ...] = (
             r"[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}",
             "typeform_token": r"fp_[A-Za-z0-9_\-]{40,}",
             "tavily_key": r"vly-[A-Za-z0-9_\-]{28,}",
+            "scalingo_token": r"k-(?:us|eu)-[A-Za-z0-9_\-]{40,}",
+            "rancher_token": r"oken-[a-z0-9]{5}:[a-z0-9]{50,}",
         },
     ),
-    _group("f", {"flyio_token": r"o1_[A-Za-z0-9_\-]{40,}|m[12][ar]?_[A-Za-z0-9+/=_\-]{40,}"}),
-    _group("F", {"flutterwave_key": r"LWSECK(?:_TEST)?-[a-f0-9]{32}-X"}),
+    _group(
+        "f",
+        {
+            "flyio_token": r"o1_[A-Za-z0-9_\-]{40,}|m[12][ar]?_[A-Za-z0-9+/=_\-]{40,}",
+            "figma_token": r"ig[dou]_[A-Za-z0-9_\-]{30,}",
+            "frameio_token": r"io-u-[A-Za-z0-9_\-]{40,}",
+            "firecrawl_key": r"c-[a-f0-9]{32}(?![A-Za-z0-9])",
+            "fireworks_key": r"w_[A-Za-z0-9]{24,}(?![A-Za-z0-9])",
+        },
+    ),
     _group(
         "C",
         {
@@ -213,12 +262,80 @@ _SHAPES: tuple[str, ...] = (
             "clojars_token": r"LOJARS_[a-z0-9]{60}",
         },
     ),
-    _group("o", {"nuget_key": r"y2[a-z0-9]{43}(?![a-z0-9])"}),
+    _group(
+        "o",
+        {
+            "nuget_key": r"y2[a-z0-9]{43}(?![a-z0-9])",
+            "onepassword_token": r"ps_eyJ[A-Za-z0-9+/=_\-]{60,}",
+            "twitch_token": r"auth:[a-z0-9]{30}(?![A-Za-z0-9])",
+        },
+    ),
+    _group(
+        "c",
+        {
+            "crates_token": r"io[A-Za-z0-9]{32}(?![A-Za-z0-9])",
+            "cerebras_key": r"sk-[a-z0-9]{40,}",
+            # JFrog reference tokens: base64 of "reftkn:01:…"
+            "artifactory_token": r"mVmdGtuOjAxOj[A-Za-z0-9]{40,}",
+        },
+    ),
+    _group(
+        "e",
+        {"e2b_key": r"2b_[a-f0-9]{40}(?![A-Za-z0-9])", "anyscale_key": r"secret_[A-Za-z0-9_]{20,}"},
+    ),
+    _group("b", {"browserbase_key": r"b_live_[A-Za-z0-9_\-]{20,}"}),
+    _group(
+        "a",
+        {
+            "braintree_token": r"ccess_token\$(?:production|sandbox)\$[a-z0-9]{8,}\$[a-f0-9]{16,}",
+            "akamai_token": r"kab-[a-z0-9]{16}-[a-z0-9]{16}",
+            "adafruit_key": r"io_[A-Za-z0-9]{28}(?![A-Za-z0-9])",
+            "huggingface_token": r"pi_org_[A-Za-z0-9]{30,}",
+        },
+    ),
+    _group(
+        "E",
+        {
+            "meta_token": r"AA[A-Za-z0-9]{60,}",
+            "easypost_key": r"Z[AT]K[A-Za-z0-9]{54}",
+            "tor_key": r"D25519-V3:[A-Za-z0-9+/]{86}={0,2}",  # an onion service's key
+        },
+    ),
+    _group("K", {"telnyx_key": r"EY[0-9A-F]{32}_[A-Za-z0-9]{20,}"}),
+    _group(
+        "I",
+        {
+            # AWS session tokens: base64 of their binary header
+            "aws_session_token": r"QoJb3JpZ2luX2Vj[A-Za-z0-9+/]{100,}={0,2}",
+            "instagram_token": r"GQV[A-Za-z0-9_\-]{100,}",
+        },
+    ),
+    _group(
+        "F",
+        {
+            "aws_session_token": r"woGZXIvYXdzE[A-Za-z0-9+/]{100,}={0,2}",
+            "flutterwave_key": r"LWSECK(?:_TEST)?-[a-f0-9]{32}-X",
+        },
+    ),
+    _group("j", {"jina_key": r"ina_[A-Za-z0-9]{40,}"}),
+    _group(
+        "i",
+        {"infracost_key": r"co-[A-Za-z0-9]{32}(?![A-Za-z0-9])"},
+    ),
+    _group("0", {"salesforce_token": r"0D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"}),
+    _group(
+        "R",
+        {
+            # minisign (Ed + scrypt or no KDF + BLAKE2) and signify (Ed + bcrypt) secret keys
+            "private_key": r"W(?:RTY0Iy|QAAEIy)[A-Za-z0-9+/]{100,}={0,2}"
+            r"|WRCSw[A-Za-z0-9+/]{100,}={0,2}",
+        },
+    ),
     _group(
         "v",
         {
             "vercel_token": r"c[pikra]_[A-Za-z0-9]{24,}",
-            "cloudflare_origin_key": r"1\.0-[a-f0-9]{24}-[a-f0-9]{140,}",
+            "cloudflare_origin_key": r"1\.0-[a-f0-9]{16,}-[a-f0-9]{100,}",
         },
     ),
     _group(
@@ -235,8 +352,16 @@ _LOOSE = frozenset(
         "google_refresh_token", "netlify_token", "planetscale_token", "tavily_key",
         "flyio_token", "typeform_token", "digitalocean_token", "shopify_token",
         "perplexity_key", "pinecone_key", "twitter_bearer_token", "sentry_token",
+        "dropbox_token", "sourcegraph_token", "openshift_token", "figma_token", "crates_token",
+        "tencent_key", "yandex_key", "octopus_key", "frameio_token", "duffel_token",
+        "google_client_secret", "postman_key", "onepassword_token", "twitch_token",
+        "apify_token", "openai_session_key", "jina_key", "infracost_key", "cerebras_key",
+        "anyscale_key", "browserbase_key", "fireworks_key", "scalingo_token", "instagram_token",
     }
 )  # fmt: skip
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<(\w+)>")
 
 
 def _one_pattern(patterns: tuple[str, ...]) -> str:
@@ -249,7 +374,15 @@ def _one_pattern(patterns: tuple[str, ...]) -> str:
         seen[m.group(1)] = seen.get(m.group(1), 0) + 1
         return f"(?P<{m.group(1)}__{seen[m.group(1)]}>"
 
-    body = "|".join(re.sub(r"\(\?P<(\w+)>", rename, p) for p in patterns)
+    # one branch per first character (the shapes of one character are tried together)
+    by_first: dict[str, list[str]] = {}
+    for p in patterns:
+        first = p[:2] if p.startswith("\\") else p[:1]
+        by_first.setdefault(first, []).append(p[len(first) + 3 : -1])  # first(?:…)
+    body = "|".join(
+        first + "(?:" + "|".join(_NAMED_GROUP.sub(rename, a) for a in alternatives) + ")"
+        for first, alternatives in by_first.items()
+    )
     return f"(?<!{_ALNUM})(?:{body})"
 
 
@@ -271,6 +404,19 @@ _MARKED: tuple[tuple[str, str, str], ...] = (
     ("-us", "mailchimp_key", r"(?<![0-9a-f])[0-9a-f]{32}-us\d{1,2}(?![0-9A-Za-z])"),
     # Mailgun's newer private keys: 32, 8 and 8 hex digits
     ("-", "mailgun_key", r"(?<![0-9A-Za-z-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9A-Za-z-])"),
+    # Azure DevOps' 84-character tokens carry AZDO at character 76
+    (
+        "AZDO",
+        "azure_devops_token",
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])",
+    ),
+    # incoming webhooks whose URL is the credential
+    (
+        ".office.com/webhook",
+        "teams_webhook",
+        r"\.office\.com/webhook(?:b2)?/[A-Za-z0-9@/_\-]{40,}",
+    ),
+    ("hooks.zapier.com", "zapier_webhook", r"hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+"),
 )
 # Okta's ``SSWS <token>`` scheme, wherever it appears (the scheme word is short).
 _SSWS = re.compile(r"(?<![A-Za-z0-9])SSWS[ \t]+(?P<value>[A-Za-z0-9_\-]{30,})")
@@ -328,6 +474,9 @@ def shape_hits(scan: Scan) -> Iterator[Hit]:
                     end = start + m.end() - m.start()
                     yield Hit(start, end, kind, SHAPE, start, end)
         yield from _bare_aws_secrets(scan)
+        yield from _base58_keys(scan)
+    if "untrusted comment:" in text:
+        yield from _minisign_keys(text)
     if "SSWS" in text:
         for m in _SSWS.finditer(text):
             yield Hit(m.start("value"), m.end(), "okta_token", SHAPE, m.start(), m.end())
@@ -358,6 +507,56 @@ _SCATTERED_PEM = re.compile(
 def _scattered_pem(text: str) -> Iterator[Hit]:
     for m in _SCATTERED_PEM.finditer(text):
         yield Hit(m.start(), m.end(), "private_key", SHAPE, m.start(), m.end())
+
+
+# Bitcoin private keys in Base58Check: WIF (5…, K…, L…; testnet 9…, c…) and BIP32 extended
+# private keys (xprv, tprv, yprv, zprv …). Their checksum tells them from addresses and ids.
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_BASE58_KEY = re.compile(
+    rf"(?<![{_BASE58}])(?:[5KL9c][{_BASE58}]{{50,51}}|[xtyzuv]prv[{_BASE58}]{{100,108}})"
+    rf"(?![{_BASE58}])"
+)
+# version byte (WIF) or 4 version bytes (BIP32) of a private key
+_WIF_VERSIONS = (0x80, 0xEF)
+_XPRV_VERSIONS = frozenset(
+    bytes.fromhex(v)
+    for v in ("0488ade4", "04358394", "049d7878", "04b2430c", "044a4e28", "045f18bc")
+)
+
+
+def _base58_keys(scan: Scan) -> Iterator[Hit]:
+    for word, word_start in zip(*scan.long_word_list, strict=True):
+        if len(word) < 51:
+            continue
+        for m in _BASE58_KEY.finditer(word):
+            if _is_private_base58(m.group()):
+                start = word_start + m.start()
+                end = word_start + m.end()
+                yield Hit(start, end, "private_key", SHAPE, start, end)
+
+
+def _is_private_base58(value: str) -> bool:
+    n = 0
+    for c in value:
+        n = n * 58 + _BASE58.index(c)
+    raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    payload, check = raw[:-4], raw[-4:]
+    if len(payload) < 33 or hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] != check:
+        return False
+    if len(payload) in (33, 34):  # WIF: version, 32-byte key, 0x01 when compressed
+        return payload[0] in _WIF_VERSIONS and (len(payload) == 33 or payload[-1] == 1)
+    return len(payload) == 78 and payload[:4] in _XPRV_VERSIONS
+
+
+# minisign's and signify's key files: a comment line, then the key in base64 on the next.
+_SIGNER_KEY = re.compile(
+    r"untrusted comment:[^\n]*secret key[^\n]*\r?\n[ \t]*(?P<key>[A-Za-z0-9+/]{40,}={0,2})"
+)
+
+
+def _minisign_keys(text: str) -> Iterator[Hit]:
+    for m in _SIGNER_KEY.finditer(text):
+        yield Hit(m.start("key"), m.end("key"), "private_key", SHAPE, m.start(), m.end())
 
 
 def _telegram_tokens(text: str) -> Iterator[Hit]:

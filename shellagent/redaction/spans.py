@@ -17,25 +17,46 @@ from dataclasses import dataclass, field
 from shellagent.redaction.context import (
     assignment_hits,
     config_hits,
+    cookie_jar_hits,
     header_hits,
     pgpass_hits,
     url_hits,
 )
-from shellagent.redaction.programs import htpasswd_hits, pipe_hits, program_hits
+from shellagent.redaction.markup import markup_hits
+from shellagent.redaction.nearby import nearby_hits
+from shellagent.redaction.programs import (
+    htpasswd_hits,
+    login_hits,
+    oracle_hits,
+    pipe_hits,
+    program_hits,
+)
 from shellagent.redaction.scan import KNOWN, Finder, Hit, Scan
 from shellagent.redaction.shapes import shape_hits
+from shellagent.redaction.values import is_example
+from shellagent.redaction.wrapped import wrapped_hits
 
 FINDERS: tuple[Finder, ...] = (
     shape_hits,
     assignment_hits,
     header_hits,
+    cookie_jar_hits,
     url_hits,
     pgpass_hits,
     program_hits,
     pipe_hits,
     htpasswd_hits,
     config_hits,
+    login_hits,
+    oracle_hits,
+    markup_hits,
+    nearby_hits,
 )
+# Base64 is decoded and searched again, this many times over (a secret wrapped twice).
+MAX_DEPTH = 2
+# A documented example or placeholder (``AKIAIOSFODNN7EXAMPLE``, ``ghp_xxxx…``) is not a
+# secret; a hit this long or holding spaces (a key block, a header's parameters) still is.
+_EXAMPLE_MAX = 256
 # A known value cut short to this many characters or more is still that value.
 CUT_PREFIX = 6
 # No rule matches fewer characters than this, so shorter strings skip the rules.
@@ -90,7 +111,7 @@ class Known:
 NOTHING_KNOWN = Known()
 
 
-def find(text: str, known: Known = NOTHING_KNOWN) -> list[Hit]:
+def find(text: str, known: Known = NOTHING_KNOWN, *, depth: int = 0) -> list[Hit]:
     """The secrets in ``text``, in order, overlapping ones merged into one."""
     if not text:
         return []
@@ -102,11 +123,20 @@ def find(text: str, known: Known = NOTHING_KNOWN) -> list[Hit]:
     if len(view) >= MIN_RULE_MATCH and not (len(view) < 20 and view.isalpha()):
         # (shorter, or letters only: no rule matches)
         scan = Scan(view)
-        for finder in FINDERS:
-            hits.extend(finder(scan))
+        found = [hit for finder in FINDERS for hit in finder(scan)]
+        if depth < MAX_DEPTH:
+            found.extend(wrapped_hits(scan, lambda decoded: find(decoded, depth=depth + 1)))
+        hits.extend(h for h in found if not _is_example(view, h))
     if where is not None:
         hits = [_map_back(h, where, len(text)) for h in hits]
     return merge(hits)
+
+
+def _is_example(text: str, hit: Hit) -> bool:
+    if hit.kind == "private_key" or hit.end - hit.start > _EXAMPLE_MAX:
+        return False
+    value = text[hit.start : hit.end]
+    return is_example(value) and not any(c.isspace() for c in value)
 
 
 def merge(hits: Iterable[Hit]) -> list[Hit]:

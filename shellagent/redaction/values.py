@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from typing import Literal
 
 NameKind = Literal["password", "secret", "aws_secret_access_key"]
@@ -42,15 +41,47 @@ _WORDS = re.compile(r"[a-z]+(?:[._\-/:][a-z]+)*|[A-Z]+(?:[._\-][A-Z]+)*")
 _NUMBERISH = re.compile(
     r"0x[0-9a-f]{1,16}"  # 0x08074b50 (a longer one is a key: PRIVATE_KEY=0x…)
     r"|v?\d+(?:[._\-:]\d+)*[a-z]{0,3}"  # 42, 1.2.3, 3600s, 10:30
-    r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?",
+    r"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"|s-1(?:-\d+)+",  # a Windows security id (S-1-5-21-…): names an account, not a secret
     re.IGNORECASE,
 )
+# A value written to show what a secret looks like, not to be one: the documented examples
+# (AWS's ``AKIAIOSFODNN7EXAMPLE``) and masked or filled-in placeholders (``ghp_xxxx…``,
+# ``xoxb-0000000000-…``). A random token holds neither by chance.
+_EXAMPLE = re.compile(r"example|placeholder|[x*•#]{6}|0{8}", re.IGNORECASE)
 # Values of a well-known public shape that sit under secret-sounding names.
 _PUBLIC = re.compile(
     r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}$|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-"
+    # a digest labelled with its algorithm: a host key's fingerprint, npm's integrity, go.sum
+    r"|(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?|h1)[:\-=][A-Za-z0-9+/=_\-]{16,}$",
+    re.IGNORECASE,
 )
 # nsswitch.conf says ``passwd: files systemd``.
 _NSS_SOURCES = frozenset({"files", "compat", "systemd", "sss", "nis", "nisplus", "ldap", "db"})
+
+# Every secret-sounding name holds one of these (``classify_name`` decides); rules look for a
+# name only in texts that hold one. The short ones count only as words of a name (``db_pw``,
+# ``GITHUB_PAT``, ``connect.sid``), not inside another word (``path``, ``side``).
+KEYWORDS = (
+    "pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "sess", "salt",
+    "bearer", "cookie", "jwt", "private",
+)  # fmt: skip
+SHORT_KEYWORDS = ("pw", "pat", "sid", "otp", "dsn")
+_SHORT_WORDS = {k: re.compile(k + "(?![a-z])") for k in SHORT_KEYWORDS}
+
+
+def keywords_in(lowered: str) -> tuple[str, ...]:
+    """The keywords a lower-cased text holds (a short one only as a word of its own, not in
+    path or inside): a cheap test before the rules that look for a secret's name."""
+    found = [k for k in KEYWORDS if k in lowered]
+    for k in SHORT_KEYWORDS:
+        if k in lowered and any(
+            m.start() == 0 or not lowered[m.start() - 1].isalpha()
+            for m in _SHORT_WORDS[k].finditer(lowered)
+        ):
+            found.append(k)
+    return tuple(found)
+
 
 _PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "pwd")
 _PASSWORD_WORDS = frozenset({"pass", "pw", "pword"})
@@ -59,11 +90,14 @@ _SECRET_WORDS = frozenset(
         "secret", "secrets", "token", "key", "apikey", "credential", "credentials", "creds",
         "auth", "authorization", "sig", "signature", "cookie", "session", "sessionid", "sid",
         "salt", "dsn", "jwt", "otp", "passkey", "privatekey", "pepper", "bearer", "pat",
+        "authtoken", "accesstoken",
     }
 )  # fmt: skip
+# Session cookies named as one word: PHPSESSID, JSESSIONID, ASP.NET_SessionId's sessionid.
+_SESSION_ENDINGS = ("sessid", "sessionid")
 _SECRET_ENDINGS = ("token", "secret", "apikey", "key", "password", "passwd", "passphrase")
 # A name whose last word is one of these holds something about a secret, not the secret.
-_HARMLESS_LAST = frozenset(
+HARMLESS_LAST = frozenset(
     {
         "id", "ids", "name", "names", "file", "files", "filename", "path", "paths", "dir",
         "directory", "url", "uri", "urls", "endpoint", "host", "hostname", "port", "user",
@@ -84,6 +118,7 @@ _NEGATING_FIRST = frozenset(
      "enable", "show", "hide", "reset", "change", "generate", "random", "empty", "skip"}
 )  # fmt: skip
 _PUBLIC_WORDS = frozenset({"public", "publishable", "pub", "pubkey", "pinnedpubkey"})
+_DIGIT, _LOWER, _UPPER = re.compile("[0-9]"), re.compile("[a-z]"), re.compile("[A-Z]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
@@ -108,7 +143,7 @@ def classify_name(name: str, *, flag: bool = False) -> NameKind | None:
     last = words[-1]
     if words[-3:] == ["private", "key", "id"]:
         return "secret"  # a GCP service account's private_key_id names its key: kept secret
-    if last in _HARMLESS_LAST:
+    if last in HARMLESS_LAST:
         return None
     if "aws" in words and "secret" in words:
         return "aws_secret_access_key"
@@ -118,7 +153,15 @@ def classify_name(name: str, *, flag: bool = False) -> NameKind | None:
         return "password"
     if any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words):
         return "secret"
+    if last.endswith(_SESSION_ENDINGS):
+        return "secret"
     return None
+
+
+def is_example(value: str) -> bool:
+    """A documented example or a placeholder written in a secret's shape (``…EXAMPLE``,
+    ``ghp_xxxxxxxx…``, ``xoxb-000000…``): shown to say what a secret looks like."""
+    return _EXAMPLE.search(value) is not None
 
 
 def is_reference(value: str) -> bool:
@@ -149,9 +192,14 @@ def looks_random(value: str) -> bool:
         return False
     if _WORDS.fullmatch(value) or _NUMBERISH.fullmatch(value):
         return False
-    has_digit = any(c.isdigit() for c in value)
-    has_lower = any(c.islower() for c in value)
-    has_upper = any(c.isupper() for c in value)
+    if value.isascii():  # (the common case, at C speed)
+        has_digit = _DIGIT.search(value) is not None
+        has_lower = _LOWER.search(value) is not None
+        has_upper = _UPPER.search(value) is not None
+    else:
+        has_digit = any(c.isdigit() for c in value)
+        has_lower = any(c.islower() for c in value)
+        has_upper = any(c.isupper() for c in value)
     if has_digit and (has_lower or has_upper):
         return True
     if has_lower and has_upper:
@@ -166,4 +214,4 @@ def looks_random(value: str) -> bool:
 def entropy(value: str) -> float:
     """Shannon entropy in bits per character."""
     n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+    return -sum(c / n * math.log2(c / n) for c in map(value.count, set(value))) if n else 0.0

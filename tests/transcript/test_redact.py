@@ -24,7 +24,7 @@ SHAPES = {
     "gitlab_token": "glpat-xY7zQ2wE9rT4uI8oP1aS",
     "slack_token": "xoxb-2048-4096-AbCdEfGhIjKlMnOp",
     "huggingface_token": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
-    "aws_access_key_id": "AKIAIOSFODNN7EXAMPLE",
+    "aws_access_key_id": "AKIA2E0A8F3B244C9986",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFU",
 }
 PEM = (
@@ -57,7 +57,7 @@ def test_private_key_cut_off_by_output_truncation_is_still_redacted() -> None:
         ("token: abcdef123456", "token: [REDACTED:secret]"),
         ('{"api_key": "zq8Xw2Lk9Vb4"}', '{"api_key": "[REDACTED:secret]"}'),
         (
-            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = q3Jx8LtR2vWn/Y7pKcD5fMb+Zs0HgUe4NaTi9oQw",
             "aws_secret_access_key = [REDACTED:aws_secret_access_key]",
         ),
         (

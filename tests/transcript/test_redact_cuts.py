@@ -33,6 +33,8 @@ from shellagent.testing import ScriptedBackend
 from shellagent.transcript import Redactor, TranscriptWriter
 from tests.sandbox.conftest import as_nobody  # noqa: F401  (a fixture, used by name)
 
+from .secret_shapes import Shape
+from .secret_structures import SECRETS as STRUCTURES
 from .test_redact_corpus import CASES, leaked
 
 PREFIX = "".join(f"{i:05d} an ordinary line of output before the key\n" for i in range(200))[:9000]
@@ -184,6 +186,22 @@ def test_a_cut_through_a_secret_at_any_character_keeps_no_piece_of_it(
         for shown in (kept(text, at, 40), kept(text, 40, len(text) - at)):
             redacted = Redactor().redact(shown)
             for secret in case["secrets"]:
+                assert not leaked(secret, redacted), (at, redacted[-400:])
+
+
+@pytest.mark.parametrize("shape", STRUCTURES, ids=[s.name for s in STRUCTURES])
+def test_a_cut_through_a_secret_found_by_its_structure_keeps_no_piece_of_it(
+    shape: Shape,
+) -> None:
+    """A name and its value, a block of base64 lines, a key after its comment line: the
+    context that makes a value a secret stays with it on one side of a cut."""
+    before, after = "x " * 300 + "\n", "\n" + " y" * 300
+    text = before + shape.text + after
+    start, end = len(before), len(before) + len(shape.text)
+    for at in range(start, end + 1, max((end - start) // 12, 1)):
+        for shown in (kept(text, at, 40), kept(text, 40, len(text) - at)):
+            redacted = Redactor().redact(shown)
+            for secret in shape.secrets:
                 assert not leaked(secret, redacted), (at, redacted[-400:])
 
 
