@@ -265,15 +265,20 @@ def opening(
 ) -> tuple[str, str]:
     """The system prompt and the task message a session starts with: ``examples`` (worked
     examples, rewritten to the task's paths and shown as the loop would have fed back
-    their output) in the system prompt, a follow-up's digest before the task."""
+    their output) in the system prompt, a follow-up's digest before the task; both redacted
+    as a transcript is, since they come from earlier sessions' commands and output."""
+    from shellagent.transcript.redact import Redactor
+
+    redact = Redactor.from_environment().redact
     shown = ""
     if examples:
 
         def observe_step(out: str, code: int) -> str:
             return observation.executed(_Observed(out, code), observation_chars // 4)
 
-        shown = render([rewrite(e, task) for e in examples], observe=observe_step)
-    return system_prompt(env, shown, task), task_message(task, earlier.text if earlier else "")
+        shown = redact(render([rewrite(e, task) for e in examples], observe=observe_step))
+    digest = redact(earlier.text) if earlier else ""
+    return system_prompt(env, shown, task), task_message(task, digest)
 
 
 def _loop(state: SessionState) -> SessionEnd:
@@ -526,7 +531,9 @@ def _execute(
     refused = result.refused
     if refused:
         state.refuted.add(command.strip())
-    shown = observation.executed(result, state.config.observation_chars, edited_from=edited_from)
+    shown = state.redact(
+        observation.executed(result, state.config.observation_chars, edited_from=edited_from)
+    )
     if refused:
         shown = f"{shown}\n{observation.claim_refuted()}"
     state.emit(

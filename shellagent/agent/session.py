@@ -84,6 +84,12 @@ class SessionEnd(Exception):
         self.alternatives = alternatives
 
 
+def _redactor() -> Callable[[str], str]:
+    from shellagent.transcript.redact import Redactor
+
+    return Redactor.from_environment().redact
+
+
 @dataclass
 class SessionState:
     """The state one ``run_task`` call carries between turns."""
@@ -133,6 +139,9 @@ class SessionState:
     invalid_in_a_row: int = 0
     context_trims: int = 0  # times the conversation was cut to fit the context (context.py)
     running: bool = False
+    # What the model is shown of a command's output is redacted as the transcript is, by one
+    # redactor for the session: a secret it found once is known in later outputs too.
+    redact: Callable[[str], str] = field(default_factory=_redactor)
 
 
 def observe(state: SessionState, text: str) -> None:

@@ -18,10 +18,11 @@ and invisible characters slipped into a secret do not hide it. A secret becomes 
 placeholder naming its kind, ``[REDACTED:github_token]``, or for known values
 ``[REDACTED:env:NAME]``, so exports stay readable and identical secrets map to identical
 text. Redaction happens when a record is written (``Redactor.redact_record``, which every
-writer to disk calls: transcripts, history, job runs, eval results), never at export: the
-model may see the real value in memory during its session, the disk never does. What the
-model sees of a long output is cut so that the kept part can be redacted on its own
-(``redaction/cuts.py``).
+writer to disk calls: transcripts, history, job runs, eval results), never at export. What
+the model is shown of command output, worked examples and a follow-up's digest goes through
+``Redactor.redact`` too (``agent/loop.py``), so a secret a command printed reaches neither
+the disk nor the model's endpoint. A long output is cut so that the kept part can be
+redacted on its own (``redaction/cuts.py``).
 """
 
 from __future__ import annotations

@@ -4,16 +4,21 @@ the transcript file, ``logs show`` or ``export --format rl``."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from tests.daemon.conftest import DaemonProc, ask_inprocess, cmd, done, shellagent_cli
+from tests.model.conftest import LocalServer
+from tests.model.test_openai_backend import ChatServer
 from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, start_m6_processes
 from tests.transcript.secret_shapes import SHAPES
+from tests.transcript.secret_structures import SECRETS
 
 PIECE = 12
 
@@ -121,3 +126,49 @@ def test_host_command_line_credentials_reach_neither_the_model_nor_the_transcrip
     values = [*_M6_VALUES.values(), *_M6_TOKENS]
     assert not [v for v in values if v in on_disk]
     assert not [v for v in values if v in run.out]  # what the model saw, streamed to the user
+
+
+class _Scripted(ChatServer):
+    """An ``openai:`` endpoint that answers each request with the next reply of a script
+    and keeps every request it was sent (``requests``)."""
+
+    script: ClassVar[list[str]] = []
+
+    def answer(self, body: dict[str, Any]) -> None:
+        type(self).reply = self.script[min(len(self.requests), len(self.script) - 1)]
+        super().answer(body)
+
+
+@pytest.mark.slow
+def test_an_openai_endpoint_receives_no_secret_an_allowed_cat_printed(
+    daemon: DaemonProc, workdir: Path
+) -> None:
+    # review 3's M4: credential files read by an allowed `cat` went to the endpoint in
+    # clear. Here the structural corpus, a few files at a time, within the output budget.
+    groups: list[list[str]] = [[]]
+    for n, shape in enumerate(SECRETS):
+        if sum(len(t) + 1 for t in groups[-1]) + len(shape.text) > 1400:
+            groups.append([])
+        groups[-1].append(shape.text)
+        (workdir / f"c{n}.txt").write_text(f"file c{n}\n{shape.text}\n")
+    names, n = [], 0
+    for group in groups:
+        names.append(" ".join(f"c{i}.txt" for i in range(n, n + len(group))))
+        n += len(group)
+    handler: type[_Scripted] = type(
+        "Endpoint",
+        (_Scripted,),
+        {"requests": [], "script": [*(cmd(f"cat {g}", "read") for g in names), done("read")]},
+    )
+    with LocalServer(handler) as server:
+        model = f"openai:{server.url}/v1#m"
+        run = ask_inprocess("read the files", model, workdir, yes=True, max_turns=len(names) + 1)
+    assert run.code == 0, run.out[-2000:]
+    sent = json.dumps([r["messages"] for r in handler.requests], ensure_ascii=False)
+    assert len(handler.requests) == len(names) + 1
+    assert all(f"file c{i}" in sent for i in range(len(SECRETS)))  # every output got there
+    left = [s.name for s in SECRETS if any(leaked(x, sent) for x in s.secrets)]
+    assert not left, left
+    (path,) = (Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir()
+    on_disk = path.read_text()
+    assert not [s.name for s in SECRETS if any(leaked(x, on_disk) for x in s.secrets)]
