@@ -32,7 +32,7 @@ MIN_LENGTH = 20
 # their alphabet, hex included (2.9 is hex's 1st percentile at 20; alphanumeric's is 3.65).
 MIN_ENTROPY = 2.9
 _LOOK_BACK = 6  # words before the token that may hold its name
-_NAME_MAX = 64  # a longer word is no name
+_NAME_MAX = 64  # a longer word is no name; nor one over 32 without a separator
 _OTHER_WORDS = 1  # words that are neither filler nor the name, allowed between
 _STRIP = "\"'`()[]{}<>,;.!?*"
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~!@#$%^&*]+={0,2}")
@@ -122,6 +122,12 @@ def _random(value: str) -> bool:
     return entropy(value.rstrip("=")) >= MIN_ENTROPY
 
 
+def _not_a_name(word: str) -> bool:
+    if len(word) > _NAME_MAX or "(" in word or ")" in word:
+        return True
+    return len(word) > 32 and "_" not in word and "-" not in word and "." not in word
+
+
 def _named_before(text: str, start: int) -> tuple[str, int] | None:
     """The kind of secret the words before ``start`` name (see the module) and where the
     name starts, or None."""
@@ -148,20 +154,18 @@ def _named_before(text: str, start: int) -> tuple[str, int] | None:
             continue
         if low in _BLOCKERS or low.startswith(("ssh-", "ecdsa-", "sk-ssh", "sk-ecdsa", "-----")):
             return None  # what it is instead; an SSH key's type; an armour line (-----BEGIN …)
-        if len(core) > _NAME_MAX or "(" in core or ")" in core:
-            kind = None  # not a name: another token, code (f(x))
-        elif name_words(core)[-1:] in (["signature"], ["sig"]):
-            return None  # in prose and output a signature is published (PGP, DKIM, a release)
+        if _not_a_name(core):
+            pass  # another token, code (f(x))
         else:
+            last = name_words(core)[-1:]
+            if last in (["signature"], ["sig"]) or (last and last[0] in _BLOCKERS):
+                return None  # a published signature (PGP, DKIM, a release); what it is instead
             kind = classify_name(core)
-        if kind is not None:
-            qualifier = words[i - 1].strip(_STRIP + ":=").lower() if i else ""
-            if qualifier in _PUBLIC_QUALIFIERS:
-                return None
-            return kind, max(region, text.rfind(word, region, start))
-        last = name_words(core)[-1:] or [low]
-        if last[0] in _BLOCKERS or low in _BLOCKERS:
-            return None
+            if kind is not None:
+                qualifier = words[i - 1].strip(_STRIP + ":=").lower() if i else ""
+                if qualifier in _PUBLIC_QUALIFIERS:
+                    return None
+                return kind, max(region, text.rfind(word, region, start))
         others += 1
         if others > allowed:
             return None

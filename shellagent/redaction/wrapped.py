@@ -14,7 +14,6 @@ secret wrapped twice is found too, up to ``spans.MAX_DEPTH``).
 
 from __future__ import annotations
 
-import base64
 import binascii
 import re
 from collections.abc import Callable, Iterator
@@ -42,8 +41,12 @@ def wrapped_hits(scan: Scan, rules: Rules) -> Iterator[Hit]:
     words, starts = scan.long_word_list
     if not words:
         return
+    # blocks first: their lines are not runs of their own (one decoding, not one a line)
+    in_blocks: list[tuple[int, int]] = []
+    if "\n" in scan.text and sum(1 for w in words if _block_line(w)) >= 2:
+        yield from _blocks(scan.text, rules, in_blocks)
     for word, word_start in zip(words, starts, strict=True):
-        if len(word) < MIN_RUN:
+        if len(word) < MIN_RUN or any(s <= word_start < e for s, e in in_blocks):
             continue
         for m in _RUN.finditer(word):
             run = m.group()
@@ -51,8 +54,6 @@ def wrapped_hits(scan: Scan, rules: Rules) -> Iterator[Hit]:
             if kind is not None:
                 start, end = word_start + m.start(), word_start + m.end()
                 yield Hit(start, end, kind, SHAPE, start, end)
-    if "\n" in scan.text and sum(1 for w in words if _block_line(w)) >= 2:
-        yield from _blocks(scan.text, rules)
 
 
 def _block_line(word: str) -> bool:
@@ -65,11 +66,13 @@ def _block_line(word: str) -> bool:
     )
 
 
-def _blocks(text: str, rules: Rules) -> Iterator[Hit]:
+def _blocks(text: str, rules: Rules, seen: list[tuple[int, int]]) -> Iterator[Hit]:
+    """Blocks of wrapped base64 holding a secret; ``seen`` gets the span of every block."""
     for m in _BLOCK.finditer(text):
         lines = [(ln.start(), ln.end()) for ln in _LINE.finditer(text, m.start(), m.end())]
         if len({e - s for s, e in lines[:-1]}) != 1:
             continue  # lines of different lengths: not one text, wrapped
+        seen.append((m.start(), m.end()))
         kind = _secret_inside("".join(text[s:e] for s, e in lines), rules)
         if kind is not None:
             for start, end in lines:
@@ -102,12 +105,15 @@ def _secret_inside(run: str, rules: Rules) -> str | None:
 def _decode(body: str, url: bool) -> bytes | None:
     padded = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body
     padded += "=" * (-len(padded) % 4)
+    if url:
+        padded = padded.translate(_URL_TO_STANDARD)
     try:
-        return base64.b64decode(padded, altchars=b"-_" if url else None, validate=True)
+        return binascii.a2b_base64(padded, strict_mode=True)
     except (binascii.Error, ValueError):
         return None
 
 
+_URL_TO_STANDARD = str.maketrans("-_", "+/")
 _TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\n\r\t"
 
 
