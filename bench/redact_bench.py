@@ -474,7 +474,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=40)
     parser.add_argument("--show", action="store_true", help="list misses and changed lines")
     parser.add_argument(
-        "--baseline", default="6877dd7", help="revision to compare with, measured in this run"
+        "--baseline", default="dfeea1b", help="revision to compare with, measured in this run"
     )
     parser.add_argument("--figures-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
