@@ -531,6 +531,7 @@ def _execute(
     refused = result.refused
     if refused:
         state.refuted.add(command.strip())
+    # (redacted here too, so the execution event holds what the model is shown)
     shown = state.redact(
         observation.executed(result, state.config.observation_chars, edited_from=edited_from)
     )

@@ -139,13 +139,15 @@ class SessionState:
     invalid_in_a_row: int = 0
     context_trims: int = 0  # times the conversation was cut to fit the context (context.py)
     running: bool = False
-    # What the model is shown of a command's output is redacted as the transcript is, by one
+    # What the model is told back is redacted as the transcript is (``observe``), by one
     # redactor for the session: a secret it found once is known in later outputs too.
     redact: Callable[[str], str] = field(default_factory=_redactor)
 
 
 def observe(state: SessionState, text: str) -> None:
-    """Tell the model ``text`` (an observation: a user message of this turn)."""
+    """Tell the model ``text`` (an observation: a user message of this turn), redacted:
+    whatever a command printed (its output, a listing) reaches the model as it is stored."""
+    text = state.redact(text)
     state.conversation.append({"role": "user", "content": text})
     state.emit(ChatMessage(role="user", content=text, turn=state.turn))
 

@@ -102,3 +102,16 @@ def test_worked_examples_and_a_follow_ups_digest_reach_the_model_redacted() -> N
     system, user = opening(env, "list the files", [example], earlier=earlier)
     assert "cat deploy.env" in system and "sqlplus scott/" in user
     assert [s for s in SECRETS if leaked(s, system + user)] == []
+
+
+def test_a_listing_told_back_after_an_invented_path_is_redacted_too(
+    run_agent: Callable[..., Run], sandbox: Any, workspace: Path
+) -> None:
+    # every observation goes through the redactor, not only a command's output: here the
+    # directory listing the model is given when it names a file that does not exist
+    (workspace / f"{_GITHUB}.txt").write_text("x\n")
+    run = run_agent([cmd("cat ./no-such-file.txt"), done("gave up")], sandbox)
+    told = run.observations()[0]
+    assert told.startswith("Not run: ./no-such-file.txt does not exist here.")
+    assert "[REDACTED:github_token].txt" in told
+    assert not leaked(_GITHUB, shown_to_model(run))
