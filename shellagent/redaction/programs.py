@@ -133,10 +133,16 @@ _PIPED_INTO = (
     r"[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-\S+[ \t]+)*)?"
     r"(?:(?P<chpasswd>chpasswd|base64|openssl[ \t]+base64)"
     r"|sudo(?:[ \t]+-[^\sS]*)*[ \t]+-[a-zA-Z]*S|[^\n|;&]{0,200}?--password-stdin"
-    r"|passwd[ \t]+--stdin)"
+    r"|passwd[ \t]+--stdin"
+    # logins that read the token from standard input: vault login -, az devops login,
+    # gh auth login --with-token
+    r"|[^\n|;&]{0,200}?(?:login(?:[ \t]+-\S+)*[ \t]+-(?![\w-])|devops[ \t]+login"
+    r"|login[^\n|;&]{0,100}?--with-token))"
 )
+# (printf's format first: printf '%s\n' PASS)
 _PIPED = tuple(
-    f"{word}(?<![\\w.-]{word})(?:[ \\t]+-[a-zA-Z]+)*[ \\t]+{_ATTACHED}{_PIPED_INTO}"
+    f"{word}(?<![\\w.-]{word})(?:[ \\t]+-[a-zA-Z]+)*(?:[ \\t]+['\"]?%s(?:\\\\n)?['\"]?)?"
+    f"[ \\t]+{_ATTACHED}{_PIPED_INTO}"
     for word in ("echo", "printf")
 )
 _HTPASSWD = re.compile(r"htpasswd(?<![\w.-]htpasswd)(?P<args>[^\n|;&]{0,300})")

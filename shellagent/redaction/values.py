@@ -85,6 +85,11 @@ def keywords_in(lowered: str) -> tuple[str, ...]:
 
 _PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "pwd")
 _PASSWORD_WORDS = frozenset({"pass", "pw", "pword"})
+# words that end in "pass" and say nothing of a password
+_NOT_PASSWORDS = frozenset(
+    {"bypass", "compass", "surpass", "overpass", "underpass", "trespass", "multipass",
+     "onepass", "firstpass", "secondpass", "twopass", "singlepass"}
+)  # fmt: skip
 _SECRET_WORDS = frozenset(
     {
         "secret", "secrets", "token", "key", "apikey", "credential", "credentials", "creds",
@@ -149,8 +154,8 @@ def classify_name(name: str, *, flag: bool = False) -> NameKind | None:
         return "aws_secret_access_key"
     if last in _PASSWORD_WORDS or last.endswith(_PASSWORD_ENDINGS):
         return "password"
-    if flag and last.endswith("pass"):  # keytool -storepass, -keypass
-        return "password"
+    if last.endswith("pass") and (flag or last not in _NOT_PASSWORDS):
+        return "password"  # keytool -storepass, -keypass; SSHPASS, DBPASS, ROOTPASS
     if any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words):
         return "secret"
     if last.endswith(_SESSION_ENDINGS):
