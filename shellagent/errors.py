@@ -13,6 +13,7 @@
     ├── EnvironmentProblem          exit 3   something about this machine must be fixed first
     │   ├── SandboxUnavailable      exit 3   bwrap missing or cannot create namespaces
     │   ├── ModelUnavailable        exit 3   model file missing, corrupt or too large
+    │   │   └── _Refused            exit 3   a served model's HTTP error, kept (model.openai)
     │   ├── TranscriptError         exit 3   the transcript store cannot be written (transcript)
     │   ├── DaemonRunning           exit 3   another daemon holds the socket (daemon.lock)
     │   └── UntrustedDaemon         exit 3   the socket's daemon is not this user's (cli)

@@ -70,7 +70,7 @@ def test_a_runs_transcripts_export_as_rl_records(
 ) -> None:
     solved = ScriptedBackend(['{"cmd": "touch /tmp/done", "why": "do it"}', '{"done": "ok"}'])
     run_eval([make_task("t-solved")], ModelAgent(solved), config)
-    idle = ScriptedBackend(['{"cmd": "ls /nope", "why": "look"}', '{"done": "no"}'])
+    idle = ScriptedBackend(['{"cmd": "ls --nope", "why": "look"}', '{"done": "no"}'])
     run_eval([make_task("t-failed")], ModelAgent(idle), config)
     capsys.readouterr()
     assert main(["export", "--format", "rl", "--from", str(config.transcripts_dir)]) == 0
