@@ -429,6 +429,7 @@ def _record_reply(
 def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     command = action.cmd
     key = command.strip()
+    _stop_if_cancelled(state, key)  # Ctrl-C while the model thought: nothing more runs
     times, _ = state.outputs.get(key, (0, ""))
     if times >= 2:
         observe(state, observation.not_rerun(times))
@@ -500,6 +501,11 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
             state.job_commands.append(command)
 
 
+def _stop_if_cancelled(state: SessionState, command: str) -> None:
+    if state.cancel.is_set():
+        raise SessionEnd("cancelled", f"cancelled before `{command}` ran; it did not run")
+
+
 def _execute(
     state: SessionState,
     command: str,
@@ -510,6 +516,7 @@ def _execute(
 ) -> None:
     """Run ``command``; a confined one with the substitutions the policy judged in it
     (the driver refuses any other: ``Sandbox.run``)."""
+    _stop_if_cancelled(state, command.strip())  # e.g. while the user was asked
     state.running = True
     try:
         result: CommandResult = state.shell.run(
