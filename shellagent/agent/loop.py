@@ -47,7 +47,7 @@ from shellagent.agent.prompts import (
 )
 from shellagent.agent.scheduling import propose_job
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
-from shellagent.agent.support import succeeded
+from shellagent.agent.support import echoes_instructions, succeeded
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import (
     Alternative,
@@ -327,6 +327,18 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
         else:
             observe(state, observation.cut_reply(generation.stop, generation.generated_tokens))
         return
+    if isinstance(action, FinishAction) and _echoes_prompt(state, action.done):
+        # the prompt's own words are no answer: asked again, as for a reply that is no action
+        _record_reply(state, generation, action.to_dict())
+        state.invalid_in_a_row += 1
+        if state.invalid_in_a_row >= 2:
+            raise SessionEnd(
+                "error",
+                "the model gave no answer: it repeated the text of its instructions",
+                "the model's summaries were the text of its instructions, not an answer",
+            )
+        observe(state, observation.echoed_instructions())
+        return
     state.invalid_in_a_row = 0
     _record_reply(state, generation, action.to_dict())
     if isinstance(action, FinishAction):
@@ -365,6 +377,11 @@ def _called(state: SessionState, action: UseAction) -> RunAction | None:
     except InputError:
         return None
     return RunAction(cmd=command, why=f"recipe {recipe.name} (the model's call): {recipe.summary}")
+
+
+def _echoes_prompt(state: SessionState, summary: str) -> bool:
+    system = state.conversation[0]["content"] if state.conversation else ""
+    return echoes_instructions(summary, system, (c.output for c in state.commands))
 
 
 def _generate(state: SessionState, window: ContextWindow) -> Generation:
