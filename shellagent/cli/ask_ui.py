@@ -698,23 +698,29 @@ class AskUI:
 
     def _key(self, message: str, keys: str) -> str:
         """One key among ``keys`` (any case); Ctrl-C raises KeyboardInterrupt, Ctrl-D is q."""
-        from prompt_toolkit.key_binding import KeyBindings
-
-        bindings = KeyBindings()
-
-        def accept(key: str) -> Any:
-            return lambda event: event.app.exit(result=key)
-
-        for key in keys:
-            bindings.add(key)(accept(key))
-            bindings.add(key.upper())(accept(key))
-        bindings.add("c-d")(accept("q"))
-        bindings.add("c-c")(lambda event: event.app.exit(exception=KeyboardInterrupt()))
-        bindings.add("<any>")(lambda event: None)
-        bindings.add("enter")(lambda event: None)
-        result: str = self._session().prompt(message, key_bindings=bindings)
-        return result
+        return read_key(self._session(), message, keys)
 
     def _line(self, message: str, default: str = "") -> str:
         result: str = self._session().prompt(message, default=default)
         return result
+
+
+def read_key(session: Any, message: str, keys: str) -> str:
+    """One key among ``keys`` (any case) read with the prompt-toolkit ``session``; Ctrl-C
+    raises KeyboardInterrupt, Ctrl-D is ``q``, any other key is ignored."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    def accept(key: str) -> Any:
+        return lambda event: event.app.exit(result=key)
+
+    for key in keys:
+        bindings.add(key)(accept(key))
+        bindings.add(key.upper())(accept(key))
+    bindings.add("c-d")(accept("q"))
+    bindings.add("c-c")(lambda event: event.app.exit(exception=KeyboardInterrupt()))
+    bindings.add("<any>")(lambda event: None)
+    bindings.add("enter")(lambda event: None)
+    result: str = session.prompt(message, key_bindings=bindings)
+    return result
