@@ -573,6 +573,12 @@ def _execute(
             shell_restarted=result.shell_restarted,
             confined=result.confined,
             refused=refused,
+            # who wrote it: the user's edit, a recipe the model filled, or the model
+            origin="user"
+            if edited_from is not None
+            else "recipe"
+            if state.origin.startswith("recipe")
+            else "model",
         )
     )
     if state.cancel.is_set():

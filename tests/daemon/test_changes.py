@@ -49,7 +49,7 @@ def test_a_move_into_the_private_tmp_is_a_deletion_and_discarding_it_loses_nothi
 ) -> None:
     model = script(cmd("mv notes /tmp/rename.txt"), done("moved"))
     run = ask_inprocess("rename my notes", model, workdir, keys=["y", "n"])
-    assert run.code == 0
+    assert run.code == 1  # discarded: nothing of it was done (docs/agent.md, "Exit status")
     shown = [e for e in run.of(ChangesReady) if e.lines]
     assert len(shown) == 1 and shown[0].deleted == 4 and shown[0].choices  # 3 files, 1 dir
     assert any(line.startswith("!") and "DEL" in line for line in shown[0].lines)

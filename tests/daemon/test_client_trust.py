@@ -191,9 +191,9 @@ def refused(proc: subprocess.CompletedProcess[str], says: str) -> None:
 
 def sent_the_task(proc: subprocess.CompletedProcess[str], standin: Standin) -> None:
     """The positive control: ask trusted the socket and sent the task, then saw the
-    stand-in hang up (exit 1)."""
+    stand-in hang up (exit 4: a daemon that goes away mid-task is an internal error)."""
     assert b"my secret task" in standin.received(until=b'"type":"ask"')
-    assert proc.returncode == 1 and "went away" in proc.stderr, proc.stderr
+    assert proc.returncode == 4 and "went away" in proc.stderr, proc.stderr
 
 
 @pytest.fixture(params=[0, NOBODY], ids=["as-root", "as-nobody"])
