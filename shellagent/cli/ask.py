@@ -11,9 +11,10 @@ what the policy asks about, never what it denies. Commands run in a sandboxed ba
 working directory is this one.
 
 Exit status (the same with --no-daemon): 0 done (you confirmed it, or it was presented as
-done and nothing shows otherwise); 1 not done (you said no, a refused command and nothing
-ran, not shown to be done, gave up, out of turns, quit); 2 usage or input error;
-3 environment problem (sandbox, model or daemon); 4 internal error (a bug); 130 cancelled.
+done and nothing shows otherwise); 1 not done or not known to be (you said no, a refused
+command and nothing ran, not shown to be done, not claimed, gave up, out of turns, quit);
+2 usage or input error; 3 environment problem (sandbox, model or daemon); 4 internal
+error (a bug); 130 cancelled.
 
 This module imports only the standard library at import time, so ``ask`` starts fast;
 everything heavy (model, policy, sandbox) runs in the daemon, or with ``--no-daemon`` in

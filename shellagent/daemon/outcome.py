@@ -6,11 +6,13 @@ the task here), so a script can tell from the status alone whether the task was 
     0    done: you confirmed it, or the result was presented as done (``claimed``) and
          nothing in the session contradicts it (also when its changes are kept for later
          with -y, and for a dry run)
-    1    not done: you said it did not do it; you discarded its changes; it is not shown
-         to be done (the last command failed, or the summary claims what nothing shows);
-         a command was refused and nothing ran; the result says it is not done; its
-         changes could not be applied; it gave up, ran out of turns, you quit, or the
-         model's replies were unusable
+    1    not done, or not known to be: you said it did not do it; you discarded its
+         changes; it is not shown to be done (the last command failed, or the summary
+         claims what nothing shows); a command was refused and nothing ran; the result is
+         not claimed (commands the model wrote itself that nobody confirmed, a recipe's
+         result the evidence does not hold up, "~/Downloads does not exist"); its changes
+         could not be applied; it gave up, ran out of turns, you quit, or the model's
+         replies were unusable
     2    usage or input error: bad arguments, an empty task, a working directory or a
          session to follow up that does not exist, a config file that cannot be read
     3    environment problem: no sandbox, no model (also when the model fails mid-task),

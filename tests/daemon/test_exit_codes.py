@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,14 +81,35 @@ def ask(request: pytest.FixtureRequest, way: str) -> Callable[..., Run]:
     return ask_inprocess
 
 
+def use(recipe: str, **args: str) -> str:
+    return json.dumps({"use": recipe, "args": args})
+
+
 @BOTH
-def test_0_done_claimed_or_confirmed(
+def test_0_done_a_result_the_recipe_step_claims(
+    ask: Callable[..., Run], script: Callable[..., str], workdir: Path, recipes_on: str
+) -> None:
+    (workdir / "notes.txt").write_text("one\ntwo\nthree\n")
+    counted = ask(
+        "count the lines of notes.txt", script(use("line_count", file="notes.txt")), workdir,
+        yes=True,
+    )  # fmt: skip
+    assert counted.summary.claimed and counted.code == 0, counted.out
+    made = ask(
+        "create a folder reports/2026", script(use("make_dir", dir="reports/2026")), workdir,
+        yes=True,
+    )  # fmt: skip
+    assert made.of(ChangesDone)[0].outcome == "kept"  # -y without --apply: kept for later
+    assert made.summary.claimed and made.code == 0, made.out
+
+
+@BOTH
+def test_0_done_you_confirmed_it_and_1_nobody_checked_the_model_s_own_commands(
     ask: Callable[..., Run], script: Callable[..., str], workdir: Path
 ) -> None:
-    claimed = ask("greet", script(cmd("echo hi"), done("said hi")), workdir, yes=True)
-    assert claimed.code == 0 and last_line(claimed.out) == "unverified, the model says: said hi"
-    kept = ask("make it", script(cmd("touch a.txt"), done("made a.txt")), workdir, yes=True)
-    assert kept.code == 0 and kept.of(ChangesDone)[0].outcome == "kept"  # -y without --apply
+    unchecked = ask("greet", script(cmd("echo hi"), done("said hi")), workdir, yes=True)
+    assert not unchecked.summary.claimed and unchecked.code == 1
+    assert last_line(unchecked.out).startswith("unverified (no recipe did this")
     write_config("")  # "did that do it?" is asked
     confirmed = ask("greet", script(cmd("echo hi"), done("said hi")), workdir, keys=["y"])
     assert confirmed.code == 0 and last_line(confirmed.out) == "done (confirmed): said hi"
@@ -123,11 +145,26 @@ def test_1_the_only_command_refused_and_nothing_ran(
         workdir,
         keys=["n", "\r"],
     )
-    assert honest.code == 1  # a claim nothing contradicts, but nothing it asked for ran
+    assert honest.code == 1
     assert last_line(honest.out).startswith("not done: the command was refused and nothing ran")
     nobody = ask("delete old logs", script(cmd("rm -f old.log"), done("Left it")), workdir)
     assert nobody.code == 1  # no terminal, no -y: refused for want of an answer
     assert (workdir / "old.log").exists()
+
+
+@BOTH
+def test_1_a_folder_the_question_names_that_is_not_there(
+    ask: Callable[..., Run], script: Callable[..., str], workdir: Path, recipes_on: str
+) -> None:
+    named = f"~/Downloads-{uuid.uuid4().hex[:8]}"  # a fresh account has no such folder
+    run = ask(
+        f"find the five largest files in {named}",
+        script(use("largest_files_tree", dir=".", count="5")),  # the default: the checkout
+        workdir,
+        yes=True,
+    )
+    assert run.code == 1 and run.summary.commands == ()  # no other folder was listed
+    assert last_line(run.out) == f"not done: {named} does not exist"
 
 
 @BOTH
@@ -202,15 +239,23 @@ def test_4_a_daemon_that_dies_mid_task(script: Callable[..., str], workdir: Path
 
 @pytest.mark.parametrize("way", [[], ["--no-daemon"]], ids=["daemon", "no-daemon"])
 def test_the_command_line_exits_the_same_both_ways(
-    request: pytest.FixtureRequest, way: list[str], script: Callable[..., str], workdir: Path
+    request: pytest.FixtureRequest,
+    way: list[str],
+    script: Callable[..., str],
+    workdir: Path,
+    recipes_on: str,
 ) -> None:
     if not way:
         request.getfixturevalue("daemon")
-    (workdir / "old.log").write_text("x\n")
-    model: Any = script(cmd("rm -f old.log"), done("Deleted old.log"))
-    refused = ask_cli(*way, "--model", model, "delete old logs", cwd=workdir)
-    assert refused.returncode == 1, refused.stderr
-    claimed = ask_cli(*way, "-y", "--model", script(cmd("echo hi"), done("hi")), "hi", cwd=workdir)
-    assert claimed.returncode == 0, claimed.stderr
+    (workdir / "notes.txt").write_text("one\ntwo\n")
+    model: Any = script(use("line_count", file="notes.txt"))
+    counted = ask_cli(*way, "-y", "--model", model, "count the lines of notes.txt", cwd=workdir)
+    assert counted.returncode == 0, counted.stdout + counted.stderr
+    write_config()  # recipes off: the script's replies are the free loop's
+    refused = ask_cli(
+        *way, "--model", script(cmd("rm -f notes.txt"), done("Deleted notes.txt")),
+        "tidy up here", cwd=workdir,
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stderr  # no terminal, no -y: refused, nothing ran
     usage = ask_cli(*way, "--max-turns", "0", "x", cwd=workdir)
     assert usage.returncode == 2

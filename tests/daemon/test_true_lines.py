@@ -6,6 +6,7 @@ applies. Through the real daemon, and in a terminal (tmux) where one matters."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 
 from shellagent.cli.ask_ui import AskUI
 from shellagent.cli.main import main
-from shellagent.events import Decided, Proposed, Summary, Thinking, WireEvent
+from shellagent.events import ChangesReady, Decided, Proposed, Summary, Thinking, WireEvent
 from tests.daemon.conftest import (
     DaemonProc,
     RecordingUI,
@@ -63,6 +64,19 @@ def test_a_command_the_user_typed_is_labelled_theirs_on_screen_and_in_the_transc
     assert [p.origin for p in run.of(Proposed)] == [None, None, "user"]
     ran = [e for e in transcript_events(run.summary.session) if e["type"] == "execution"]
     assert [(e["command"], e["origin"]) for e in ran] == [("ls -la", "user")]
+
+
+def test_a_command_the_model_wrote_where_no_recipe_fits_says_so(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path, recipes_on: str
+) -> None:
+    run = ask_inprocess(
+        "zqxv the vlorp of gnarfs",  # no recipe fits this
+        script(cmd("echo vlorp", "print the vlorp"), done("printed")),
+        workdir,
+        yes=True,
+    )
+    assert [p.origin for p in run.of(Proposed)] == ["model"]
+    assert "    why: (written by the model, no recipe) print the vlorp" in block(run.out, 1)
 
 
 def _rendered(event: WireEvent) -> str:
@@ -125,6 +139,40 @@ def test_ctrl_c_while_the_model_thinks_runs_nothing_more_and_says_when_it_came(
     assert "while a command was running" not in out.getvalue()
 
 
+def test_ctrl_c_while_the_model_fills_a_recipe_runs_nothing(
+    daemon: DaemonProc, script: Callable[..., str], workdir: Path, recipes_on: str
+) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from shellagent.cli.ask_client import Connection, connect, follow, socket_path
+    from shellagent.events import Ask, Result
+
+    class CtrlCAtOnce(RecordingUI):
+        def event(self, event: WireEvent) -> None:
+            super().event(event)
+            if isinstance(event, Thinking):
+                raise KeyboardInterrupt
+
+    (workdir / "notes.txt").write_text("one\ntwo\n")
+    fill = json.dumps({"use": "line_count", "args": {"file": "notes.txt"}})
+    model = script({"text": fill, "delay_s": 1.5})
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        ui = CtrlCAtOnce([], out=out, err=io.StringIO(), pt_input=pipe, pt_output=DummyOutput())
+        conn = Connection(connect(socket_path()))
+        try:
+            conn.send(
+                Ask(task="count the lines of notes.txt", cwd=str(workdir), model=model, yes=True)
+            )
+            code = follow(conn, ui)
+        finally:
+            conn.close()
+    assert code == 130
+    assert not [e for e in ui.events if isinstance(e, Result)]  # the recipe's command never ran
+    assert last_line(out.getvalue()) == "cancelled: cancelled while the model was thinking"
+
+
 # -- no prompt text as an answer ----------------------------------------------------------
 
 FORMAT_TEXT = "what was done, or the answer, with the output that shows it"
@@ -161,7 +209,11 @@ def test_the_dry_run_s_last_line_says_nothing_changed_and_what_would(
     model = script(cmd("rm -f *.tmp", "clean up"), done("Deleted the .tmp files"))
     run = ask_inprocess("delete the tmp files", model, workdir, keys=["y"], dry_run=True)
     line = last_line(run.out)
-    assert line.startswith("dry run: nothing was changed; on the copy it would change: 2 deleted")
+    final = [e for e in run.of(ChangesReady) if e.lines][0]
+    assert line.startswith(
+        f"dry run: nothing was changed; on the copy it would change: {final.summary}"
+    ), final.lines
+    assert "2 deleted" in line
     assert line.endswith("(the model said: Deleted the .tmp files)")
     assert (workdir / "a.tmp").exists() and run.summary.verdict == "dry_run"
     assert not line.startswith(("unverified", "done"))
