@@ -648,6 +648,9 @@ class TaskWorker:
                 self._why[event.turn] = action.get("why", "")
                 # "free": no recipe did it, the model wrote it; no origin: no recipes here
                 self._writer[event.turn] = _ORIGINS.get(action.get("origin", ""))
+            elif "use" in action:  # a recipe the model called as a tool: the recipe's command
+                self._why[event.turn] = f"recipe {action['use']} (the model's call)"
+                self._writer[event.turn] = "recipe"
             else:
                 self._why.setdefault(event.turn, "")
             if event.valid is False:

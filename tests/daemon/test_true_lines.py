@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -345,3 +346,23 @@ def test_logs_list_uses_the_terminal_s_width_for_the_task(
     name = terminal(f"{sys.executable} -m shellagent logs list", workdir)
     screen = _wait_for(name, "EXIT=")
     assert task in screen, screen  # whole, on a 200-column terminal
+
+
+def test_a_recipe_the_model_called_as_a_tool_is_labelled_a_recipe_not_the_model_s() -> None:
+    """A model that writes commands well may call a recipe from the free loop: the command
+    is the recipe's rendering, so its label names the recipe, never 'no recipe'."""
+    from shellagent.daemon.worker import TaskWorker
+    from shellagent.events import Ask, ModelTurn, PolicyVerdict
+
+    sent: list[WireEvent] = []
+    nothing: Any = None  # no model: only the events are turned into what the client sees
+    worker = TaskWorker(
+        Ask(task="count the lines", cwd="/"), pool=nothing, emit=sent.append, client_pid=0
+    )
+    call = {"use": "line_count", "args": '{"file": "notes.txt"}', "origin": "free"}
+    worker._on_event(ModelTurn(turn=2, raw="", action=call, valid=True))
+    worker._on_event(PolicyVerdict(turn=2, command="wc -l < notes.txt", decision="allow"))
+    (proposed,) = [e for e in sent if isinstance(e, Proposed)]
+    assert proposed.origin == "recipe" and proposed.why == "recipe line_count (the model's call)"
+    shown = _rendered(proposed)
+    assert "why: recipe line_count (the model's call)" in shown and "no recipe" not in shown
