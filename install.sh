@@ -94,6 +94,46 @@ install_torch() {  # $1 = venv dir
   "${pip[@]}" torch
 }
 
+# pip's work as it happens, one line a package (pip -q printed nothing for minutes, then
+# everything at once): what is fetched, what is built and, every minute pip reports a
+# build still running, for how long. The whole output goes to a log, shown when pip fails.
+pip_progress() {
+  local line name building="" since=$SECONDS
+  while IFS= read -r line; do
+    case "$line" in
+      "Collecting "*)
+        name=${line#Collecting }; say "  getting ${name%%[ <>=!~;\[(]*}" ;;
+      *"Building "*" for "*": started")  # a wheel, or the editable checkout
+        name=${line#* for }; building=${name%% *}; since=$SECONDS
+        say "  building $building" ;;
+      *"Building "*" for "*": still running"*)
+        say "  still building $building ($(( (SECONDS - since) / 60 )) min so far)" ;;
+      *"Building "*" for "*": finished with status 'done'")
+        say "  built $building in $(( SECONDS - since )) s" ;;
+      "Installing collected packages: "*)
+        name=$(( $(tr -cd , <<<"${line#Installing collected packages: }" | wc -c) + 1 ))
+        say "  installing $name package$([ "$name" = 1 ] || echo s)" ;;
+      "ERROR: "*|"error: "*) say "  $line" ;;
+    esac
+  done
+}
+
+pip_install() {  # $1 = venv dir, $2... = pip install arguments
+  local venv=$1; shift
+  local log status=0
+  log=$(mktemp "${TMPDIR:-/tmp}/shellagent-pip.XXXXXX")
+  { "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off "$@" \
+      2>&1 | tee "$log" | pip_progress; status=${PIPESTATUS[0]}; } || true
+  if [ "$status" -eq 0 ]; then
+    rm -f "$log"
+    return 0
+  fi
+  say "error: pip could not install shellagent; its last lines (all of it: $log):" >&2
+  tail -n 25 "$log" >&2
+  return 1
+}
+# (end of the pip progress functions)
+
 make_venv() {  # $1 = venv dir, $2... = pip install arguments
   local venv=$1; shift
   local stamp="$venv/.shellagent-installed" want
@@ -114,11 +154,11 @@ make_venv() {  # $1 = venv dir, $2... = pip install arguments
     }
     did+=("created $venv")
   fi
-  say "installing shellagent into $venv (the first time, llama-cpp-python compiles: ~10 minutes)"
+  say "installing shellagent into $venv (the first time, llama-cpp-python compiles: ~10 minutes on 2 cores)"
   export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
   "$venv/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip >/dev/null 2>&1 || true
   [ "$train" = yes ] && install_torch "$venv"
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q "$@"
+  pip_install "$venv" "$@" || exit 1
   printf '%s\n' "$want" > "$stamp"
   did+=("installed shellagent and its dependencies into $venv")
 }

@@ -19,7 +19,8 @@
     │   └── UntrustedDaemon         exit 3   the socket's daemon is not this user's (cli)
     ├── ApplyRefused, ApplyStopped  exit 1   a change set not landed, or stopped (transaction)
     ├── SessionInUse                exit 1   a session's files held by another (transaction)
-    └── TaskFailed                  exit 1   the task or check ran and failed
+    ├── TaskFailed                  exit 1   the task or check ran and failed
+    └── InternalError               exit 4   a bug: an unexpected exception, a daemon that died
 
 The classes without a module named are defined here; the others beside what raises them.
 All of them can be caught at the daemon's and the agent loop's boundary as
@@ -106,3 +107,9 @@ class ModelUnavailable(EnvironmentProblem):
 
 class TaskFailed(ShellagentError):
     exit_code = 1
+
+
+class InternalError(ShellagentError):
+    """Something shellagent did not expect went wrong: a bug, not the user's doing."""
+
+    exit_code = 4

@@ -121,6 +121,7 @@ __all__ = [
     "ChatMessage",
     "Check",
     "ClientMessage",
+    "CommandOrigin",
     "ConfirmAnswer",
     "ConfirmReply",
     "ConfirmRequest",
@@ -192,6 +193,9 @@ ReplyStop = Literal["end", "length", "repeat"]
 """Why a reply ended: the model ended it, the token limit, or it was cut for looping."""
 ConfirmAnswer = Literal["yes", "no", "skip"]
 """What a person can answer to "Did that do it?"."""
+CommandOrigin = Literal["recipe", "model", "user"]
+"""Who wrote a command: a verified recipe the model filled, the model itself, or the user
+(typed or edited at the approval prompt)."""
 
 _EXIT_CODES: dict[str, int] = {"finished": 0, "cancelled": 130}
 
@@ -349,6 +353,8 @@ class Execution(_Line):
     confined: bool = _optional(False)
     # ... and something it tried was refused: the policy's read-only claim was wrong
     refused: bool = _optional(False)
+    # who wrote the command that ran (None: not recorded, a job's replay or an older file)
+    origin: CommandOrigin | None = _optional()
 
 
 @dataclass(frozen=True)
@@ -490,7 +496,8 @@ class InvalidReply(_Wire):
 
 @dataclass(frozen=True)
 class Proposed(_Wire):
-    """A command the model proposed and the policy's verdict on it."""
+    """A command proposed (by a recipe, the model, or the user's edit: ``origin``) and the
+    policy's verdict on it."""
 
     kind: ClassVar[str] = "proposed"
     turn: int
@@ -498,6 +505,7 @@ class Proposed(_Wire):
     why: str
     decision: Verdict
     reasons: tuple[str, ...] = ()
+    origin: CommandOrigin | None = _optional()  # None: not known (the model, no recipes)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ Daemon -> client (``events.WIRE_EVENTS``)::
     queued            {position}
     thinking          {turn}
     invalid           {turn, stop, raw}
-    proposed          {turn, command, why, decision, reasons?}
+    proposed          {turn, command, why, decision, reasons?, origin?}
     approval_request  {id, turn, command, why, decision, reasons?, carried?, named?}
     approval          {turn, command, decision, edited?, reason?, scope?}
     output            {data}

@@ -73,3 +73,73 @@ def test_a_no_to_the_key_binding_is_remembered_and_not_asked_again(tmp_path: Pat
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     assert shown.count("[y/N]") == 1, shown
     assert not (home / ".bashrc").exists()
+
+
+def _pip_functions(tmp_path: Path) -> Path:
+    """install.sh's pip progress functions, alone in a script that sources cleanly."""
+    text = (ROOT / "install.sh").read_text()
+    start = text.index("pip_progress() {")
+    end = text.index("# (end of the pip progress functions)")
+    part = tmp_path / "pip.sh"
+    part.write_text('say() { printf "%s\\n" "$*"; }\n' + text[start:end])
+    return part
+
+
+@pytest.mark.slow
+def test_the_install_shows_each_package_as_pip_works_on_it(tmp_path: Path) -> None:
+    """A build that takes seconds is announced when it starts, not with everything else
+    at the end (pip -q printed one line, then nothing for 88 s, then all at once)."""
+    package = tmp_path / "slowpkg"
+    package.mkdir()
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "slowpkg"\nversion = "0.1"\n'
+    )
+    (package / "setup.py").write_text(
+        "import time\ntime.sleep(3)\nfrom setuptools import setup\nsetup(py_modules=[])\n"
+    )
+    script = (
+        f"source {_pip_functions(tmp_path)}; pip_install {sys.prefix} --target {tmp_path / 'out'}"
+        f" --no-build-isolation --no-deps --no-index {package}"
+    )
+    with subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        seen = [(time.monotonic(), line.rstrip("\n")) for line in proc.stdout]
+        assert proc.wait(120) == 0
+    lines = [line for _, line in seen]
+    assert lines[0] == "  building slowpkg", lines
+    assert lines[1].startswith("  built slowpkg in ") and lines[-1] == "  installing 1 package"
+    assert seen[1][0] - seen[0][0] > 2  # shown while the build ran, not after it
+
+
+def test_a_long_build_says_it_is_still_running_and_pip_s_failure_is_shown(
+    tmp_path: Path,
+) -> None:
+    functions = _pip_functions(tmp_path)
+    pip_says = (
+        "Collecting llama-cpp-python>=0.3 (from shellagent==0.1)\n"
+        "  Downloading llama_cpp_python-0.3.2.tar.gz (64.0 MB)\n"
+        "  Building wheel for llama-cpp-python (pyproject.toml): started\n"
+        "  Building wheel for llama-cpp-python (pyproject.toml): still running...\n"
+        "  Building wheel for llama-cpp-python (pyproject.toml): finished with status 'done'\n"
+        "Installing collected packages: numpy, llama-cpp-python\n"
+        "Successfully installed numpy-2.0 llama-cpp-python-0.3.2\n"
+    )
+    shown = subprocess.run(
+        ["bash", "-c", f"source {functions}; pip_progress"],
+        input=pip_says, capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert shown == [
+        "  getting llama-cpp-python",
+        "  building llama-cpp-python",
+        "  still building llama-cpp-python (0 min so far)",
+        "  built llama-cpp-python in 0 s",
+        "  installing 2 packages",
+    ]
+    failed = subprocess.run(
+        ["bash", "-c", f"source {functions}; pip_install {sys.prefix} --no-index no-such-pkg-x"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert failed.returncode == 1
+    assert "error: pip could not install shellagent" in failed.stderr
+    assert "no-such-pkg-x" in failed.stderr  # pip's own words, from its log

@@ -47,7 +47,7 @@ from shellagent.agent.prompts import (
 )
 from shellagent.agent.scheduling import propose_job
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
-from shellagent.agent.support import succeeded
+from shellagent.agent.support import echoes_instructions, succeeded
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import (
     Alternative,
@@ -327,6 +327,18 @@ def _one_turn(state: SessionState, window: ContextWindow) -> None:
         else:
             observe(state, observation.cut_reply(generation.stop, generation.generated_tokens))
         return
+    if isinstance(action, FinishAction) and _echoes_prompt(state, action.done):
+        # the prompt's own words are no answer: asked again, as for a reply that is no action
+        _record_reply(state, generation, action.to_dict())
+        state.invalid_in_a_row += 1
+        if state.invalid_in_a_row >= 2:
+            raise SessionEnd(
+                "error",
+                "the model gave no answer: it repeated the text of its instructions",
+                "the model's summaries were the text of its instructions, not an answer",
+            )
+        observe(state, observation.echoed_instructions())
+        return
     state.invalid_in_a_row = 0
     _record_reply(state, generation, action.to_dict())
     if isinstance(action, FinishAction):
@@ -365,6 +377,11 @@ def _called(state: SessionState, action: UseAction) -> RunAction | None:
     except InputError:
         return None
     return RunAction(cmd=command, why=f"recipe {recipe.name} (the model's call): {recipe.summary}")
+
+
+def _echoes_prompt(state: SessionState, summary: str) -> bool:
+    system = state.conversation[0]["content"] if state.conversation else ""
+    return echoes_instructions(summary, system, (c.output for c in state.commands))
 
 
 def _generate(state: SessionState, window: ContextWindow) -> Generation:
@@ -429,6 +446,7 @@ def _record_reply(
 def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
     command = action.cmd
     key = command.strip()
+    _stop_if_cancelled(state, key)  # Ctrl-C while the model thought: nothing more runs
     times, _ = state.outputs.get(key, (0, ""))
     if times >= 2:
         observe(state, observation.not_rerun(times))
@@ -500,6 +518,11 @@ def _run_action(state: SessionState, action: RunAction, turn: int) -> None:
             state.job_commands.append(command)
 
 
+def _stop_if_cancelled(state: SessionState, command: str) -> None:
+    if state.cancel.is_set():
+        raise SessionEnd("cancelled", f"cancelled before `{command}` ran; it did not run")
+
+
 def _execute(
     state: SessionState,
     command: str,
@@ -510,6 +533,7 @@ def _execute(
 ) -> None:
     """Run ``command``; a confined one with the substitutions the policy judged in it
     (the driver refuses any other: ``Sandbox.run``)."""
+    _stop_if_cancelled(state, command.strip())  # e.g. while the user was asked
     state.running = True
     try:
         result: CommandResult = state.shell.run(
@@ -549,6 +573,12 @@ def _execute(
             shell_restarted=result.shell_restarted,
             confined=result.confined,
             refused=refused,
+            # who wrote it: the user's edit, a recipe the model filled, or the model
+            origin="user"
+            if edited_from is not None
+            else "recipe"
+            if state.origin.startswith("recipe")
+            else "model",
         )
     )
     if state.cancel.is_set():

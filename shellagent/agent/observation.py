@@ -19,6 +19,7 @@ __all__ = [
     "cut_reply",
     "denied",
     "done_without_commands",
+    "echoed_instructions",
     "dry_run",
     "executed",
     "invalid_reply",
@@ -144,6 +145,14 @@ def refused_before() -> str:
     return (
         "Not run and not shown: the user already refused this exact command in this task. "
         "Propose a different command, or reply done and say what was not done."
+    )
+
+
+def echoed_instructions() -> str:
+    """Said after a ``done`` whose summary only repeats the text of the instructions."""
+    return (
+        "Your summary repeats the text of your instructions: it is not an answer. Reply "
+        "done with what the commands' output showed for this task, in your own words."
     )
 
 

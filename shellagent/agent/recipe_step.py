@@ -231,6 +231,9 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
         return
     book = replace(book, recipes=chosen.recipes)  # with the composed ones the task asks for
     usable, values = chosen.usable, chosen.values
+    missing = _missing(state, chosen)
+    if missing:  # never an answer about another folder ("." for a missing ~/Downloads)
+        raise SessionEnd("finished", f"{missing} does not exist", claimed=False)
     state.turn += 1
     turn = state.turn
     if chosen.confident:
@@ -501,6 +504,33 @@ def _to_free(state: SessionState, why: str, chosen: Shortlist | None = None) -> 
     if tools is not None:
         state.tools = tools
         observe(state, tools.message)
+
+
+_NAMED = ("dir", "file", "path")  # the slot types that take a path the task names
+
+
+def _missing(state: SessionState, chosen: Shortlist) -> str:
+    """The folder or file the task names for the best recipe's question that is not there
+    ("" when all are): the question is about it, and no other folder answers it."""
+    import shlex
+
+    recipe = chosen.recipes[chosen.shortlist[0].name]
+    first = _first_values(chosen.offers[0])
+    if recipe.kind != "question" or first is None:
+        return ""
+    tests = []
+    for name, value in first.args:
+        if recipe.slots[name].type not in _NAMED or value not in chosen.values.paths:
+            continue
+        if value.startswith("/"):
+            word = shlex.quote(value)
+        elif value == "~" or value.startswith("~/"):
+            word = '"$HOME"' + shlex.quote(value[1:])
+        else:
+            continue  # a name the listing found: it exists
+        tests.append(f"[ -e {word} ] || printf '%s\\n' {shlex.quote(value)}")
+    missing = read_only(state.shell, "; ".join(tests)) if tests else []
+    return missing[0] if missing else ""
 
 
 def _task_values(state: SessionState) -> TaskValues:

@@ -275,6 +275,7 @@ def ask(state: SessionState, request: ApprovalRequest) -> Approval:
     automatic = is_automatic(state.approver)
     recorded = "auto" if automatic and approval.kind == "approve" else approval.kind
     reason = approval.reason
+    scope = approval.scope
     if approval.kind == "always":
         cwd = Path(state.shell.cwd or ".")
         try:
@@ -282,7 +283,8 @@ def ask(state: SessionState, request: ApprovalRequest) -> Approval:
                 request.evaluation, approval.scope or "session", cwd
             )
         except InputError as exc:
-            reason = f"not remembered: {exc.message}; approved this once"
+            # not remembered anywhere: recorded without a scope, and run this once
+            reason, scope = f"{exc.message}; run this once", None
     state.emit(
         ApprovalRecord(
             turn=request.turn,
@@ -290,7 +292,7 @@ def ask(state: SessionState, request: ApprovalRequest) -> Approval:
             decision=recorded,
             reason=reason,
             edited_command=approval.command if approval.kind == "edit" else None,
-            scope=approval.scope,
+            scope=scope,
         )
     )
     return approval

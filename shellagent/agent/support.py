@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Ran", "last_failed", "succeeded", "unsupported"]
+__all__ = ["Ran", "echoes_instructions", "last_failed", "succeeded", "unsupported"]
 
 SIGPIPE_EXIT = 128 + 13
 
@@ -107,6 +107,26 @@ def unsupported(
         if not _number_supported(number, task, outputs, worked):
             problems.append(f"{number} appears in no output")
     return tuple(dict.fromkeys(problems))
+
+
+def echoes_instructions(summary: str, instructions: str, outputs: Iterable[str] = ()) -> bool:
+    """Whether ``summary`` only repeats words of the model's own instructions (``instructions``,
+    its system prompt: the reply format's "what was done, or the answer, with the output
+    that shows it", a rule, a worked example's summary) instead of saying anything of this
+    session: asked in German, a 135M model answered with the format's own text. Such a
+    reply is no answer. Text that a command's output printed too is not an echo."""
+    said = _plain(summary)
+    if len(said.split()) < ECHO_WORDS or said not in _plain(instructions):
+        return False
+    return not any(said in _plain(output) for output in outputs)
+
+
+ECHO_WORDS = 4  # fewer words ("done", "no files found") may be in the prompt by chance
+
+
+def _plain(text: str) -> str:
+    """``text`` lower-case, its words separated by single spaces, without punctuation."""
+    return " ".join(t for t in (w.strip(_PUNCT + ".").lower() for w in text.split()) if t)
 
 
 def _sentences(text: str) -> list[str]:

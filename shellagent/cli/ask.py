@@ -8,8 +8,13 @@ of the one before; ask -c "â€¦" follows up your last session, ask --resume ID "â
 Every command is checked by the policy first: allowed ones run, denied ones never do, and
 for the rest you are asked (y run, n refuse, e edit, a always allow, q quit). -y approves
 what the policy asks about, never what it denies. Commands run in a sandboxed bash whose
-working directory is this one. Exit status: 0 finished, 1 failed or out of turns, 2 usage,
-3 environment (sandbox or model missing).
+working directory is this one.
+
+Exit status (the same with --no-daemon): 0 done (you confirmed it, or it was presented as
+done and nothing shows otherwise); 1 not done or not known to be (you said no, a refused
+command and nothing ran, not shown to be done, not claimed, gave up, out of turns, quit);
+2 usage or input error; 3 environment problem (sandbox, model or daemon); 4 internal
+error (a bug); 130 cancelled.
 
 This module imports only the standard library at import time, so ``ask`` starts fast;
 everything heavy (model, policy, sandbox) runs in the daemon, or with ``--no-daemon`` in
@@ -22,7 +27,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shellagent.errors import ShellagentError, UsageError
+from shellagent.errors import InternalError, ShellagentError, UsageError
+
+INTERNAL_ERROR = InternalError.exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,6 +131,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: say so, with where, and a status no task ends with
+        import traceback
+
+        traceback.print_exc()
+        print(
+            f"error: internal error: {type(exc).__name__}: {exc} (a bug in shellagent)",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
 
 
 def _interactive(args: argparse.Namespace) -> int:

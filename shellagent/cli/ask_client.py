@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellagent import paths, protocol
-from shellagent.errors import EnvironmentProblem, ShellagentError
+from shellagent.errors import EnvironmentProblem, InternalError, ShellagentError
 from shellagent.events import (
     Accepted,
     ApprovalNeeded,
@@ -182,7 +182,7 @@ class Connection:
                 try:
                     return protocol.decode_event(line)
                 except protocol.ProtocolError as exc:
-                    raise ShellagentError(
+                    raise EnvironmentProblem(
                         f"the daemon sent a message this ask does not understand: {exc}",
                         hint="a daemon of another version may be running: "
                         "`shellagent daemon stop`, then ask again",
@@ -332,7 +332,7 @@ def follow(conn: Connection, ui: AskUI) -> int:
                 raise refused_by_daemon(message)
             if message is None:
                 ui.stop_spinner()
-                raise ShellagentError(
+                raise InternalError(
                     "the daemon went away before the task ended",
                     hint="its transcript so far is kept: `shellagent logs list`",
                 )
@@ -367,10 +367,13 @@ def follow(conn: Connection, ui: AskUI) -> int:
                 conn.send(Cancel())
         except OSError as exc:
             ui.stop_spinner()
-            raise ShellagentError(f"lost the daemon connection: {exc}") from None
+            raise InternalError(
+                f"lost the daemon connection: {exc}",
+                hint="its transcript so far is kept: `shellagent logs list`",
+            ) from None
         except protocol.ProtocolError as exc:
             ui.stop_spinner()
-            raise ShellagentError(
+            raise EnvironmentProblem(
                 f"the daemon sent a malformed message ({exc})",
                 hint="restart it: shellagent daemon stop; then ask again",
             ) from None

@@ -169,9 +169,11 @@ def echoes(why: str, command: str) -> bool:
     return not text or text == cmd or (len(text) >= 2 and cmd.startswith(text))
 
 
+# Where an "always" holds, as the policy's always-allow store matches it: the directory
+# exactly (never the ones below), and only "everywhere" anywhere else.
 SCOPE_WORDS = {
-    "session": "for the rest of this task",
-    "directory": "in this directory and below",
+    "session": "in this directory for the rest of this task",
+    "directory": "in this directory (not below it), from now on",
     "everywhere": "everywhere, from now on",
 }
 
@@ -231,6 +233,8 @@ class AskUI:
         # follows up (``ask_client.run_on``)
         self.picked: str | None = None
         self.last_session: str | None = None
+        self._refused = 0  # commands refused in this task, by the user or for want of one
+        self._would = ""  # a dry run's change set, in words ("2 deleted")
         self.last_summary: Summary | None = None  # how the latest task ended
 
     @classmethod
@@ -301,7 +305,8 @@ class AskUI:
                 self.style("2", f"session {shown(event.session)} · model {shown(event.model)}")
             )
             self._overlay = event.overlay
-            self._step = self._refusals = 0
+            self._step = self._refusals = self._refused = 0
+            self._would = ""
             if event.overlay:
                 self._print(
                     self.style(
@@ -347,8 +352,15 @@ class AskUI:
         self._lines = self._hidden = 0
         self._step += 1
         self._print(f"[{self._step}] $ {self.style.marked(command)}")
-        if m.why and not echoes(m.why, m.command):
-            self._print(self.style("2", "    why: ") + self.style.marked(shown(m.why)))
+        origin = m.origin if isinstance(m, Proposed) else None
+        if origin == "user":  # typed or edited at the prompt: no reason of the model's
+            self._print(self.style("2", "    written by you"))
+        else:
+            why = shown(m.why) if m.why and not echoes(m.why, m.command) else ""
+            if origin == "model":  # recipes were tried and none did it
+                why = f"(written by the model, no recipe) {why}".rstrip()
+            if why:
+                self._print(self.style("2", "    why: ") + self.style.marked(why))
         colour = {"allow": "32", "ask": "33", "deny": "31"}.get(m.decision, "0")
         reasons = shown("; ".join(m.reasons))
         self._print(
@@ -364,10 +376,13 @@ class AskUI:
         if m.decision == "auto":
             self._print(self.style("2", "    approved (-y)"))
         elif m.decision == "refuse":
+            self._refused += 1
             self._print(f"    refused{': ' + reason if reason else ''}")
         elif m.decision == "always":
-            scope = SCOPE_WORDS.get(m.scope, "") if m.scope else ""
-            self._print(f"    always allowed {scope}: {reason}")
+            if m.scope is None:  # it could not be remembered: run this once, and said so
+                self._print(self.style("33", f"    {reason or 'not always allowed; run once'}"))
+            else:
+                self._print(f"    always allowed {SCOPE_WORDS[m.scope]}: {reason}")
         elif m.decision == "edit":
             edited, _ = reveal(m.edited or "")
             self._print(f"    edited to: {self.style.marked(edited)}")
@@ -467,6 +482,14 @@ class AskUI:
             return self.style("1;31", "failed: you said it did not do it") + said
         if m.verdict == "discarded":  # whatever the model said, nothing of it was kept
             return self.style("1", "discarded: your files are as they were") + said
+        if m.verdict == "dry_run":  # whatever the model said, it was said of a copy
+            if not self._overlay:
+                done = "nothing was run and nothing changed"
+            elif self._would:
+                done = f"nothing was changed; on the copy it would change: {shown(self._would)}"
+            else:
+                done = "nothing was changed, and it would change nothing"
+            return self.style("1", f"dry run: {done}") + said
         if m.verdict == "kept":
             return (
                 self.style("1", "not applied yet: the changes are kept for later")
@@ -478,6 +501,9 @@ class AskUI:
         if m.unsupported:
             problems = shown("; ".join(m.unsupported))
             return self.style("1;33", f"not shown to be done: {problems}") + said
+        if self._refused and not m.commands:
+            what = "the command was" if self._refused == 1 else "the commands were"
+            return self.style("1;33", f"not done: {what} refused and nothing ran") + said
         if self._unsure(m) and m.ran:
             doubts = shown("; ".join(m.doubts)) or "nothing showed it was"
             answer = f"\n  {summary}" if summary else ""
@@ -486,11 +512,15 @@ class AskUI:
                 + f": ran {shown(m.ran)}; it may not be what you meant ({doubts})"
                 + answer
             )
+        if self._unsure(m) and not m.doubts:  # the result says it is not done ("… does not exist")
+            return self.style("1;33", "not done") + (f": {summary}" if summary else "")
         # Nobody checked (-y, no terminal, "skip"): the model's word, not a result.
         return self.style("1", "unverified, the model says") + (f": {summary}" if summary else "")
 
     def _on_changes(self, m: ChangesReady) -> None:
         # File names were written inside the sandbox: shown, never obeyed.
+        if m.lines:
+            self._would = m.summary
         if not m.lines:
             self._print(self.style("2", f"    changes so far (not applied): {shown(m.summary)}"))
             return
@@ -644,13 +674,8 @@ class AskUI:
                 "    always allow where? [s]ession [d]irectory [e]verywhere ", "sde"
             )
             scopes: dict[str, Scope] = {"s": "session", "d": "directory", "e": "everywhere"}
-            scope = scopes[scope_key]
-            always, _ = reveal(command)
-            self._print(
-                f"    always allow {self.style.marked(always)} "
-                f"{SCOPE_WORDS[scope]}" + (f" ({os.getcwd()})" if scope == "directory" else "")
-            )
-            return _reply(m, "always", scope=scope)
+            # what was remembered, if anything, is the daemon's answer (``_on_decided``)
+            return _reply(m, "always", scope=scopes[scope_key])
         return _reply(m, "quit")
 
     def _after_refusals(self, m: ApprovalNeeded, command: str) -> ApprovalReply:
@@ -698,23 +723,29 @@ class AskUI:
 
     def _key(self, message: str, keys: str) -> str:
         """One key among ``keys`` (any case); Ctrl-C raises KeyboardInterrupt, Ctrl-D is q."""
-        from prompt_toolkit.key_binding import KeyBindings
-
-        bindings = KeyBindings()
-
-        def accept(key: str) -> Any:
-            return lambda event: event.app.exit(result=key)
-
-        for key in keys:
-            bindings.add(key)(accept(key))
-            bindings.add(key.upper())(accept(key))
-        bindings.add("c-d")(accept("q"))
-        bindings.add("c-c")(lambda event: event.app.exit(exception=KeyboardInterrupt()))
-        bindings.add("<any>")(lambda event: None)
-        bindings.add("enter")(lambda event: None)
-        result: str = self._session().prompt(message, key_bindings=bindings)
-        return result
+        return read_key(self._session(), message, keys)
 
     def _line(self, message: str, default: str = "") -> str:
         result: str = self._session().prompt(message, default=default)
         return result
+
+
+def read_key(session: Any, message: str, keys: str) -> str:
+    """One key among ``keys`` (any case) read with the prompt-toolkit ``session``; Ctrl-C
+    raises KeyboardInterrupt, Ctrl-D is ``q``, any other key is ignored."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    def accept(key: str) -> Any:
+        return lambda event: event.app.exit(result=key)
+
+    for key in keys:
+        bindings.add(key)(accept(key))
+        bindings.add(key.upper())(accept(key))
+    bindings.add("c-d")(accept("q"))
+    bindings.add("c-c")(lambda event: event.app.exit(exception=KeyboardInterrupt()))
+    bindings.add("<any>")(lambda event: None)
+    bindings.add("enter")(lambda event: None)
+    result: str = session.prompt(message, key_bindings=bindings)
+    return result

@@ -19,12 +19,18 @@ def add_parser(subparsers: Any) -> None:
         "files, atomically per file, refusing files that changed on your machine meanwhile. "
         "Changes to places that run code later (shell startup files, autostart, git hooks "
         "…) and to settings in your home directory are held back unless you name each "
-        "with --include. What it replaces can be undone.\n\n"
+        "with --include. What it replaces can be undone. With --diff it shows the diff and "
+        "asks before applying anything.\n\n"
         "example: shellagent apply 20261123T010203-ab12cd --include ~/.bash_aliases",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     apply.add_argument("session", metavar="SESSION")
-    apply.add_argument("--diff", action="store_true", help="print the full diff first")
+    apply.add_argument(
+        "--diff",
+        action="store_true",
+        help="show the full diff, then ask: apply, discard or keep (without a terminal "
+        "nothing is applied)",
+    )
     apply.add_argument("--discard", action="store_true", help="throw the changes away instead")
     apply.add_argument(
         "--include",
@@ -68,10 +74,25 @@ def run_apply(args: argparse.Namespace) -> int:
             workspace.remove()
             return 0
         # File names and contents were written inside the sandbox: shown, never obeyed.
-        if args.diff:
-            print(shown(changes.diff(), lines=True), end="")
-        elif not args.json:
+        if not args.json:
             print(shown("\n".join(changes.render()), lines=True))
+        if args.diff:
+            if args.json:
+                print(json.dumps({"applied": 0, "diff": changes.diff(), **changes.to_dict()}))
+                return 0
+            print(shown(changes.diff(), lines=True), end="")
+            decision = _after_the_diff()
+            if decision == "discard":
+                workspace.remove()
+                print(f"discarded: {changes.summary()}; your files are as they were")
+                return 0
+            if decision != "apply":
+                why = "kept" if decision == "keep" else "nobody to ask here (not a terminal)"
+                print(
+                    f"not applied ({why}): `shellagent apply {args.session}` applies it, "
+                    "`--discard` drops it"
+                )
+                return 0
         Baseline(workspace).note(changes)
         include = [Path(p) for p in args.include]
         try:
@@ -100,6 +121,23 @@ def run_apply(args: argparse.Namespace) -> int:
             f"applied {n} change{'' if n == 1 else 's'}; undo with `shellagent undo {args.session}`"
         )
     return 0
+
+
+def _after_the_diff() -> str | None:
+    """Ask what to do with the change set just shown, as the end of ``ask`` does: "apply",
+    "discard" or "keep" (Ctrl-D keeps); None without a terminal to ask on."""
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return None
+    from prompt_toolkit import PromptSession
+
+    from shellagent.cli.ask_ui import read_key
+
+    key = read_key(
+        PromptSession(), "apply these changes? [a]pply [n]o, discard [k]eep for later ", "ank"
+    )
+    return {"a": "apply", "n": "discard"}.get(key, "keep")
 
 
 _UNDO_WORDS = {

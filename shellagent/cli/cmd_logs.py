@@ -70,8 +70,23 @@ def run_list(args: argparse.Namespace) -> int:
     if not sessions:
         print("no sessions yet (transcripts are written by `ask` and `shellagent eval`)")
         return 0
-    print(shown(render_table(sessions), lines=True))
+    print(shown(render_table(sessions, width=_width()), lines=True))
     return 0
+
+
+def _width() -> int:
+    """The terminal's width (a task is cut to what is left of it); piped, nothing is cut.
+    Read from the terminal itself: a COLUMNS inherited from elsewhere is not its width."""
+    import os
+    import sys
+
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else UNCUT
+    except (OSError, ValueError):
+        return UNCUT
+
+
+UNCUT = 1 << 20
 
 
 def run_show(args: argparse.Namespace) -> int:

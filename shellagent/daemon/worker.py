@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from shellagent import protocol
-from shellagent.errors import ShellagentError
+from shellagent.errors import InputError, InternalError, ShellagentError
 from shellagent.events import (
     Accepted,
     ApprovalNeeded,
@@ -40,6 +40,7 @@ from shellagent.events import (
     ChangesReply,
     ChoiceReply,
     ChoiceRequest,
+    CommandOrigin,
     ConfirmReply,
     ConfirmRequest,
     Decided,
@@ -96,6 +97,8 @@ OUTPUT_CAP_BYTES = 256 * 1024  # live output streamed per command; the rest is s
 FORCE_CLOSE_AFTER_S = 3.0  # after a cancel, tear the sandbox down if the loop has not ended
 
 Emit = Callable[[WireEvent], None]
+# a model turn's ``origin`` (``recipe_step``) as the client is told who wrote the command
+_ORIGINS: dict[str, CommandOrigin] = {"recipe": "recipe", "free": "model"}
 
 
 @dataclass
@@ -135,6 +138,8 @@ class TaskWorker:
         self._pending: _Pending | None = None
         self._next_id = 0
         self._why: dict[int, str] = {}
+        self._writer: dict[int, CommandOrigin | None] = {}  # who wrote each turn's command
+        self._edited: tuple[int, str] | None = None  # (turn, command) the user typed
         self._streamed = 0
         self._seed: bytes | None = None  # the shell state a follow-up starts from
         self._told_trimmed = False  # the user heard the conversation was cut to fit
@@ -222,8 +227,21 @@ class TaskWorker:
                 )
             )
         except Exception as exc:  # the daemon keeps serving; the client hears why
+            from shellagent.daemon.logs import log_path
+
             log.exception("task %s crashed", self.session_id)
-            self._send(Failure(code=protocol.FAILED, message=f"internal error: {exc}", fatal=True))
+            crash = InternalError(
+                f"internal error: {type(exc).__name__}: {exc}",
+                hint=f"a bug in shellagent; the daemon's log says where: {log_path()}",
+            )
+            self._send(
+                Failure(
+                    code=protocol.FAILED,
+                    message=crash.text(),
+                    fatal=True,
+                    exit_code=crash.exit_code,
+                )
+            )
         finally:
             self.state = "done"
             shell, self._shell = self._shell, None
@@ -239,7 +257,9 @@ class TaskWorker:
         req = self.request
         cwd = Path(req.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
-            raise ShellagentError(f"working directory {req.cwd} does not exist")
+            raise InputError(
+                f"working directory {req.cwd} does not exist", hint="ask from a directory that does"
+            )
         settings = settings_file.load()  # a broken config.toml fails here, file:line named
         self.session_id = new_session_id()
         # A key binding's proposal is a pure dry run: nothing runs, not even on a copy.
@@ -328,7 +348,13 @@ class TaskWorker:
                 self._send(Note(message=line))
         log.info("task %s started for pid %d", self.session_id, self.client_pid)
         self.state = "running"
-        asked = req.interactive and req.confirm and not req.yes and settings.ask.confirm
+        asked = (
+            req.interactive
+            and req.confirm
+            and not req.yes
+            and not req.dry_run  # nothing of a dry run reached the files: nothing to confirm
+            and settings.ask.confirm
+        )
         hooks = Hooks(
             cancel=self.cancelled,
             on_event=self._on_event,
@@ -346,8 +372,10 @@ class TaskWorker:
         finally:
             self.ended = True
             sink.close()
+        from shellagent.daemon.outcome import exit_status, verdict
+
         success = outcome.success
-        verdict = _verdict(outcome)
+        said = verdict(outcome, dry_run=req.dry_run)
         log.info("task %s ended: %s", self.session_id, outcome.reason)
         self._send(
             Summary(
@@ -358,10 +386,9 @@ class TaskWorker:
                 commands=tuple(c.command for c in outcome.commands),
                 exit_codes=tuple(c.exit_code for c in outcome.commands),
                 error=outcome.error,
-                # the user said it did not do it: not a success, whatever the model said
-                exit_code=1 if success is False and outcome.exit_code == 0 else outcome.exit_code,
+                exit_code=exit_status(outcome, said, refused=len(self._refused)),
                 transcript=str(sink.path),
-                verdict=verdict,
+                verdict=said,
                 cwd=outcome.cwd,
                 unsupported=outcome.unsupported,
                 advice=self._advice(outcome, success, settings, backend.name),
@@ -618,10 +645,12 @@ class TaskWorker:
             if "every" in action:
                 self._no_scheduler_note()
             if "cmd" in action:
-                why = action.get("why", "")
-                if action.get("origin") == "free":  # no recipe fit: the model wrote it
-                    why = f"(written by the model, no recipe) {why}".strip()
-                self._why[event.turn] = why
+                self._why[event.turn] = action.get("why", "")
+                # "free": no recipe did it, the model wrote it; no origin: no recipes here
+                self._writer[event.turn] = _ORIGINS.get(action.get("origin", ""))
+            elif "use" in action:  # a recipe the model called as a tool: the recipe's command
+                self._why[event.turn] = f"recipe {action['use']} (the model's call)"
+                self._writer[event.turn] = "recipe"
             else:
                 self._why.setdefault(event.turn, "")
             if event.valid is False:
@@ -630,18 +659,23 @@ class TaskWorker:
                 )
         elif isinstance(event, PolicyVerdict):
             self.state = "proposed"
+            # the policy's verdict on the user's edit: theirs, not the model's reason
+            typed = self._edited == (event.turn, event.command)
             self._send(
                 Proposed(
                     turn=event.turn,
                     command=event.command,
-                    why=self._why.get(event.turn, ""),
+                    why="" if typed else self._why.get(event.turn, ""),
                     decision=event.decision,
                     reasons=event.reasons,
+                    origin="user" if typed else self._writer.get(event.turn),
                 )
             )
         elif isinstance(event, ApprovalRecord):
             if event.decision in ("refuse", "quit"):  # what the user would not let run
                 self._refused.append(event.command)
+            if event.decision == "edit" and event.edited_command:
+                self._edited = (event.turn, event.edited_command)
             self._send(
                 Decided(
                     turn=event.turn,
@@ -730,19 +764,6 @@ class TaskWorker:
         if reply.decision == "always":
             return Approval("always", reason=reply.reason, scope=reply.scope)
         return Approval(reply.decision, reason=reply.reason)
-
-
-def _verdict(outcome: Outcome) -> str:
-    """What is known of the task's outcome, for the screen's last line: the user's answer
-    first; then, unasked, what became of its change set (discarded or kept: nothing of it
-    reached the files, whatever the model said); else unverified or failed."""
-    if outcome.success is not None:
-        return "confirmed" if outcome.success else "failed"
-    if outcome.reason != "finished":
-        return "failed"
-    if outcome.changes in ("discarded", "kept"):
-        return outcome.changes
-    return "unverified"
 
 
 def _continuing(earlier: Earlier | None, review: Review | None, seeded: bool) -> str | None:

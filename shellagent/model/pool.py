@@ -265,6 +265,16 @@ class PooledBackend:
         on_token: TokenCallback | None = None,
         capture_logprobs: bool = False,
     ) -> Generation:
+        cancel = self._cancel
+
+        def token(piece: str) -> None:
+            # the task was cancelled while the model generates: stop at the next token, for
+            # every caller (the recipe step's fill passes no callback of its own)
+            if cancel is not None and cancel.is_set():
+                raise Cancelled
+            if on_token is not None:
+                on_token(piece)
+
         def use(backend: Backend) -> Generation:
             if not self._tuned:  # once per task: the load may have changed since the last
                 self._tuned = True
@@ -274,13 +284,16 @@ class PooledBackend:
                     log.info("model threads for this task: %d", threads)
             if self._on_generate is not None:
                 self._on_generate()
-            return backend.generate(
+            generation = backend.generate(
                 messages,
                 reply_format=reply_format,
                 max_tokens=max_tokens,
-                on_token=on_token,
+                on_token=token,
                 capture_logprobs=capture_logprobs,
             )
+            if cancel is not None and cancel.is_set():  # during its last token
+                raise Cancelled
+            return generation
 
         result: Generation = self._call(use)
         return result

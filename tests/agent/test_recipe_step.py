@@ -797,3 +797,64 @@ def test_a_model_that_writes_commands_well_may_call_the_shortlist_as_tools(
         assert ran == ["ls -S big | head -n 1"]  # the tool's rendering, its values typed
     else:
         assert free_format.name == "action" and ran == []  # no tools: the reply is refused
+
+
+@pytest.mark.parametrize("folder", ["~/Downloads-{hex}", "/srv/nothing-here-{hex}"])
+def test_a_question_about_a_folder_that_is_not_there_says_so_and_answers_of_no_other(
+    book: RecipeBook, sandbox: Sandbox, workspace: Path, folder: str
+) -> None:
+    """On a fresh account "find the five largest files in ~/Downloads" listed the working
+    directory (the default "." ran cleanly where ~/Downloads failed) as if it were it."""
+    import uuid
+
+    named = folder.format(hex=uuid.uuid4().hex[:8])
+    outcome, sink, _ = run(
+        f"which 5 files in {named} are the largest",
+        [use("largest_files", dir=".", count="5")] * 2,  # the model takes the default
+        sandbox,
+        book,
+        workspace,
+    )
+    assert outcome.summary == f"{named} does not exist"
+    assert outcome.reason == "finished" and not outcome.claimed
+    assert sink.of_type(Execution) == []  # nothing listed in its place
+    there = str(workspace / "big")  # a folder that is there, named the same way: answered
+    here, _, _ = run(
+        f"which 1 files in {there} are the largest",
+        [use("largest_files", dir=there, count="1")],
+        sandbox,
+        book,
+        workspace,
+    )
+    assert here.summary == "huge.bin" and here.claimed
+
+
+def test_ctrl_c_while_the_model_fills_a_recipe_runs_nothing_after_it(
+    book: RecipeBook, workspace: Path
+) -> None:
+    """The recipe step's fill has no token callback of the loop's: a Ctrl-C while it
+    generated used to let its command run, then say it was cancelled while running."""
+    cancel = threading.Event()
+
+    def pressed_while_thinking(messages: list[dict[str, str]]) -> str:
+        cancel.set()  # the user presses Ctrl-C; the reply is complete all the same
+        return use("largest_files", dir="big", count="1")
+
+    fake = FakeShell({"ls -S big | head -n 1": ("huge.bin\n", 0)}, cwd=str(workspace))
+    sink = MemorySink()
+    outcome = run_task(
+        "which 1 files in big are the largest",
+        Parts(
+            backend=ScriptedBackend([pressed_while_thinking]),
+            shell=fake,
+            policy=PolicyEngine.load(workspace=workspace),
+            config=AgentConfig(examples=0),
+            recipes=book,
+        ),
+        Oversight(approver=AutoApprover()),
+        Recording(sink=sink),
+        Hooks(cancel=cancel),
+    )
+    assert "ls -S big | head -n 1" not in fake.ran and sink.of_type(Execution) == []
+    assert outcome.reason == "cancelled"
+    assert outcome.summary == "cancelled before `ls -S big | head -n 1` ran; it did not run"

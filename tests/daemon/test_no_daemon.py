@@ -13,6 +13,7 @@ from pathlib import Path
 
 from shellagent.cli.ask_client import socket_path
 from tests.daemon.conftest import (
+    UNCHECKED,
     DaemonProc,
     ask_cli,
     cmd,
@@ -36,7 +37,7 @@ def test_no_daemon_streams_the_same_events_as_the_daemon_and_starts_none(
     daemon.proc.terminate()
     daemon.proc.wait(10)
     local = ask_cli("--json", "-y", "--no-daemon", "--model", script(*replies), "hi", cwd=workdir)
-    assert local.returncode == through_daemon.returncode == 0, local.stderr
+    assert local.returncode == through_daemon.returncode == UNCHECKED, local.stderr
     assert _kinds(local.stdout) == _kinds(through_daemon.stdout)
     assert not socket_path().exists(), "--no-daemon must not start a daemon"
     summary = json.loads(local.stdout.splitlines()[-1])
@@ -49,7 +50,7 @@ def test_no_daemon_shows_the_same_screen(script: Callable[..., str], workdir: Pa
         "-y", "--no-daemon", "--model", script(cmd("echo hi", "greet"), done("said hi")), "hi",
         cwd=workdir,
     )  # fmt: skip
-    assert done_.returncode == 0, done_.stderr
+    assert done_.returncode == UNCHECKED, done_.stderr
     assert "[1] $ echo hi" in done_.stdout and "why: greet" in done_.stdout
     assert "policy: allow" in done_.stdout and "unverified, the model says: said hi" in done_.stdout
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.daemon.conftest import DaemonProc, ask_inprocess, cmd, done, shellagent_cli
+from tests.daemon.conftest import UNCHECKED, DaemonProc, ask_inprocess, cmd, done, shellagent_cli
 from tests.model.conftest import LocalServer
 from tests.model.test_openai_backend import ChatServer
 from tests.sandbox.test_hostview import _M6_TOKENS, _M6_VALUES, start_m6_processes
@@ -77,7 +77,7 @@ def test_secret_shapes_reach_neither_transcript_nor_logs_nor_rl_export(
     replies += [cmd(c, "try") for c in _ON_COMMAND_LINES]
     model = script(*replies, done(summary))
     run = ask_inprocess(task, model, workdir, yes=True, max_turns=len(replies) + 1)
-    assert run.code == 0, run.out[-2000:]
+    assert run.code == UNCHECKED, run.out[-2000:]
     secrets = [s for shape in SHAPES for s in shape.secrets] + ["W1ld-Orchid-88", "S3cr3t-Fjord"]
 
     files = list((Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir())
@@ -119,7 +119,7 @@ def test_host_command_line_credentials_reach_neither_the_model_nor_the_transcrip
         for proc in procs:
             proc.kill()
             proc.wait()
-    assert run.code == 0, run.out[-2000:]
+    assert run.code == UNCHECKED, run.out[-2000:]
     (path,) = (Path(os.environ["SHELLAGENT_DATA_DIR"]) / "transcripts").iterdir()
     on_disk = path.read_text()
     assert on_disk.count(tag) >= 9  # the listing is there
@@ -163,7 +163,7 @@ def test_an_openai_endpoint_receives_no_secret_an_allowed_cat_printed(
     with LocalServer(handler) as server:
         model = f"openai:{server.url}/v1#m"
         run = ask_inprocess("read the files", model, workdir, yes=True, max_turns=len(names) + 1)
-    assert run.code == 0, run.out[-2000:]
+    assert run.code == UNCHECKED, run.out[-2000:]
     sent = json.dumps([r["messages"] for r in handler.requests], ensure_ascii=False)
     assert len(handler.requests) == len(names) + 1
     assert all(f"file c{i}" in sent for i in range(len(SECRETS)))  # every output got there

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from shellagent.cli.main import main
-from tests.daemon.conftest import cmd, done, start_daemon, stop
+from tests.daemon.conftest import UNCHECKED, cmd, done, start_daemon, stop
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 ASK = str(Path(sys.executable).with_name("ask"))
@@ -153,7 +153,7 @@ def test_ask_without_a_task_is_a_conversation_in_a_real_terminal(
         deadline = time.monotonic() + 20
         while not status.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert status.read_text().strip() == "exit=0"
+        assert status.read_text().strip() == f"exit={UNCHECKED}"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         stop(daemon)
