@@ -106,12 +106,16 @@ class DiskWatch:
                 devices.setdefault(os.stat(upper).st_dev, upper)
         self._places = list(devices.values())
 
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
     def start(self) -> None:
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
+        if self.started and self._thread is not threading.current_thread():
             self._thread.join()
 
     def _used(self) -> tuple[int, int | None]:

@@ -354,9 +354,10 @@ class Sandbox:
         self._trips_seen = 0
         self._start(protected)
         if cap is not None and self.profile.overlays:
+            # started with the first command: nothing writes before it, and started here it
+            # would wait for the GIL while the host view takes its first snapshot
             uppers = [o.upper for o in self.profile.overlays]
             self._watch = DiskWatch(uppers, cap, self._disk_full)
-            self._watch.start()
         if max_session_s is not None:
             self._timer = threading.Timer(max_session_s, self._expire)
             self._timer.daemon = True
@@ -571,6 +572,8 @@ class Sandbox:
             lost = "the sandbox had exited; it was recreated and all shell state was lost"
         if self._host_view is not None:
             self._host_view.refresh(command)
+        if self._watch is not None and not self._watch.started:
+            self._watch.start()
         if not box.out_clear:  # what the last command's drain left is not this one's
             box.drain(lambda _: None)
         buf = CappedBuffer(self.head, self.tail)
