@@ -58,7 +58,10 @@ class OverlayTrial:
         here = Path(cwd or ".").resolve()
         if here == Path("/") or not here.is_dir():
             return None  # the whole file system cannot be one overlay's lower layer
-        top = Path(tempfile.mkdtemp(prefix=PREFIX, dir=self.scratch))
+        try:
+            top = Path(tempfile.mkdtemp(prefix=PREFIX, dir=self.scratch))
+        except OSError:  # no room for a copy: not tried
+            return None
         held = _hold(top)  # ``sweep`` in another process leaves it alone
         try:
             upper, work = top / "upper", top / "work"

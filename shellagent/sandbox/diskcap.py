@@ -7,12 +7,14 @@ fill the disk. Here the cap holds **while commands run**, for root and for an or
 alike, with nothing but what an ordinary user has:
 
 - a **watcher** thread (``DiskWatch``) reads ``statvfs`` of each upper layer's file system
-  every ``POLL_S``. Space used there grows by what the session writes (ext4 and XFS count
-  delayed allocations at once) and by what anyone else writes; only when it has grown by
-  the room left under the cap does the watcher walk the upper layers to count exactly
-  (a walk is rate-limited, so a busy disk cannot turn it into a loop). Past the cap, or
-  with less than the reserve free on that disk while the session writes, it stops the
-  session's processes (``on_trip``: every process but the sandbox's init);
+  every ``POLL_S`` while a command runs and for a second after (``IDLE_POLL_S`` while the
+  session sits idle: a writer a command left running is caught a little later). Space used
+  there grows by what the session writes (ext4 and XFS count delayed allocations at once)
+  and by what anyone else writes; only when it has grown by the room left under the cap
+  does the watcher walk the upper layers to count exactly (a walk is rate-limited, so a
+  busy disk cannot turn it into a loop). Past the cap, or with less than the reserve free
+  on that disk while the session writes, it stops the session's processes (``on_trip``:
+  every process but the sandbox's init);
 - a seccomp rule (``seccomp.program(allocate=False)``) refuses every ``fallocate`` that
   reserves space (EOPNOTSUPP, as on a file system without it: libc's ``posix_fallocate``
   then writes the blocks, which the watcher sees; punching holes still works). ext4
@@ -42,6 +44,8 @@ MiB = 1 << 20
 CHANGES_CAP_BYTES = 8 * GiB
 DISK_RESERVE_BYTES = 1 * GiB  # free space always left on the disk, or 5 % of a small one
 POLL_S = 0.02
+IDLE_POLL_S = 0.1  # a poll costs ~40 µs: 1 % of a core at POLL_S, measured under load
+BUSY_TAIL_S = 1.0  # after a command, as if it still ran (what it started in the background)
 WALK_GAP_S = 0.1  # between two walks at least, or four times the last walk's length
 SLACK = 1 * MiB  # growth below this is not the session writing (metadata, noise)
 
@@ -97,6 +101,7 @@ class DiskWatch:
         self.on_trip = on_trip
         self.trips = 0
         self.reason = ""
+        self._busy_until = 0.0  # poll fast until then (``busy``)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="diskcap", daemon=True)
         # One path per file system holding an upper layer (statvfs is per file system).
@@ -112,6 +117,12 @@ class DiskWatch:
 
     def start(self) -> None:
         self._thread.start()
+
+    def busy(self, running: bool) -> None:
+        """A command starts (True) or has ended (False): poll fast while it runs and for
+        ``BUSY_TAIL_S`` after."""
+        tail = time.monotonic() + BUSY_TAIL_S
+        self._busy_until = float("inf") if running else tail
 
     def stop(self) -> None:
         self._stop.set()
@@ -144,7 +155,7 @@ class DiskWatch:
         # the reserve's (set when the disk is first seen nearly full).
         cap_mark = max(limit, stored)
         low_mark: int | None = None
-        while not self._stop.wait(POLL_S):
+        while not self._stop.wait(POLL_S if time.monotonic() < self._busy_until else IDLE_POLL_S):
             used, low = self._used()
             # Only gains count: space another process frees must not hide the session's.
             grew += max(0, used - last)

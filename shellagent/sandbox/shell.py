@@ -10,7 +10,6 @@ format between this module and the bash inside.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import dataclasses
 import fcntl
@@ -35,7 +34,7 @@ from shellagent.sandbox.diskcap import DiskWatch
 from shellagent.sandbox.hostview import HostView
 from shellagent.sandbox.interface import Grants
 from shellagent.sandbox.limits import Cgroup, Limits
-from shellagent.sandbox.output import CappedBuffer, clean
+from shellagent.sandbox.output import CappedBuffer, refusal_seen, streamer
 from shellagent.sandbox.profiles import (
     SYSTEM_PATH,
     Profile,
@@ -552,7 +551,13 @@ class Sandbox:
                 )
             self._interrupt.clear()
             limit = self.timeout if timeout is None else timeout
-            return self._run(command, limit, on_output, confined, judged)
+            if self._watch is not None:
+                self._watch.busy(True)
+            try:
+                return self._run(command, limit, on_output, confined, judged)
+            finally:
+                if self._watch is not None:
+                    self._watch.busy(False)
 
     def _run(
         self,
@@ -577,7 +582,7 @@ class Sandbox:
         if not box.out_clear:  # what the last command's drain left is not this one's
             box.drain(lambda _: None)
         buf = CappedBuffer(self.head, self.tail)
-        feed = _streamer(buf, on_output)
+        feed = streamer(buf, on_output)
         nonce = str(next(self._nonces))
         start = time.monotonic()
         first_new_pid = box.last_pid + 1
@@ -772,45 +777,6 @@ class Sandbox:
         self.restarts += 1
         if old_cwd and not self.profile.ephemeral:
             self._run(f"cd -- {shlex.quote(old_cwd)} 2>/dev/null", 5.0, None)
-
-
-# What a refused write, connection or signal looks like to the programs that tried it
-# (EACCES, EPERM and, for a read-only mount, EROFS). False alarms only cost a question.
-REFUSAL_MARKERS = (
-    "Permission denied",
-    "Operation not permitted",
-    "Read-only file system",
-    "PermissionError",
-    "EACCES",
-    "EPERM",
-    "EROFS",
-)
-
-
-def refusal_seen(output: str) -> bool:
-    """Whether a command's output shows that something it tried was refused."""
-    return any(marker in output for marker in REFUSAL_MARKERS)
-
-
-def _streamer(
-    buf: CappedBuffer, on_output: Callable[[str], None] | None
-) -> Callable[[bytes], None]:
-    """Feed the buffer; stream the head of the output live, then say the rest is elided."""
-    if on_output is None:
-        return buf.feed
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(chunk: bytes) -> None:
-        before = buf.total
-        buf.feed(chunk)
-        if before < buf.head_limit:
-            text = clean(decoder.decode(chunk[: buf.head_limit - before]))
-            if text:
-                on_output(text)
-            if buf.total >= buf.head_limit:
-                on_output("\n[… output continues; the end is shown when the command ends …]\n")
-
-    return feed
 
 
 def validate_command(command: str) -> None:
