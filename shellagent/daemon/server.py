@@ -74,6 +74,7 @@ class Daemon:
         """Take the lock, bind the socket, serve until ``stop`` or SIGTERM/SIGINT."""
         lock.private_runtime_dir(self.runtime)
         pid_lock = lock.PidLock.acquire(self.runtime)
+        sweep_leftovers()
         path = lock.socket_path(self.runtime)
         try:
             sock = lock.bind_socket(path)
@@ -84,6 +85,7 @@ class Daemon:
                     os.unlink(path)
         finally:
             self.pool.close()
+            sweep_leftovers()
             pid_lock.release()
 
     def serve_one(self, sock: socket.socket) -> None:
@@ -237,6 +239,24 @@ class Daemon:
 async def _wait_done(worker: TaskWorker) -> None:
     while not worker.done:
         await asyncio.sleep(0.05)
+
+
+def sweep_leftovers() -> None:
+    """Remove what killed processes of this user left in /var/tmp: recipe trials' folders
+    and sessions without changes (``trial.sweep``, ``workspace.sweep``); never another
+    user's, never one in use. At the daemon's start and stop."""
+    from shellagent.agent.trial import sweep as sweep_trials
+    from shellagent.errors import ShellagentError
+    from shellagent.transaction.workspace import sweep as sweep_sessions
+
+    try:
+        trials = sweep_trials()
+        sessions = sweep_sessions()
+    except (OSError, ShellagentError) as exc:
+        log.warning("removing leftovers in /var/tmp: %s", exc)
+        return
+    if trials or sessions:
+        log.info("removed %d trial folders and %d empty sessions", len(trials), len(sessions))
 
 
 async def _lines(

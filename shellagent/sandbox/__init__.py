@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from shellagent.sandbox.bwrap import Bwrap, find_bwrap
 from shellagent.sandbox.diagnosis import Check, diagnose
+from shellagent.sandbox.diskcap import DiskCap, changes_cap_bytes, disk_reserve_bytes
 from shellagent.sandbox.interface import Grants, Resumable, Shell
 from shellagent.sandbox.profiles import PROFILES, Overlay, Profile, environment, get_profile
 from shellagent.sandbox.secrets import is_secret_name, secret_paths
@@ -20,6 +21,7 @@ __all__ = [
     "Bwrap",
     "Check",
     "CommandResult",
+    "DiskCap",
     "Grants",
     "Overlay",
     "Profile",
@@ -28,7 +30,9 @@ __all__ = [
     "Shell",
     "State",
     "Unreadable",
+    "changes_cap_bytes",
     "diagnose",
+    "disk_reserve_bytes",
     "environment",
     "find_bwrap",
     "get_profile",

@@ -109,6 +109,43 @@ def program() -> bytes:
     return _program[0]
 
 
+# Visible, read-only, in both profiles: an interpreter below them needs no extra mount.
+SYSTEM_PREFIXES = ("/usr/", "/opt/", "/srv/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/lib32/")
+_interpreter: list[tuple[str, tuple[str, ...]]] = []
+
+
+def interpreter() -> tuple[str, tuple[str, ...]]:
+    """The Python that runs the driver (the host's base interpreter, without the venv)
+    and the directories to bind read-only so it and its standard library are visible in
+    every profile: the ephemeral profile empties ``/root`` and ``/home``, where pyenv or
+    uv keep theirs."""
+    if _interpreter:
+        return _interpreter[0]
+    import os.path  # the host's: ``posix`` has no ``path``
+
+    python = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
+    found: tuple[str, tuple[str, ...]] | None = None
+    if not python.startswith(SYSTEM_PREFIXES):
+        # An interpreter of the same version in a system directory runs the same marshalled
+        # code and is visible everywhere without a bind (a throwaway root with shifted ids
+        # cannot even traverse /root to reach a pyenv there).
+        minor = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        for directory in ("/usr/bin", "/usr/local/bin"):
+            candidate = os.path.join(directory, minor)
+            if found is None and os.access(candidate, os.X_OK):
+                found = os.path.realpath(candidate), ()
+    if found is None:
+        prefixes: list[str] = []
+        for prefix in dict.fromkeys(
+            os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)
+        ):
+            if not (prefix + "/").startswith(SYSTEM_PREFIXES) and os.path.isdir(prefix):
+                prefixes.append(prefix)
+        found = python, tuple(prefixes)
+    _interpreter.append(found)
+    return found
+
+
 # -- inside the sandbox ----------------------------------------------------------------------
 
 

@@ -71,12 +71,17 @@ _NEXT = {
                     ("-w",)),
     "ldappasswd": ("-w", "-s", "-a"),
 }  # fmt: skip
-# ``user:PASSWORD`` after these options of these programs (the separator of each).
-_USER_PASS = {
-    **dict.fromkeys(("curl",), (("-u", "-U", "--user", "--proxy-user"), ":")),
-    **dict.fromkeys(("smbclient", "rpcclient", "smbmap"), (("-U", "--user"), "%")),
-    "lftp": (("-u",), ","),
-}
+# ``user:PASSWORD`` (curl's, wget's, any program's) or ``user%PASSWORD`` (smbclient's) after
+# an option that names the user, whatever the program: ``-u admin:pw``, ``-uadmin:pw``,
+# ``--user=admin:pw``. ``docker run -u 1000:1000`` loses its group id: shown too little,
+# never too much.
+_USER_OPTIONS = ("-u", "-U", "--user", "--proxy-user", "--username", "--login")
+_USER_PASS = re.compile(r"(?P<user>[\w.@$\\-]*)(?P<sep>[:%])(?P<password>.+)")
+# ``user:PASSWORD@host`` without a scheme (rsync, proxies, ``mysql -h``'s DSNs …) and
+# Oracle's ``user/PASSWORD@service`` after its tools.
+_USERINFO = re.compile(r"(?P<user>[\w.%+-]+):(?P<password>[^@\s/:]+)@(?=[\w.\[-])")
+_SLASH_PASS = re.compile(r"(?P<user>[\w.$#-]+)/(?P<password>[^@\s/]+)(?=@|$)")
+_ORACLE = frozenset({"sqlplus", "sqlldr", "expdp", "impdp", "exp", "imp", "rman", "dgmgrl"})
 # What ``-k`` or ``-P`` of an unlisted program is hidden after: a word, not a number
 # (``sort -k 2``, ``xargs -P 4``), a path, a URL (``curl -k URL``) or another option.
 _LOOKS_LIKE_VALUE = re.compile(r"(?![-/~.])(?!\d+(?:[.,]\d+)*$)(?!.*://)[^=\s]{3,}")
@@ -130,16 +135,41 @@ def _hide_word(word: str, words: list[str], i: int, programs: set[str]) -> str:
     for program, flag in _ATTACHED.items():
         if program in programs and word.startswith(flag) and len(word) > len(flag):
             return flag + HIDDEN
-    if i > 0:
-        previous = words[i - 1]
-        for program, (flags, separator) in _USER_PASS.items():
-            if program in programs and previous in flags and separator in word:
-                return word.split(separator, 1)[0] + separator + HIDDEN
+    shown = _user_password(word, words[i - 1] if i > 0 else "", "lftp" in programs)
+    if shown != word:
+        return shown
+    if programs & _ORACLE and not word.startswith("-"):
+        m = _SLASH_PASS.match(word)
+        if m:
+            return f"{m.group('user')}/{HIDDEN}{word[m.end() :]}"
     if "://" in word and _URL_CREDS.search(word):
         return _URL_CREDS.sub(rf"\1{HIDDEN}@", word)
+    if "@" in word and _USERINFO.search(word):
+        return _USERINFO.sub(rf"\g<user>:{HIDDEN}@", word)
     if (_OPAQUE.match(word) and not word.startswith("/")) or _PREFIXED.match(word):
         return HIDDEN
     return word
+
+
+def _user_password(word: str, previous: str, comma: bool) -> str:
+    """``word`` with the password of a ``user:password`` value of a user option hidden:
+    the word after the option, or the option with its value attached (``comma``: lftp's
+    ``user,password`` too)."""
+    if previous in _USER_OPTIONS:
+        value, keep = word, ""
+    elif word.startswith(("--user=", "--proxy-user=", "--username=", "--login=")):
+        keep, _, value = word.partition("=")
+        keep += "="
+    elif word.startswith(("-u", "-U")) and not word.startswith("--") and len(word) > 2:
+        keep, value = word[:2], word[2:]
+    else:
+        return word
+    m = _USER_PASS.fullmatch(value)
+    if not m and comma:
+        m = _USER_PASS.fullmatch(value.replace(",", ":", 1))
+    if not m:
+        return word
+    return f"{keep}{m.group('user')}{value[len(m.group('user'))]}{HIDDEN}"
 
 
 def _value_after(word: str, words: list[str], i: int, programs: set[str]) -> list[int]:
@@ -183,9 +213,16 @@ def _shown(cmdline: tuple[str, ...]) -> str:
     return shown
 
 
+# The fields of a snapshot line, in order (the shims in ``hostbin`` read them by number).
+FIELDS = (
+    "user", "pid", "ppid", "%cpu", "%mem", "vsz", "rss", "tty", "stat", "start", "time",
+    "comm", "args", "uid", "ni", "nlwp", "etime", "etimes", "lstart", "pgid", "sid", "c",
+)  # fmt: skip
+
+
 def _processes() -> list[str]:
-    """One tab-separated line per host process: user pid ppid %cpu %mem vsz rss tty stat
-    start time comm args (the fields of ``ps aux`` and ``ps -ef``)."""
+    """One tab-separated line per host process, the ``FIELDS`` (what ``ps aux``, ``ps -ef``
+    and the usual ``ps -o`` columns show)."""
     import pwd
 
     ticks = os.sysconf("SC_CLK_TCK")
@@ -194,7 +231,8 @@ def _processes() -> list[str]:
         uptime = float(f.read().split()[0])
     with open("/proc/meminfo") as f:
         total_kb = int(f.readline().split()[1])
-    boot = time.time() - uptime
+    now = time.time()
+    boot = now - uptime
     users: dict[int, str] = {}
     lines = []
     for entry in os.listdir("/proc"):
@@ -209,13 +247,15 @@ def _processes() -> list[str]:
         except OSError:
             continue
         comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        # /proc/PID/stat from its third field on: state ppid pgrp session tty_nr … (proc(5))
         fields = stat[stat.rindex(")") + 2 :].split()
-        state, ppid, tty_nr = fields[0], fields[1], int(fields[4])
+        state, ppid, pgid, sid, tty_nr = fields[0], fields[1], fields[2], fields[3], int(fields[4])
         cpu_s = (int(fields[11]) + int(fields[12])) / ticks
         started = boot + int(fields[19]) / ticks
         vsz_kb = int(fields[20]) // 1024
         rss_kb = int(fields[21]) * page_kb
-        alive = max(1e-6, time.time() - started)
+        elapsed = max(0.0, now - started)
+        cpu = 100 * cpu_s / max(1e-6, elapsed)
         if uid not in users:
             try:
                 users[uid] = pwd.getpwuid(uid).pw_name
@@ -224,37 +264,63 @@ def _processes() -> list[str]:
         args = _shown(tuple(cmdline)) if cmdline else f"[{comm}]"
         if len(args) > MAX_ARGS:
             args = args[: MAX_ARGS - 3] + "..."
-        lines.append(
-            "\t".join(
-                [
-                    users[uid],
-                    entry,
-                    ppid,
-                    f"{100 * cpu_s / alive:.1f}",
-                    f"{100 * rss_kb / total_kb:.1f}",
-                    str(vsz_kb),
-                    str(rss_kb),
-                    "?" if tty_nr == 0 else f"tty{tty_nr & 0xFF}",
-                    state,
-                    time.strftime("%H:%M", time.localtime(started)),
-                    time.strftime("%H:%M:%S", time.gmtime(cpu_s)),
-                    comm.replace("\t", " "),
-                    args.replace("\t", " ").replace("\n", " "),
-                ]
-            )
-        )
+        row = (
+            users[uid], entry, ppid, f"{cpu:.1f}", f"{100 * rss_kb / total_kb:.1f}",
+            str(vsz_kb), str(rss_kb), _tty(tty_nr), state, _start(started, now),
+            time.strftime("%H:%M:%S", time.gmtime(cpu_s)), comm.replace("\t", " "),
+            args.replace("\t", " ").replace("\n", " "), str(uid), fields[16], fields[17],
+            _etime(elapsed), str(int(elapsed)),
+            time.strftime("%a %b %e %H:%M:%S %Y", time.localtime(started)), pgid, sid,
+            str(int(cpu)),
+        )  # fmt: skip
+        lines.append("\t".join(row))
     return sorted(lines, key=lambda line: int(line.split("\t")[1]))
 
 
+def _tty(tty_nr: int) -> str:
+    """The terminal as ``ps`` names it (``pts/3``, ``tty1``), ``?`` for none."""
+    if tty_nr == 0:
+        return "?"
+    major, minor = (tty_nr >> 8) & 0xFFF, (tty_nr & 0xFF) | ((tty_nr >> 12) & 0xFFF00)
+    if 136 <= major <= 143:
+        return f"pts/{minor + (major - 136) * 256}"
+    if major == 4 and minor >= 64:
+        return f"ttyS{minor - 64}"
+    return f"tty{minor}"
+
+
+def _start(started: float, now: float) -> str:
+    """``ps``'s START: the time today, the day this year (``Nov28``), else the year."""
+    then, today = time.localtime(started), time.localtime(now)
+    if then[:3] == today[:3]:
+        return time.strftime("%H:%M", then)
+    if then.tm_year == today.tm_year:
+        return time.strftime("%b%d", then)
+    return str(then.tm_year)
+
+
+def _etime(seconds: float) -> str:
+    """``ps``'s ELAPSED: ``[[DD-]hh:]mm:ss``."""
+    s = int(seconds)
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{s:02d}"
+    if hours:
+        return f"{hours:02d}:{minutes:02d}:{s:02d}"
+    return f"{minutes:02d}:{s:02d}"
+
+
 def _listening() -> str:
+    """The host's listening TCP and UDP sockets, ``ss -Hltnup``'s lines (the ``ss`` shim
+    lays them out as asked)."""
     ss = shutil.which("ss")
-    if ss:
-        out = subprocess.run(
-            [ss, "-ltnup"], capture_output=True, text=True, timeout=5, check=False
-        ).stdout
-        if out:
-            return out
-    return "Netid State Local Address:Port Process\n"
+    if not ss:
+        return ""
+    return subprocess.run(
+        [ss, "-Hltnup"], capture_output=True, text=True, timeout=5, check=False
+    ).stdout
 
 
 class HostView:

@@ -209,11 +209,16 @@ def _v2_parent() -> Path | None:
 
 def describe(limits: Limits) -> list[str]:
     """What is in force for a new session, for ``shellagent doctor``."""
+    from shellagent.sandbox.diskcap import DISK_RESERVE_BYTES, changes_cap_bytes, gib
+
     lines = [
         f"rlimits: {limits.processes} processes (not for root), files up to "
         f"{limits.file_bytes // GiB} GiB, {limits.memory_bytes // MiB} MiB per process "
         f"({limits.confined_data // MiB} MiB in a read-only command)",
         f"tmpfs: /tmp, /var/tmp and /run capped at {limits.tmp_bytes // MiB} MiB each",
+        f"changes on overlays: at most {gib(changes_cap_bytes())} a session, "
+        f"{gib(DISK_RESERVE_BYTES)} (or 5 %) left free on their disk, held while commands "
+        "run (SHELLAGENT_CHANGES_CAP_GB)",
     ]
     group = Cgroup.create(limits)
     if group is None:

@@ -1,10 +1,10 @@
 """The mount plan of a sandbox: what is bound, masked, protected or overlaid, in order.
 
 Order matters to bwrap: later mounts cover earlier ones. The default plan is: the host
-root read-only, fresh /dev /proc /tmp /run, the writable grants, then the secrets masked
-(empty read-only tmpfs for directories, /dev/null for files), then protected paths inside
-writable grants bound read-only again (git hooks and config, editor task files, shell
-startup files), so a grant can never make them writable.
+root read-only, fresh /dev /proc /tmp /run, the writable grants, then the secrets and the
+host's socket files masked (empty read-only tmpfs for directories, /dev/null for files),
+then protected paths inside writable grants bound read-only again (git hooks and config,
+editor task files, shell startup files), so a grant can never make them writable.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, TypedDict
 
 from shellagent import paths
 from shellagent.errors import SandboxUnavailable, UsageError
-from shellagent.sandbox import gitguard, protect, secrets
+from shellagent.sandbox import gitguard, protect, secrets, unixsockets
 
 # The container runtimes' lists (runc's readonlyPaths and maskedPaths). The sandbox's /proc
 # is its own, but the kernel tunables under it are the host's: uid 0 inside, mapped to host
@@ -61,6 +61,10 @@ class MountPlan:
     # Grants without a .git at the start: one made there is swept (``gitguard.py``).
     fresh_grants: dict[Path, tuple[int, ...]] = field(default_factory=dict)
     hidden: set[Path] = field(default_factory=set)  # each hidden once (a mount is not free)
+    # Host socket files hidden (``unixsockets.py``), and when they were looked at: one that
+    # went away before bwrap started becomes an empty file bwrap made (``settle_sockets``).
+    sockets: list[Path] = field(default_factory=list)
+    planned_at: float = field(default_factory=time.time)
 
     def mask(self, path: Path) -> None:
         """Hide ``path`` (following a symlink to what it names); a path inside a directory
@@ -152,6 +156,23 @@ class MountPlan:
                 self.fresh_grants[grant] = gitguard.signature(grant)
         return removed
 
+    def settle_sockets(self) -> None:
+        """The sandbox is up: where a hidden socket went away before bwrap mounted over it,
+        bwrap made an empty file in its place; remove it, or a server starting there again
+        would find its path taken (the sandbox's mount over it is detached with it)."""
+        for path in self.sockets:
+            try:
+                st = os.lstat(path)
+                if (
+                    stat.S_ISREG(st.st_mode)
+                    and st.st_size == 0
+                    and st.st_uid == os.getuid()
+                    and st.st_ctime >= self.planned_at - 1
+                ):
+                    path.unlink()
+            except OSError:
+                continue
+
     def release(self) -> None:
         """The sandbox has ended: release what it held, remove the mount points it made."""
         for item in self.held:
@@ -190,11 +211,13 @@ def default_plan(
     tmp_bytes: int | None = None,
     overlays: tuple[Any, ...] = (),
     protected: list[Path] | None = None,
+    skip_sockets: frozenset[Path] = frozenset(),
 ) -> MountPlan:
     """The user's machine, read-only, with secrets hidden and the grants writable.
 
     ``hide`` adds the user's own paths to mask (config.toml ``[sandbox] hide``);
-    ``protected`` is ``protected_paths(hide)`` when the caller has it already.
+    ``protected`` is ``protected_paths(hide)`` when the caller has it already;
+    ``skip_sockets`` are host sockets not to hide (bwrap failed on them: gone).
     ``overlays`` (``profiles.Overlay``) are trees seen through an overlay whose upper
     directory collects every write (transaction mode): there the protections are
     read-only binds of what exists, since nothing written lands before review."""
@@ -246,6 +269,13 @@ def default_plan(
         _protect_overlay(plan, lower, home, inside, getattr(overlay, "named", ()))
     for secret in hidden:
         plan.mask(secret)
+    # Host services listening on a socket file outside /tmp and /run (unixsockets.py).
+    shown = [*grants, *([workdir.resolve()] if workdir else [])]
+    for socket in unixsockets.host_sockets(overlaid=lowers, shown=shown):
+        if socket not in skip_sockets and socket not in plan.hidden:
+            plan.mask(socket)
+            if socket in plan.hidden:
+                plan.sockets.append(socket)
     for overlay in overlays:  # the sandbox never sees its own upper layers
         plan.mask(overlay.upper.parent)
     return plan

@@ -9,7 +9,9 @@ holds no piece of a secret whose telling part was cut away: see
 
 from __future__ import annotations
 
+import codecs
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -139,3 +141,40 @@ def clean(text: str) -> str:
     if "\r" in text:
         text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
     return _CONTROL.sub("", text)
+
+
+# What a refused write, connection or signal looks like to the programs that tried it
+# (EACCES, EPERM and, for a read-only mount, EROFS). False alarms only cost a question.
+REFUSAL_MARKERS = (
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "PermissionError",
+    "EACCES",
+    "EPERM",
+    "EROFS",
+)
+
+
+def refusal_seen(output: str) -> bool:
+    """Whether a command's output shows that something it tried was refused."""
+    return any(marker in output for marker in REFUSAL_MARKERS)
+
+
+def streamer(buf: CappedBuffer, on_output: Callable[[str], None] | None) -> Callable[[bytes], None]:
+    """Feed the buffer; stream the head of the output live, then say the rest is elided."""
+    if on_output is None:
+        return buf.feed
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(chunk: bytes) -> None:
+        before = buf.total
+        buf.feed(chunk)
+        if before < buf.head_limit:
+            text = clean(decoder.decode(chunk[: buf.head_limit - before]))
+            if text:
+                on_output(text)
+            if buf.total >= buf.head_limit:
+                on_output("\n[… output continues; the end is shown when the command ends …]\n")
+
+    return feed

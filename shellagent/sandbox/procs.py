@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Iterator
 
 
@@ -73,3 +74,28 @@ def kill_new(pidns: int | None, first_new: int, spare: set[int]) -> int:
             os.kill(pid, signal.SIGKILL)
             killed += 1
     return killed
+
+
+def sweep_range(pidns: int | None, first: int, last: int) -> None:
+    """Kill what is left of a timed-out command: every process whose pid inside is between
+    the first the command could have had and the last one handed out when it was done
+    (the driver starts the next spare shell only after that). A fork under way when the
+    first kill came finishes after it; its child shows up on the next pass."""
+    if pidns is None:
+        return
+    for _ in range(50):
+        left = [pid for pid, inner in members(pidns) if first <= inner <= last and not _zombie(pid)]
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True  # gone

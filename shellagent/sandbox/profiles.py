@@ -24,6 +24,7 @@ from shellagent import paths
 from shellagent.errors import InputError, UsageError
 from shellagent.sandbox import mounts, protect
 from shellagent.sandbox.bwrap import Bwrap
+from shellagent.sandbox.diskcap import DiskCap
 from shellagent.sandbox.limits import Limits
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -83,6 +84,19 @@ class Profile:
     # The umask commands start with (the user's: a daemon's own 077 would make every file
     # they create private); None: this process's.
     umask: int | None = None
+    # What the overlays' upper layers may hold, enforced while commands run (diskcap.py);
+    # None: ``DiskCap.default()`` when there are overlays.
+    disk_cap: DiskCap | None = None
+    # False: no command may open a Unix socket (a sandbox whose commands nobody approved,
+    # such as a recipe trial: read-only binds do not stop a connect to a host socket).
+    unix_sockets: bool = True
+
+    @property
+    def capped(self) -> DiskCap | None:
+        """The disk cap in force: the profile's, or the default one over overlays."""
+        if self.disk_cap is not None:
+            return self.disk_cap
+        return DiskCap.default() if self.overlays else None
 
     def with_options(
         self,

@@ -10,10 +10,9 @@ format between this module and the bash inside.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
+import dataclasses
 import fcntl
-import functools
 import itertools
 import os
 import secrets
@@ -21,7 +20,6 @@ import selectors
 import shlex
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,10 +30,11 @@ from shellagent.errors import InputError, SandboxUnavailable, SessionClosed
 from shellagent.jsontypes import JsonObject
 from shellagent.sandbox import driver, mounts, procs, seccomp, wire
 from shellagent.sandbox.bwrap import USERNS_HINT, find_bwrap
+from shellagent.sandbox.diskcap import DiskWatch
 from shellagent.sandbox.hostview import HostView
 from shellagent.sandbox.interface import Grants
 from shellagent.sandbox.limits import Cgroup, Limits
-from shellagent.sandbox.output import CappedBuffer, clean
+from shellagent.sandbox.output import CappedBuffer, refusal_seen, streamer
 from shellagent.sandbox.profiles import (
     SYSTEM_PATH,
     Profile,
@@ -135,6 +134,8 @@ class _Sandbox:
         prefix: list[str] | None = None,
         seed: bytes | None = None,
         umask: int | None = None,
+        unix_sockets: bool = True,
+        allocate: bool = True,
     ) -> None:
         self.plan = plan
         key = secrets.token_bytes(wire.KEY_BYTES)
@@ -145,11 +146,11 @@ class _Sandbox:
         self.out_r, out_w = _pipe()
         code_fd = _memfd("shellagent-driver", driver.program())
         child_fds = [ctl_r, st_w, code_fd, *inherited]
-        filter_fd = seccomp.program_fd()
+        filter_fd = seccomp.program_fd(unix_sockets=unix_sockets, allocate=allocate)
         if filter_fd is not None:
             argv = [*argv, "--seccomp", str(filter_fd)]
             child_fds.append(filter_fd)
-        python, prefixes = interpreter()
+        python, prefixes = driver.interpreter()
         binds: list[str] = []
         for tree in prefixes:
             # Bound from an fd opened here: bwrap may run as an unprivileged id (a shifted
@@ -308,35 +309,6 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-# Visible, read-only, in both profiles: an interpreter below them needs no extra mount.
-_SYSTEM_PREFIXES = ("/usr/", "/opt/", "/srv/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/lib32/")
-
-
-@functools.lru_cache(maxsize=1)
-def interpreter() -> tuple[str, tuple[str, ...]]:
-    """The Python that runs the driver (this one's base, without the venv) and the
-    directories to bind read-only so it and its standard library are visible in every
-    profile: the ephemeral profile empties ``/root`` and ``/home``, where pyenv or uv keep
-    theirs."""
-    python = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
-    if not python.startswith(_SYSTEM_PREFIXES):
-        # An interpreter of the same version in a system directory runs the same marshalled
-        # code and is visible everywhere without a bind (a throwaway root with shifted ids
-        # cannot even traverse /root to reach a pyenv there).
-        minor = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-        for directory in ("/usr/bin", "/usr/local/bin"):
-            candidate = os.path.join(directory, minor)
-            if os.access(candidate, os.X_OK):
-                return os.path.realpath(candidate), ()
-    prefixes: list[str] = []
-    for prefix in dict.fromkeys(
-        os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)
-    ):
-        if not (prefix + "/").startswith(_SYSTEM_PREFIXES) and os.path.isdir(prefix):
-            prefixes.append(prefix)
-    return python, tuple(prefixes)
-
-
 class Sandbox:
     """A persistent bash in a bwrap sandbox. Use as a context manager, or call close()."""
 
@@ -357,6 +329,10 @@ class Sandbox:
         self.profile = get_profile(profile, cwd=cwd) if isinstance(profile, str) else profile
         self._seed = state
         self.limits = self.profile.limits or Limits.default()
+        cap = self.profile.capped
+        if cap is not None:  # no one file may outgrow the cap either
+            size = min(self.limits.file_bytes, cap.limit)
+            self.limits = dataclasses.replace(self.limits, file_bytes=size)
         protected = mounts.protected_paths(self.profile.hidden)  # scanned once for both uses
         check_writable(self.profile, protected)
         self.timeout = timeout
@@ -373,7 +349,14 @@ class Sandbox:
         self._host_view: HostView | None = None
         self._timer: threading.Timer | None = None
         self.restarts = 0
+        self._watch: DiskWatch | None = None
+        self._trips_seen = 0
         self._start(protected)
+        if cap is not None and self.profile.overlays:
+            # started with the first command: nothing writes before it, and started here it
+            # would wait for the GIL while the host view takes its first snapshot
+            uppers = [o.upper for o in self.profile.overlays]
+            self._watch = DiskWatch(uppers, cap, self._disk_full)
         if max_session_s is not None:
             self._timer = threading.Timer(max_session_s, self._expire)
             self._timer.daemon = True
@@ -381,8 +364,11 @@ class Sandbox:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def _start(self, protected: list[Path] | None = None) -> None:
-        """Start the sandbox (``protected``: ``mounts.protected_paths``, if just scanned)."""
+    def _start(
+        self, protected: list[Path] | None = None, skip: frozenset[Path] = frozenset()
+    ) -> None:
+        """Start the sandbox (``protected``: ``mounts.protected_paths``, if just scanned;
+        ``skip``: host sockets not to hide, because bwrap failed on them)."""
         tmp_bytes = self.limits.tmp_bytes if self.bwrap.has_tmpfs_size else None
         plan = (
             mounts.ephemeral_plan(self.bwrap.has_overlay, tmp_bytes=tmp_bytes)
@@ -395,6 +381,7 @@ class Sandbox:
                 tmp_bytes=tmp_bytes,
                 overlays=self.profile.overlays,
                 protected=protected,
+                skip_sockets=skip,
             )
         )
         try:
@@ -410,7 +397,14 @@ class Sandbox:
             prefix = group.wrap([]) if group is not None else None
             seed, self._seed = self._seed, None  # a sandbox made again later starts afresh
             box = _Sandbox(
-                argv, plan, limits=self.limits, prefix=prefix, seed=seed, umask=self.profile.umask
+                argv,
+                plan,
+                limits=self.limits,
+                prefix=prefix,
+                seed=seed,
+                umask=self.profile.umask,
+                unix_sockets=self.profile.unix_sockets,
+                allocate=self.profile.capped is None,
             )
         except BaseException:
             plan.release()
@@ -421,11 +415,16 @@ class Sandbox:
             if time.monotonic() > deadline or self._pump(box, early.feed, 0.2) is None:
                 box.drain(early.feed)
                 box.kill()
+                plan.settle_sockets()
+                gone = frozenset(p for p in plan.sockets if str(p) in early.text())
+                if gone and not skip:  # a host socket went away while bwrap started
+                    return self._start(protected, gone)
                 raise SandboxUnavailable(
                     f"the sandbox did not start: {early.text().strip() or 'no output'}",
                     hint=_startup_hint(early.text()),
                 )
         box.drain(lambda _: None)
+        plan.settle_sockets()
         self._box = box
         if self._host_view is not None:
             self._host_view.begin()
@@ -434,6 +433,8 @@ class Sandbox:
         self._closed = True
         if self._timer:
             self._timer.cancel()
+        if self._watch is not None:
+            self._watch.stop()
         if self._box:
             self._box.kill()
             self._box = None
@@ -450,6 +451,19 @@ class Sandbox:
         if box:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(box.proc.pid, signal.SIGKILL)
+
+    def _disk_full(self, reason: str) -> None:
+        """The disk watcher's trip (from its thread): every process of the session but
+        its init is killed, the running command, servers and background jobs alike (which
+        of them writes cannot be told); the next result says why."""
+        box = self._box
+        if box is not None and box.alive:
+            procs.kill_new(box.namespace(), 2, {1})
+
+    @property
+    def disk_stopped(self) -> str:
+        """Why the disk watcher last stopped the session's processes, or ``""``."""
+        return self._watch.reason if self._watch is not None else ""
 
     def export_state(self, timeout: float = 5.0) -> bytes | None:
         """The shell's state (variables, functions, options, umask, cwd) as the driver read
@@ -537,7 +551,13 @@ class Sandbox:
                 )
             self._interrupt.clear()
             limit = self.timeout if timeout is None else timeout
-            return self._run(command, limit, on_output, confined, judged)
+            if self._watch is not None:
+                self._watch.busy(True)
+            try:
+                return self._run(command, limit, on_output, confined, judged)
+            finally:
+                if self._watch is not None:
+                    self._watch.busy(False)
 
     def _run(
         self,
@@ -557,10 +577,12 @@ class Sandbox:
             lost = "the sandbox had exited; it was recreated and all shell state was lost"
         if self._host_view is not None:
             self._host_view.refresh(command)
+        if self._watch is not None and not self._watch.started:
+            self._watch.start()
         if not box.out_clear:  # what the last command's drain left is not this one's
             box.drain(lambda _: None)
         buf = CappedBuffer(self.head, self.tail)
-        feed = _streamer(buf, on_output)
+        feed = streamer(buf, on_output)
         nonce = str(next(self._nonces))
         start = time.monotonic()
         first_new_pid = box.last_pid + 1
@@ -609,7 +631,7 @@ class Sandbox:
             for record in records:
                 if isinstance(record, _Status) and record.nonce == nonce:
                     if timed_out:  # what the command forked just before it died, too
-                        _sweep(box, first_new_pid, record.last_pid)
+                        procs.sweep_range(box.namespace(), first_new_pid, record.last_pid)
                     box.drain(feed)
                     return self._finished(command, buf, start, record, timed_out, lost)
 
@@ -652,7 +674,8 @@ class Sandbox:
         carried, confined = record.carried, record.confined
         dropped, undone = record.dropped, record.undone
         notes = [lost]
-        if not carried and not timed_out:
+        stopped = self._watch is not None and self._watch.trips != self._trips_seen
+        if not carried and not timed_out and not stopped:  # the disk note says why
             notes.append(
                 "the command ended its shell before it finished (exit, exec, errexit or a "
                 "signal): its changes to the working directory, variables and functions "
@@ -705,6 +728,13 @@ class Sandbox:
         output = buf.text()
         if timed_out:
             output += ("" if output.endswith("\n") or not output else "\n") + "[timed out]"
+        watch = self._watch
+        if watch is not None and watch.trips != self._trips_seen:
+            self._trips_seen = watch.trips
+            notes.append(
+                f"stopped: {watch.reason}; every process of the session was killed (this "
+                "command's and any an earlier one left running)"
+            )
         removed = self._box.plan.sweep() if self._box else []
         if removed:
             names = ", ".join(str(p) for p in removed)
@@ -747,75 +777,6 @@ class Sandbox:
         self.restarts += 1
         if old_cwd and not self.profile.ephemeral:
             self._run(f"cd -- {shlex.quote(old_cwd)} 2>/dev/null", 5.0, None)
-
-
-def _sweep(box: _Sandbox, first: int, last: int) -> None:
-    """Kill what is left of a timed-out command: every process whose pid inside is between
-    the first the command could have had and the last one handed out when it was done
-    (the driver starts the next spare shell only after that). A fork under way when the
-    first kill came finishes after it; its child shows up on the next pass."""
-    pidns = box.namespace()
-    if pidns is None:
-        return
-    for _ in range(50):
-        left = [
-            pid
-            for pid, inner in procs.members(pidns)
-            if first <= inner <= last and not _zombie(pid)
-        ]
-        if not left:
-            return
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.01)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True  # gone
-
-
-# What a refused write, connection or signal looks like to the programs that tried it
-# (EACCES, EPERM and, for a read-only mount, EROFS). False alarms only cost a question.
-REFUSAL_MARKERS = (
-    "Permission denied",
-    "Operation not permitted",
-    "Read-only file system",
-    "PermissionError",
-    "EACCES",
-    "EPERM",
-    "EROFS",
-)
-
-
-def refusal_seen(output: str) -> bool:
-    """Whether a command's output shows that something it tried was refused."""
-    return any(marker in output for marker in REFUSAL_MARKERS)
-
-
-def _streamer(
-    buf: CappedBuffer, on_output: Callable[[str], None] | None
-) -> Callable[[bytes], None]:
-    """Feed the buffer; stream the head of the output live, then say the rest is elided."""
-    if on_output is None:
-        return buf.feed
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(chunk: bytes) -> None:
-        before = buf.total
-        buf.feed(chunk)
-        if before < buf.head_limit:
-            text = clean(decoder.decode(chunk[: buf.head_limit - before]))
-            if text:
-                on_output(text)
-            if buf.total >= buf.head_limit:
-                on_output("\n[… output continues; the end is shown when the command ends …]\n")
-
-    return feed
 
 
 def validate_command(command: str) -> None:

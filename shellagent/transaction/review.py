@@ -127,8 +127,16 @@ class Review:
         self.workspace.release()
 
     def profile(self, base: Profile) -> Profile:
-        """``base`` with its write grants turned into overlays."""
-        return dataclasses.replace(base, writable=(), overlays=self.workspace.overlays(self.named))
+        """``base`` with its write grants turned into overlays, capped while commands run
+        (``space_problem`` then stops the task after the command the cap stopped)."""
+        from shellagent.sandbox import DiskCap
+
+        return dataclasses.replace(
+            base,
+            writable=(),
+            overlays=self.workspace.overlays(self.named),
+            disk_cap=DiskCap(changes_cap_bytes()),
+        )
 
     def changes(self) -> ChangeSet:
         """The change set so far; the real side of each new change is fingerprinted."""
@@ -141,8 +149,11 @@ class Review:
 
     def space_problem(self, changes: ChangeSet) -> str | None:
         """Why the session must stop writing: its upper layers passed the cap, or the
-        disk under them is nearly full (the upper layers are on the host's disk)."""
+        disk under them is nearly full (the upper layers are on the host's disk). The
+        sandbox holds both while commands run (``DiskCap``); this ends the task after."""
         import os
+
+        from shellagent.sandbox import disk_reserve_bytes
 
         cap = changes_cap_bytes()
         if changes.stored_bytes > cap:
@@ -156,7 +167,7 @@ class Review:
         except (OSError, IndexError):
             return None
         free = st.f_bavail * st.f_frsize
-        if free < min(DISK_RESERVE_BYTES, st.f_blocks * st.f_frsize // 20):
+        if free < disk_reserve_bytes(st):
             return (
                 f"only {_gib(free)} is left on the disk that holds the session's changes: "
                 "the task stops here, its changes are kept for review"
@@ -228,18 +239,11 @@ class Review:
         )
 
 
-CHANGES_CAP_BYTES = 8 << 30
-DISK_RESERVE_BYTES = 1 << 30
-
-
 def changes_cap_bytes() -> int:
     """The most a session's upper layers may hold (``SHELLAGENT_CHANGES_CAP_GB``)."""
-    import os
+    from shellagent.sandbox import changes_cap_bytes as cap
 
-    try:
-        return int(float(os.environ["SHELLAGENT_CHANGES_CAP_GB"]) * (1 << 30))
-    except (KeyError, ValueError):
-        return CHANGES_CAP_BYTES
+    return cap()
 
 
 def _gib(n: int) -> str:

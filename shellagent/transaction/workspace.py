@@ -13,7 +13,10 @@ by squatting; only when no safe place exists does a session refuse to start.
 A session directory is *locked* (an exclusive ``flock`` on the directory) for as long as a
 sandbox works on it, and by apply, discard and undo: an apply never copies from, or empties,
 upper layers a running sandbox still writes to. Kept change sets older than
-``EXPIRE_AFTER_S`` are removed when a new session starts.
+``EXPIRE_AFTER_S`` are removed when a new session starts. Nothing piles up: the directory
+goes with its last session, and ``sweep`` (the daemon's start and stop) removes what a
+killed process left: sessions nobody holds that have no change (or no manifest), and the
+trash of earlier discards. Kept change sets stay until applied, discarded or expired.
 
 Layout, per session:
     <root>/<session>/manifest.json        the overlaid trees, the working directory, when
@@ -38,7 +41,14 @@ from shellagent import paths
 from shellagent.errors import SandboxUnavailable, ShellagentError
 from shellagent.sandbox import Overlay
 
-__all__ = ["SessionInUse", "Workspace", "expire_kept", "session_dir", "workspaces_root"]
+__all__ = [
+    "SessionInUse",
+    "Workspace",
+    "expire_kept",
+    "session_dir",
+    "sweep",
+    "workspaces_root",
+]
 
 EXPIRE_AFTER_S = 30 * 24 * 3600
 DEFAULT_BASE = Path("/var/tmp")
@@ -148,7 +158,11 @@ class Workspace:
             if not any(lower.is_relative_to(c) for c in chosen):
                 chosen.append(lower)
         base = session_dir(session)
-        base.mkdir(mode=0o700)
+        try:
+            base.mkdir(mode=0o700)
+        except FileNotFoundError:  # the empty root went with another process's last session
+            base = session_dir(session)
+            base.mkdir(mode=0o700)
         trees = []
         for n, lower in enumerate(chosen):
             (base / str(n) / "upper").mkdir(parents=True, mode=0o700)
@@ -261,8 +275,13 @@ class Workspace:
                 d.mkdir(mode=0o700)
 
     def remove(self) -> None:
-        _rmtree(self.directory)
+        """Remove the session's directory, and the root with it when it was the last."""
+        directory = self.directory
+        _rmtree(directory)
         self.release()
+        if not os.environ.get("SHELLAGENT_WORKSPACES_DIR"):  # the user's own place stays
+            with contextlib.suppress(OSError):
+                os.rmdir(directory.parent)  # only when empty
 
     def stored_bytes(self) -> int:
         """Disk space the upper layers take (allocated blocks, so a sparse file counts
@@ -298,6 +317,41 @@ def expire_kept(max_age_s: float = EXPIRE_AFTER_S) -> list[str]:
             continue
         old.remove()
         gone.append(entry.name)
+    return gone
+
+
+def sweep() -> list[str]:
+    """Remove what killed processes left in the user's directory of upper layers: each
+    session nobody holds whose upper layers hold nothing (or that has no manifest), and
+    the trash of earlier discards; the directory itself when that empties it. Kept change
+    sets (a manifest, changes) stay. The ids of the sessions removed."""
+    root = workspaces_root()
+    gone = []
+    for entry in list(os.scandir(root)):
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        old = Workspace(entry.name, [], 0.0)
+        try:
+            old.hold()
+        except ShellagentError:
+            continue  # in use
+        try:
+            base = Path(entry.path)
+            for trash in base.glob("trash-*"):
+                _rmtree(trash)
+            try:
+                trees = json.loads((base / "manifest.json").read_text())["trees"]
+                empty = all(not any((base / str(n) / "upper").iterdir()) for n in range(len(trees)))
+            except (OSError, ValueError, KeyError, TypeError):
+                empty = True  # half made: no manifest, or one that does not parse
+            if empty:
+                old.remove()
+                gone.append(entry.name)
+        finally:
+            old.release()
+    if not os.environ.get("SHELLAGENT_WORKSPACES_DIR"):
+        with contextlib.suppress(OSError):
+            os.rmdir(root)
     return gone
 
 

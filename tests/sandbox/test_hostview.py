@@ -15,6 +15,7 @@ import pytest
 
 from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.hostview import hide_secrets
+from tests.unprivileged import make_traversable
 
 Runner = Callable[..., list[dict[str, Any]]]
 
@@ -267,3 +268,212 @@ def test_the_value_after_k_and_p_is_hidden_unless_a_number_path_or_url(
     args: list[str], shown: list[str]
 ) -> None:
     assert hide_secrets(args) == shown
+
+
+# --- review 3: `-u user:password` of any program, and the ps options the recipes use ----------
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["wget", "-u", "admin:Wg-Alder-41"], ["wget", "-u", "admin:[hidden]"]),
+        (["myclient", "-u", "bob:Mc-Birch-42", "h"], ["myclient", "-u", "bob:[hidden]", "h"]),
+        (["myclient", "-ubob:Mc-Cedar-43"], ["myclient", "-ubob:[hidden]"]),
+        (["app", "--user=ann:Ap-Dune-44"], ["app", "--user=ann:[hidden]"]),
+        (["app", "--user", "ann:Ap-Elm-45"], ["app", "--user", "ann:[hidden]"]),
+        (["app", "--proxy-user", "p:Ap-Fern-46"], ["app", "--proxy-user", "p:[hidden]"]),
+        (["app", "-U", "DOM\\bob%Ap-Gorse-47"], ["app", "-U", "DOM\\bob%[hidden]"]),
+        (["lftp", "-u", "bob,Lf-Heath-48", "h"], ["lftp", "-u", "bob,[hidden]", "h"]),
+        (["rsync", "bob:Rs-Iris-49@host:/x"], ["rsync", "bob:[hidden]@host:/x"]),
+        (["sqlplus", "scott/Sq-Kelp-50@db"], ["sqlplus", "scott/[hidden]@db"]),
+        # what is not a password stays
+        (
+            ["git", "push", "-u", "origin", "main:main"],
+            ["git", "push", "-u", "origin", "main:main"],
+        ),
+        (["sort", "-u", "-t:", "f"], ["sort", "-u", "-t:", "f"]),
+        (["date", "-u", "+%Y-%m"], ["date", "-u", "+%Y-%m"]),
+        (["ps", "-u", "root"], ["ps", "-u", "root"]),
+        (["ssh", "git@github.com:org/repo"], ["ssh", "git@github.com:org/repo"]),
+    ],
+)
+def test_the_password_after_a_user_option_is_hidden_whatever_the_program(
+    args: list[str], shown: list[str]
+) -> None:
+    assert hide_secrets(args) == shown
+
+
+_USER_PASS_VALUES = ("Up-Larch-51", "Up-Moss-52", "Up-Nettle-53", "Up-Oak-54")
+
+
+def _user_pass_argvs(tag: str) -> list[list[str]]:
+    a, b, c, d = _USER_PASS_VALUES
+    return [
+        ["bash", "-c", f"exec -a 'fetcher -u admin:{a} http://h {tag}' sleep 300"],
+        ["bash", "-c", "sleep 300; :", tag, "--user", f"svc:{b}"],
+        ["bash", "-c", "sleep 300; :", tag, f"-uroot:{c}"],
+        ["bash", "-c", f"exec -a 'rsync -a bob:{d}@backup:/srv {tag}' sleep 300"],
+    ]
+
+
+@pytest.fixture
+def user_pass_processes() -> Iterator[str]:
+    tag = f"sa-up-{uuid.uuid4().hex[:8]}"
+    procs = [subprocess.Popen(a, env={"PATH": "/usr/bin:/bin"}) for a in _user_pass_argvs(tag)]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # until each ``exec -a`` has given its title
+        if not any(b"exec -a" in Path(f"/proc/{p.pid}/cmdline").read_bytes() for p in procs):
+            break
+        time.sleep(0.02)
+    yield tag
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+_USER_PASS_VIEWS = ("ps auxww", "ps -ef", "ps -eo pid,args", "pgrep -af sa-up-")
+
+
+def _check_user_pass(outputs: list[tuple[int, str]], tag: str) -> None:
+    for view, (code, out) in zip(_USER_PASS_VIEWS, outputs, strict=True):
+        assert code == 0, (view, out)
+        assert out.count(tag) >= 4, (view, out)
+        left = [v for v in _USER_PASS_VALUES if v in out]
+        assert not left, (view, left, out)
+        assert "admin:[hidden]" in out and "bob:[hidden]@backup" in out, (view, out)
+
+
+def test_user_password_options_are_hidden_in_the_host_view(
+    workspace: Path, user_pass_processes: str
+) -> None:
+    tag = user_pass_processes
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
+        outputs = [s.run(f"{view} | grep -F {tag} | grep -v grep") for view in _USER_PASS_VIEWS]
+    _check_user_pass([(r.exit_code, r.output) for r in outputs], tag)
+
+
+def test_user_password_options_are_hidden_for_an_unprivileged_user(
+    as_nobody: Runner, user_pass_processes: str
+) -> None:
+    tag = user_pass_processes
+    results = as_nobody([f"{view} | grep -F {tag} | grep -v grep" for view in _USER_PASS_VIEWS])
+    _check_user_pass([(r["exit_code"], r["output"]) for r in results], tag)
+
+
+@pytest.fixture
+def named_processes(tmp_path: Path) -> Iterator[str]:
+    """Two host processes of a program with a name of its own (``ps -C`` matches the
+    program's name, not its arguments), and a TCP listener on a free port."""
+    name = f"saq{uuid.uuid4().hex[:8]}"
+    program = tmp_path / name
+    program.write_bytes(Path("/bin/sleep").read_bytes())
+    program.chmod(0o755)
+    make_traversable(tmp_path)
+    procs = [subprocess.Popen([str(program), "300"]) for _ in range(2)]
+    yield name
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+# (command, check of its output) for the ps forms of the recipes (procs.toml) and friends
+def _ps_forms(name: str) -> list[tuple[str, Callable[[str], bool]]]:
+    def rows(out: str) -> list[list[str]]:
+        return [line.split() for line in out.splitlines() if line.strip()]
+
+    def descending(column: int) -> Callable[[str], bool]:
+        def check(out: str) -> bool:
+            values = [int(r[column]) for r in rows(out)]
+            return len(values) == 5 and values == sorted(values, reverse=True)
+
+        return check
+
+    return [
+        # top_memory / top_cpu: --no-headers, so the first line is a process
+        (
+            "ps -eo pid,user,rss,comm --sort=-rss --no-headers | sed -n '1,5p'",
+            descending(2),
+        ),
+        ("ps -eo pid,user,%cpu,comm --sort=-%cpu --no-headers | sed -n '1,5p'", lambda o: all(
+            r[0].isdigit() for r in rows(o)) and len(rows(o)) == 5),
+        ("ps aux --sort=-rss | sed -n '1,6p' | tail -n 5", descending(5)),
+        ("ps aux --sort=-rss | head -n 1", lambda o: o.split()[:2] == ["USER", "PID"]),
+        # count_processes, process_memory, process_threads, process_user, process_runtime
+        (f"{{ ps -C {name} --no-headers || true; }} | wc -l", lambda o: o.strip() == "2"),
+        (f"ps h -C {name} -o pid", lambda o: len(rows(o)) == 2 and all(
+            r[0].isdigit() for r in rows(o))),
+        (f"ps -C {name} -o rss= | awk '{{s += $1}} END {{print (s > 0)}}'", lambda o: o.strip()
+         == "1"),
+        (f"ps -o pid=,nlwp=,comm= -C {name}", lambda o: [r[1:] for r in rows(o)] == [
+            ["1", name]] * 2),
+        (f"ps -o user=,pid=,comm= -C {name}", lambda o: len(rows(o)) == 2 and rows(o)[0][2]
+         == name),
+        (f"ps -o pid,etime,lstart,comm -C {name}", lambda o: rows(o)[0] == [
+            "PID", "ELAPSED", "STARTED", "COMMAND"] and len(rows(o)) == 3 and len(
+            rows(o)[1]) == 8),
+        (f"ps -o ni= -C {name}", lambda o: [r for r in rows(o)] == [["0"]] * 2),
+        (f"ps -fC {name}", lambda o: rows(o)[0][0] == "UID" and rows(o)[1][-1] == "300"),
+        # processes_of_user, process_tree, zombie_processes, count_all_processes
+        ("ps -u root -o pid,etime,args | head -n 2", lambda o: rows(o)[0] == [
+            "PID", "ELAPSED", "COMMAND"]),
+        ("ps -ef --forest | grep -c '\\\\_ '", lambda o: int(o.strip()) > 0),
+        ("ps -e --no-headers | wc -l", lambda o: int(o.strip()) > 5),
+        ("ps -C nosuchprogram-sa; echo rc=$?", lambda o: o.strip().endswith("rc=1")),
+        # pgrep and pidof
+        (f"pgrep -c -x {name}", lambda o: o.strip() == "2"),
+        (f"pgrep -o -x {name}; pgrep -n -x {name}", lambda o: len(set(o.split())) == 2),
+        (f"pidof {name} | wc -w", lambda o: o.strip() == "2"),
+        # the sandbox's own processes for what the view does not answer
+        ("ps -p 1 -o comm=", lambda o: o.startswith("python")),
+    ]  # fmt: skip
+
+
+def _check_ps_forms(forms: list[tuple[str, Callable[[str], bool]]], outputs: list[str]) -> None:
+    wrong = [(cmd, out) for (cmd, check), out in zip(forms, outputs, strict=True) if not check(out)]
+    assert not wrong, wrong
+
+
+def test_the_ps_options_the_recipes_use_are_honoured(workspace: Path, named_processes: str) -> None:
+    forms = _ps_forms(named_processes)
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
+        outputs = [s.run(cmd).output for cmd, _ in forms]
+    _check_ps_forms(forms, outputs)
+
+
+def test_the_ps_options_the_recipes_use_are_honoured_for_an_unprivileged_user(
+    as_nobody: Runner, named_processes: str
+) -> None:
+    forms = _ps_forms(named_processes)
+    results = as_nobody([cmd for cmd, _ in forms], timeout=10)
+    _check_ps_forms(forms, [r["output"] for r in results])
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_ss_filters_and_headers_are_honoured(workspace: Path, listener: int) -> None:
+    port = listener
+    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as s:
+        plain = s.run("ss -Hltn | awk '{print $4}' | sort -u").output.split()
+        used = s.run(f"ss -Hltn 'sport = :{port}' | grep -q . && echo used || echo free")
+        free = s.run(f"ss -Hltn 'sport = :{port + 1}' | grep -q . && echo used || echo free")
+        headed = s.run("ss -ltn").output.splitlines()[0]
+        netstat = s.run(f"netstat -tln | grep -w 127.0.0.1:{port}").output.split()
+    assert f"127.0.0.1:{port}" in plain and "Local" not in plain
+    assert used.output.strip() == "used"
+    assert free.output.strip() == ("used" if port + 1 in _host_ports() else "free")
+    assert headed.startswith("State") and "Local Address:Port" in headed
+    assert netstat[:1] == ["tcp"] and netstat[-1] == "LISTEN"
+
+
+def _host_ports() -> set[int]:
+    out = subprocess.run(["ss", "-Hltn"], capture_output=True, text=True).stdout
+    return {int(line.split()[3].rsplit(":", 1)[1]) for line in out.splitlines() if line.strip()}

@@ -19,7 +19,7 @@ import pytest
 from shellagent.errors import SandboxUnavailable, UsageError
 from shellagent.sandbox import Sandbox, get_profile
 from shellagent.sandbox.bwrap import find_bwrap
-from shellagent.sandbox.shell import interpreter
+from shellagent.sandbox.driver import interpreter
 
 
 def run(session: Sandbox, command: str) -> tuple[int, str]:
