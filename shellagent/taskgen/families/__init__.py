@@ -12,10 +12,12 @@ from shellagent.taskgen.families import (  # noqa: F401 - imported to register
     git,
     logs,
     misc,
+    one_file,
     perms,
     procs,
     renames,
     schedules,
+    selection,
     text,
     users,
 )

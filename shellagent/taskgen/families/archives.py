@@ -240,3 +240,37 @@ def zip_files(d: Draw) -> Instance:
         answer=f"{out} holds: {{out|lines}}.",
         slots={"dir": where, "ext": ext, "out": out},
     )
+
+
+@family("zip_folder", "archives", "zip a named folder into a named .zip, its folder made")
+def zip_folder(d: Draw) -> Instance:
+    app = d.service()
+    src = d.pick((f"~/projects/{app}", f"~/Documents/{app}", f"/srv/{app}", "~/Pictures/trip"))
+    out_dir = d.pick(("~/backups", "/tmp/outbox", f"~/Desktop/{d.pick(vocab.WORDS)}"))
+    name = src.rsplit("/", 1)[1]
+    out = join(out_dir, f"{name}.zip" if d.chance(0.6) else f"{name}-{d.num(2020, 2025)}.zip")
+    files = _tree(d, src, d.num(3, 6))
+    parent = src.rsplit("/", 1)[0]
+    task = d.phrase(
+        (
+            "Zip the folder {src} as {out}.",
+            "Make a zip file {out} of everything in {src}, subfolders too.",
+            "I want {src} packed into {out}; that folder may not exist yet.",
+        ),
+        src=src,
+        out=out,
+    )
+    return Instance(
+        task=task,
+        setup=tuple(_make_tree(src, files)),
+        gold=(
+            f"mkdir -p {path(out_dir)} && (cd {path(parent)} && zip -qr {path(out)} {q(name)})",
+            f"unzip -Z1 {path(out)} | sort",
+        ),
+        check=all_of(
+            f"unzip -tq {path(out)} >/dev/null",
+            *(f"unzip -Z1 {path(out)} | grep -qx -- {q(join(name, f))}" for f in files),
+        ),
+        answer=f"Created {out}; it holds: {{out|lines}}.",
+        slots={"src": src, "out": out},
+    )

@@ -17,6 +17,7 @@ from shellagent.taskgen.sh import (
     number,
     path,
     q,
+    reported,
     token,
     write,
 )
@@ -293,5 +294,173 @@ def json_count(d: Draw) -> Instance:
         answer=f"{{out}} entries have status {status}.",
         slots={"file": file, "status": status},
         wrong_answers=(f"{len(jobs)} entries", f"{n + 1} entries"),
+        kind="question",
+    )
+
+
+def _dated_sales(d: Draw) -> tuple[str, str, list[tuple[str, str, str, int]]]:
+    """``_sales`` with one row a day, at most ten: no row's line is the start of another's,
+    so a row is matched as a fixed string."""
+    where, file, rows = _sales(d)
+    by_day = {r[0]: r for r in rows}
+    return where, file, sorted(by_day.values())[:10]
+
+
+def _line(row: tuple[str, str, str, int]) -> str:
+    return ",".join(map(str, row))
+
+
+@family("csv_show_matching_rows", "data", "the rows of a CSV whose column equals a value")
+def csv_show_matching_rows(d: Draw) -> Instance:
+    other: list[str] = []
+    while not other:  # rows of another city too, or the check refuses nothing
+        where, file, rows = _dated_sales(d)
+        city = d.pick([r[2] for r in rows])
+        said = city.lower() if d.chance(0.4) else city  # as a person types it
+        matching = [_line(r) for r in rows if r[2] == city]
+        other = [_line(r) for r in rows if r[2] != city]
+    task = d.phrase(
+        (
+            "Which rows of {file} are for {city}? Show them.",
+            "Show me the lines of {file} whose city is {city}.",
+            "What did we sell in {city}? The rows of {file}, please.",
+        ),
+        file=file,
+        city=said,
+    )
+    return Instance(
+        task=task,
+        setup=(mkdir(where), write(file, *_csv_lines(rows))),
+        gold=(f"awk -F, 'NR > 1 && tolower($3) == \"{city.lower()}\"' {path(file)}",),
+        check=reported(matching, other),
+        answer=f"The {city} rows: {{out|lines}}",
+        slots={"file": file, "column": "city", "value": said},
+        wrong_answers=(", ".join(other), ", ".join(matching + other)),
+        kind="question",
+    )
+
+
+@family("csv_count_matching", "data", "how many rows of a CSV have a value in a column")
+def csv_count_matching(d: Draw) -> Instance:
+    where, file, rows = _sales(d)
+    product = d.pick([r[1] for r in rows])
+    n = sum(1 for r in rows if r[1] == product)
+    task = d.phrase(
+        (
+            "How many rows of {file} are for the product {product}?",
+            "Count the {product} lines in {file}.",
+            "In {file}, how many records have {product} as their product?",
+        ),
+        file=file,
+        product=product,
+    )
+    wrong = sorted({len(rows), n + 1, n - 1} - {n, 0})
+    return Instance(
+        task=task,
+        setup=(mkdir(where), write(file, *_csv_lines(rows))),
+        gold=(f"awk -F, 'NR > 1 && $2 == \"{product}\"' {path(file)} | wc -l",),
+        check=number(n),
+        answer=f"{{out}} rows of {file} are for {product}.",
+        slots={"file": file, "column": "product", "value": product},
+        wrong_answers=tuple(f"{w} rows" for w in wrong),
+        kind="question",
+    )
+
+
+@family("csv_rows_below", "data", "the rows of a CSV whose amount is under a number")
+def csv_rows_below(d: Draw) -> Instance:
+    amounts: list[int] = []
+    while len(amounts) < 3:  # a limit with rows on both sides of it
+        where, file, rows = _dated_sales(d)
+        amounts = sorted({r[3] for r in rows})
+    limit = d.pick(amounts[1:-1])  # a value some rows have: "under" leaves them out
+    below = [_line(r) for r in rows if r[3] < limit]
+    rest = [_line(r) for r in rows if r[3] >= limit]
+    task = d.phrase(
+        (
+            "Which rows of {file} have an amount under {limit}?",
+            "Show me the entries of {file} where the amount is less than {limit}.",
+            "List the small sales in {file}: amount below {limit}.",
+        ),
+        file=file,
+        limit=limit,
+    )
+    return Instance(
+        task=task,
+        setup=(mkdir(where), write(file, *_csv_lines(rows))),
+        gold=(f"awk -F, 'NR > 1 && $4 < {limit}' {path(file)}",),
+        check=reported(below, rest),
+        answer=f"Rows with an amount under {limit}: {{out|lines}}",
+        slots={"file": file, "column": "amount", "number": str(limit)},
+        wrong_answers=(", ".join(rest), ", ".join(below + rest)),
+        kind="question",
+    )
+
+
+@family("json_records_where", "data", "the JSON records whose field equals a value")
+def json_records_where(d: Draw) -> Instance:
+    where, _ = _json_file(d)
+    roles = ("admin", "editor", "viewer")
+    role, given = "", [""]
+    while not (role in given and any(g != role for g in given)):  # both kinds of account
+        people = d.people(d.num(4, 6))
+        role = d.pick(roles)
+        given = [role] * d.num(1, 2) + [d.pick([r for r in roles if r != role]) for _ in people]
+        given = d.shuffled(given[: len(people)])
+    accounts = [(lg, full, g) for (lg, full), g in zip(people, given, strict=True)]
+    records = [{"login": lg, "name": full, "role": g} for lg, full, g in accounts]
+    file = join(where, d.pick(("users.json", "accounts.json", "team.json")))
+    wanted = [lg for lg, _, g in accounts if g == role]
+    others = [lg for lg, _, g in accounts if g != role]
+    task = d.phrase(
+        (
+            "Which users in {file} have the role {role}?",
+            "Show me the {role} accounts listed in {file}.",
+            "Who in {file} has the {role} role? Give me their records.",
+        ),
+        file=file,
+        role=role,
+    )
+    return Instance(
+        task=task,
+        setup=(mkdir(where), f"echo {q(json.dumps(records))} > {path(file)}"),
+        gold=(f"jq -c '.[] | select(.role == \"{role}\")' {path(file)}",),
+        check=reported(wanted, others),
+        answer=f"The {role} records: {{out|lines}}",
+        slots={"file": file, "field": "role", "value": role},
+        wrong_answers=(", ".join(others), ", ".join(wanted + others)),
+        kind="question",
+    )
+
+
+@family("json_records_above", "data", "the JSON records whose number is over a limit")
+def json_records_above(d: Draw) -> Instance:
+    where, _ = _json_file(d)
+    ids = [f"ord-{n}" for n in d.sample(range(1000, 9999), d.num(5, 8))]
+    totals = d.sample(range(5, 900), len(ids))
+    limit = d.pick(sorted(totals)[1:-1])  # one order sits at the limit: "over" leaves it out
+    records = [
+        {"id": i, "total": t, "items": d.num(1, 9)} for i, t in zip(ids, totals, strict=True)
+    ]
+    file = join(where, d.pick(("orders.json", "invoices.json", "sales.json")))
+    over = [i for i, t in zip(ids, totals, strict=True) if t > limit]
+    rest = [i for i, t in zip(ids, totals, strict=True) if t <= limit]
+    task = d.phrase(
+        (
+            "Which orders in {file} have a total over {limit}?",
+            "Show the records of {file} whose total is more than {limit}.",
+            "List the entries in {file} with a total above {limit}.",
+        ),
+        file=file,
+        limit=limit,
+    )
+    return Instance(
+        task=task,
+        setup=(mkdir(where), f"echo {q(json.dumps(records))} > {path(file)}"),
+        gold=(f"jq -c '.[] | select(.total > {limit})' {path(file)}",),
+        check=reported(over, rest),
+        answer=f"Over {limit}: {{out|lines}}",
+        slots={"file": file, "field": "total", "number": str(limit)},
+        wrong_answers=(", ".join(rest), ", ".join(over + rest)),
         kind="question",
     )

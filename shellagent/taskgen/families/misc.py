@@ -294,3 +294,40 @@ def service_port(d: Draw) -> Instance:
         wrong_answers=(str(old), "80"),
         kind="question",
     )
+
+
+@family("temp_cleanup", "misc", "delete the *.tmp, *~ and .*.swp leftovers of a tree")
+def temp_cleanup(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    sub = d.pick(vocab.WORDS)
+    stems = d.stems(d.num(6, 9), vocab.DOC_STEMS + vocab.CODE_STEMS)
+    kept = [join(where, f"{s}.{d.pick(('md', 'py', 'txt', 'csv'))}") for s in stems]
+    junk = [join(where, f"{_base(kept[0])}~"), join(where, sub, f".{_base(kept[1])}.swp")]
+    junk += [join(where, d.pick(("", sub)), f"{s}.tmp") for s in stems[2:4]]
+    kept += [join(where, sub, f"{stems[4]}.tmp.txt")]  # not a .tmp file
+    setup = [mkdir(where, join(where, sub))] + [f"echo x > {path(f)}" for f in kept + junk]
+    task = d.phrase(
+        (
+            "Clean the editor leftovers out of {dir}: *.tmp files, ~ backups and .swp swap files.",
+            "Delete the temporary junk under {dir}, meaning .tmp files, tilde backups and vim "
+            "swap files; keep the real files.",
+            "Get rid of the scratch files my editor left in {dir} (tmp, ~ and swap files).",
+        ),
+        dir=spoken,
+    )
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(
+            f"find {path(where)} -type f \\( -name '*.tmp' -o -name '*~' -o -name '.*.swp' \\) "
+            "-print -delete | sort",
+            f"find {path(where)} -type f | sort",
+        ),
+        check=all_of(*(missing(f) for f in junk), *(f"[ -e {path(f)} ]" for f in kept)),
+        answer="Deleted {out1|count} leftovers; left: {out2|names}.",
+        slots={"dir": where},
+    )
+
+
+def _base(p: str) -> str:
+    return p.rsplit("/", 1)[1]

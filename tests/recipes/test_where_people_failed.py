@@ -1,0 +1,158 @@
+"""The recipes for requests people saw go wrong: a copy into a folder that made a file of
+the folder's name, a rename that never happened, "the .tmp files" that took editor
+leftovers with them, a count of the files changed *within* N days for "not changed in N
+days". Each shipped recipe is rendered and run for real (bash, in a folder of its own, as
+root and as an unprivileged user), and its direction is read as said."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shellagent.recipes import DATA_DIR, load, render
+
+from ..unprivileged import AS_NOBODY, give_to_nobody, make_traversable
+
+CATALOG = load([DATA_DIR])
+USERS = ["root", "nobody"]
+
+
+def run(
+    recipe: str, args: dict[str, str], cwd: Path, user: str
+) -> subprocess.CompletedProcess[str]:
+    """The shipped recipe rendered with ``args`` and run by bash in ``cwd`` (HOME=cwd)."""
+    command = render(CATALOG.get(recipe), args)
+    if user == "nobody":
+        if os.getuid() != 0:
+            pytest.skip("already unprivileged: the root runs cover this user")
+        make_traversable(cwd)
+        give_to_nobody(cwd)
+    prefix = AS_NOBODY if user == "nobody" else []
+    return subprocess.run(
+        [*prefix, "/bin/bash", "--norc", "-c", command],
+        cwd=cwd,
+        env={"HOME": str(cwd), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / "docs").mkdir(parents=True)
+    (home / "docs" / "resume.pdf").write_text("cv\n")
+    return home
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_copy_into_a_folder_not_there_yet_lands_inside_a_new_folder(
+    home: Path, user: str
+) -> None:
+    done = run("copy_file_into_dir", {"file": "docs/resume.pdf", "dest": "~/Desktop"}, home, user)
+    assert done.returncode == 0, done.stderr
+    assert (home / "Desktop").is_dir()
+    assert (home / "Desktop" / "resume.pdf").read_text() == "cv\n"
+    assert (home / "docs" / "resume.pdf").exists()
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_move_into_a_folder_not_there_yet_lands_inside_a_new_folder(
+    home: Path, user: str
+) -> None:
+    done = run(
+        "move_file_into_dir", {"file": "docs/resume.pdf", "dest": "Pictures/2024"}, home, user
+    )
+    assert done.returncode == 0, done.stderr
+    assert (home / "Pictures" / "2024" / "resume.pdf").read_text() == "cv\n"
+    assert not (home / "docs" / "resume.pdf").exists()
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_rename_keeps_the_file_in_its_folder(home: Path, user: str) -> None:
+    done = run("rename_file", {"file": "docs/resume.pdf", "new": "cv-2024.pdf"}, home, user)
+    assert done.returncode == 0, done.stderr
+    assert (home / "docs" / "cv-2024.pdf").read_text() == "cv\n"
+    assert not (home / "docs" / "resume.pdf").exists()
+    assert not (home / "cv-2024.pdf").exists()
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_rename_onto_an_existing_file_fails_and_changes_nothing(home: Path, user: str) -> None:
+    (home / "docs" / "cv.pdf").write_text("other\n")
+    done = run("rename_file", {"file": "docs/resume.pdf", "new": "cv.pdf"}, home, user)
+    assert done.returncode != 0
+    assert "already exists" in done.stderr
+    assert (home / "docs" / "cv.pdf").read_text() == "other\n"
+    assert (home / "docs" / "resume.pdf").read_text() == "cv\n"
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_copy_under_a_new_name_stays_beside_the_original(home: Path, user: str) -> None:
+    done = run("copy_file_as", {"file": "docs/resume.pdf", "copy": "resume-old.pdf"}, home, user)
+    assert done.returncode == 0, done.stderr
+    assert (home / "docs" / "resume-old.pdf").read_text() == "cv\n"
+    assert (home / "docs" / "resume.pdf").read_text() == "cv\n"
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_deleting_the_tmp_files_leaves_editor_leftovers_and_look_alikes(
+    home: Path, user: str
+) -> None:
+    names = ["a.tmp", "docs/b.tmp", "notes.txt~", "docs/.notes.txt.swp", "c.tmp.txt", "keep.md"]
+    for name in names:
+        (home / name).write_text("x\n")
+    done = run("delete_by_extension", {"dir": ".", "ext": "tmp"}, home, user)
+    assert done.returncode == 0, done.stderr
+    assert [n for n in names if (home / n).exists()] == names[2:]
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_file_is_found_anywhere_in_the_home_whatever_its_case(home: Path, user: str) -> None:
+    (home / "docs" / "money").mkdir()
+    (home / "docs" / "money" / "Budget.xlsx").write_text("x\n")
+    (home / "budget-2019.xlsx").write_text("x\n")
+    done = run("find_in_home", {"name": "budget.xlsx"}, home, user)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"{home}/docs/money/Budget.xlsx"]
+
+
+def _aged(home: Path) -> None:
+    for name, days in (("new.txt", 1), ("docs/mid.txt", 20), ("old.txt", 90), ("docs/old.md", 60)):
+        (home / name).write_text("x\n")
+        stamp = (home / name).stat().st_mtime - days * 86400
+        os.utime(home / name, (stamp, stamp))
+
+
+@pytest.mark.parametrize(
+    ("recipe", "count"),
+    [("count_older_than_days", "2"), ("count_recently_modified", "3")],  # resume.pdf is new
+)
+def test_a_count_by_age_counts_the_side_it_says(home: Path, recipe: str, count: str) -> None:
+    _aged(home)
+    done = run(recipe, {"dir": ".", "days": "30"}, home, "root")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == count
+
+
+@pytest.mark.parametrize(
+    ("recipe", "found"),
+    [
+        ("find_at_least_size", ["./exact.bin", "./more.bin"]),
+        ("find_at_most_size", ["./exact.bin", "./less.bin"]),
+        ("find_larger_than", ["./more.bin"]),
+        ("find_smaller_than", ["./less.bin"]),
+    ],
+)
+def test_a_size_bound_said_inclusive_keeps_a_file_of_exactly_that_size(
+    tmp_path: Path, recipe: str, found: list[str]
+) -> None:
+    for name, size in (("exact.bin", 10240), ("more.bin", 10241), ("less.bin", 10239)):
+        (tmp_path / name).write_bytes(b"x" * size)
+    done = run(recipe, {"dir": ".", "size": "10k"}, tmp_path, "root")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == found
