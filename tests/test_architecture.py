@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "protected": 0,
     "jsontypes": 0,
     "substitutions": 0,
+    "schedule": 0,
     # 1: the parts
     "model": 1,
     "policy": 1,

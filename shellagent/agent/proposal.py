@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from shellagent.agent.schedule import Schedule
+from shellagent.schedule import Schedule
 
 __all__ = ["InstalledJob", "JobInstaller", "JobProposal", "describe_job", "job_facts"]
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from shellagent.agent.actions import ScheduleAction
 from shellagent.agent.approval import ApprovalRequest, is_automatic
 from shellagent.agent.proposal import JobProposal, describe_job
-from shellagent.agent.schedule import Schedule
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
 from shellagent.errors import InputError, ShellagentError
 from shellagent.events import JobInstalled
+from shellagent.schedule import Schedule
 
 __all__ = ["propose_job"]
 

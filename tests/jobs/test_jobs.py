@@ -101,6 +101,20 @@ def test_crontab_lines_are_added_once_and_removed_leaving_others(
     assert fake_crontab.read_text() == "0 1 * * * /usr/bin/true # the user's own line\n"
 
 
+def test_a_job_every_few_hours_or_on_weekdays_keeps_its_schedule_in_its_file(
+    user_home: Path, fake_crontab: Path
+) -> None:
+    for schedule, cron in (
+        (Schedule.parse("hour", "10", step=3), "10 */3 * * * "),
+        (Schedule.parse("weekday", "08:15"), "15 8 * * 1-5 "),
+    ):
+        job = make_job("x", ["true"], schedule, workdir=user_home, writable=[])
+        install(job)
+        assert load(job.id).schedule.schedule() == schedule
+        line = next(ln for ln in fake_crontab.read_text().splitlines() if job.id in ln)
+        assert line.startswith(cron)
+
+
 def test_a_hand_edited_job_does_not_run_until_approved_again(
     user_home: Path, fake_crontab: Path
 ) -> None:
