@@ -515,6 +515,9 @@ class ApprovalNeeded(_Wire):
     # "NAME=value" of the carried variables the command expands whose values are more than
     # an integer or a short word: the line does not show them, and bash may run them
     carried: tuple[str, ...] = ()
+    # a recurring job to install (``command``: its commands, one per line; ``why``: when it
+    # runs and what it may write), not a command to run now
+    job: bool = _optional(False)
 
 
 @dataclass(frozen=True)

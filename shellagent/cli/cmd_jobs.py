@@ -118,12 +118,13 @@ def _confirm(question: str, yes: bool) -> bool:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from shellagent.jobs import Schedule, install, make_job
+    from shellagent.jobs import Schedule, detect, install, make_job
     from shellagent.sandbox import validate_command
 
     for command in args.commands:
         validate_command(command)
     schedule = Schedule.parse(args.every, args.at, args.on, args.day)
+    scheduler = detect()  # no scheduler: said with the fix before anything is asked
     job = make_job(
         args.name,
         args.commands,
@@ -136,7 +137,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     if not _confirm("install this job?", args.yes):
         print("not installed")
         return 1
-    for item in install(job):
+    for item in install(job, scheduler):
         print(f"wrote {item}")
     return 0
 

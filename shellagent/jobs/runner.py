@@ -10,6 +10,7 @@ exists.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import time
@@ -79,11 +80,19 @@ def run_job(job: Job, *, preview: bool = False) -> RunResult:
         if refusal:
             result.reason = refusal
             return result
-        agent.profile = get_profile("default", cwd=Path(job.workdir)).with_options(
+        import dataclasses
+
+        workdir = Path(job.workdir)
+        agent.profile = get_profile("default", cwd=workdir).with_options(
             writable=[Path(w) for w in job.writable], network=job.network
         )
+        # A workdir the job may not write (the home directory) is bound read-only over
+        # the grants inside it ("~/Backups" of a job made in ~): the sandbox starts at /
+        # and the shell goes there before the first command instead.
+        enter = agent.profile.workdir not in agent.profile.writable
+        if enter:
+            agent.profile = dataclasses.replace(agent.profile, workdir=None)
         if preview:
-            import dataclasses
             import uuid
 
             grants = [p for p in agent.profile.writable if p.is_dir()]
@@ -92,6 +101,9 @@ def run_job(job: Job, *, preview: bool = False) -> RunResult:
                 agent.profile, writable=(), overlays=workspace.overlays()
             )
         with agent.open_shell(timeout=3600) as session:
+            if enter and session.run(f"cd -- {shlex.quote(str(workdir))}").exit_code != 0:
+                result.reason = f"the job's folder {workdir} cannot be entered"
+                return result
             for turn, command in enumerate(job.commands, 1):
                 writer.write(
                     ApprovalRecord(

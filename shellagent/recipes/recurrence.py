@@ -18,9 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shellagent.errors import InputError
 from shellagent.schedule import Schedule
+
+if TYPE_CHECKING:
+    from shellagent.recipes.model import Recipe
 
 __all__ = [
     "TERMS",
@@ -29,6 +33,7 @@ __all__ = [
     "lexicon",
     "names_cron_file",
     "split_recurrence",
+    "writes_cron_lines",
 ]
 
 
@@ -274,6 +279,16 @@ def names_cron_file(text: str) -> bool:
     file", a file named like ``crontab.txt``): the only tasks a recipe that writes cron
     lines into a file is for."""
     return CRON_FILE.finds(text)
+
+
+def writes_cron_lines(recipe: Recipe) -> bool:
+    """Whether ``recipe`` appends cron lines to a file (the ``cron_add_*`` recipes: an
+    output slot whose default is a cron file): for a task that names a cron file only,
+    and only into a cron file (``names_cron_file``), never into a data file."""
+    return any(
+        slot.type == "output" and str(slot.default or "").startswith("/etc/cron")
+        for slot in recipe.slots.values()
+    )
 
 
 def split_recurrence(text: str) -> tuple[str, Recurrence] | None:
