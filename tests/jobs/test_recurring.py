@@ -222,3 +222,69 @@ def test_a_job_is_not_made_from_a_throwaway_sandbox(
         )
     assert all(r.job is None for r in person.requests)
     assert not sink.of_type(JobInstalled) and all_jobs() == ([], [])
+
+
+UNPRIVILEGED_RUN = """
+from pathlib import Path
+from shellagent.agent.proposal import JobProposal
+from shellagent.jobs import Installer, load, run_job
+from shellagent.recipes import load as recipes, render
+from shellagent.schedule import Schedule
+
+command = render(recipes().recipes["backup_rotating_tarball"], {"dir": "Documents"})
+home = Path.home()
+proposal = JobProposal("back up Documents", (command,), Schedule.parse("week"), home, (home / "Backups",))
+installed = Installer().install(proposal)
+result = run_job(load(installed.job_id))
+print(result.success, result.reason)
+"""
+
+
+def test_as_an_unprivileged_user_the_job_makes_its_folder_in_their_home_and_backs_up(
+    outside_tmp: Path,
+) -> None:
+    """The same job as ``nobody``: the folder it writes is made in their home (which it may
+    not write), and the run enters the home and backs up into that folder."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.unprivileged import AS_NOBODY, NOBODY, give_to_nobody, make_traversable
+
+    if os.getuid() != 0:
+        pytest.skip("already unprivileged: the tests above run as this user")
+    home = outside_tmp / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents/letter.txt").write_text("dear reader\n")
+    tool = home / "crontab"
+    tool.write_text(
+        f'#!/bin/sh\ncase "$1" in -l) cat {home}/table 2>/dev/null ;; -) cat > {home}/table ;; esac\n'
+    )
+    tool.chmod(0o755)
+    give_to_nobody(home)
+    make_traversable(home)
+    env = {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "SHELLAGENT_SCHEDULER": "cron",
+        "SHELLAGENT_CRONTAB": str(tool),
+        **{
+            f"SHELLAGENT_{d}_DIR": str(home / f".sa-{d.lower()}")
+            for d in ("STATE", "DATA", "CONFIG", "CACHE", "RUNTIME")
+        },
+    }
+    probe = subprocess.run(
+        [*AS_NOBODY, sys.executable, "-c", "import shellagent"], env=env, capture_output=True
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"nobody cannot run {sys.executable}: {probe.stderr.decode()[-200:]}")
+    proc = subprocess.run(
+        [*AS_NOBODY, sys.executable, "-c", UNPRIVILEGED_RUN],
+        env=env, cwd=home, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("True"), proc.stdout
+    archive = home / f"Backups/Documents-{date.today():%F}.tar.gz"
+    assert archive.stat().st_uid == NOBODY and (home / "Backups").stat().st_uid == NOBODY
+    with tarfile.open(archive) as packed:
+        assert "Documents/letter.txt" in packed.getnames()
