@@ -233,7 +233,8 @@ from shellagent.schedule import Schedule
 
 command = render(recipes().recipes["backup_rotating_tarball"], {"dir": "Documents"})
 home = Path.home()
-proposal = JobProposal("back up Documents", (command,), Schedule.parse("week"), home, (home / "Backups",))
+week = Schedule.parse("week")
+proposal = JobProposal("back up Documents", (command,), week, home, (home / "Backups",))
 installed = Installer().install(proposal)
 result = run_job(load(installed.job_id))
 print(result.success, result.reason)
@@ -258,7 +259,7 @@ def test_as_an_unprivileged_user_the_job_makes_its_folder_in_their_home_and_back
     (home / "Documents/letter.txt").write_text("dear reader\n")
     tool = home / "crontab"
     tool.write_text(
-        f'#!/bin/sh\ncase "$1" in -l) cat {home}/table 2>/dev/null ;; -) cat > {home}/table ;; esac\n'
+        f'#!/bin/sh\ncase "$1" in -l) cat {home}/t 2>/dev/null ;; -) cat > {home}/t ;; esac\n'
     )
     tool.chmod(0o755)
     give_to_nobody(home)
