@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shellagent.agent.approval import is_automatic
-from shellagent.agent.proposal import InstalledJob, JobProposal, job_grants
+from shellagent.agent.proposal import JobProposal, job_grants
 from shellagent.agent.scheduling import offer_job
 from shellagent.agent.session import SessionEnd, SessionState
 from shellagent.agent.support import succeeded
@@ -73,12 +73,14 @@ def attempt(state: SessionState, book: RecipeBook | None, run: RunCommand) -> bo
 def _schedule(state: SessionState, command: str, what: str, when: Recurrence, turn: int) -> None:
     """After the command ran once and worked: propose it as a job, and end the session."""
     grants = state.shell.grants
-    once = f"Ran once{' on the copy' if grants.overlaid else ''}: {command}"
+    once = "It ran once now" + (
+        " on the copy (its result is in the change set)" if grants.overlaid else ""
+    )
     if when.schedule is None:
-        raise SessionEnd("finished", f"{once}\nNot scheduled: {when.problem}.", claimed=False)
+        raise SessionEnd("finished", f"Not scheduled: {when.problem}. {once}.", claimed=False)
     why_not = _why_not(state)
     if why_not:
-        raise SessionEnd("finished", f"{once}\nNot scheduled: {why_not}.", claimed=False)
+        raise SessionEnd("finished", f"Not scheduled: {why_not}. {once}.", claimed=False)
     from shellagent.policy import ShellState
 
     cwd = Path(state.shell.cwd or grants.workdir or ".")
@@ -92,15 +94,15 @@ def _schedule(state: SessionState, command: str, what: str, when: Recurrence, tu
         created_from=state.session_id,
     )
     outcome = offer_job(state, job, turn)
-    if isinstance(outcome, InstalledJob):
-        where = ", ".join(str(p) for p in job.writable) or "nothing outside its sandbox"
-        raise SessionEnd(
-            "finished",
-            f"{once}\nScheduled job {outcome.job_id}: {when.schedule.words()}; it writes "
-            f"{where}. See it with `shellagent jobs show {outcome.job_id}`, run it now with "
-            f"`shellagent jobs run {outcome.job_id}`.",
-        )
-    raise SessionEnd("finished", f"{once}\nNot scheduled: {outcome}", claimed=False)
+    if isinstance(outcome, str):
+        raise SessionEnd("finished", f"Not scheduled: {outcome} {once}.", claimed=False)
+    where = ", ".join(str(p) for p in job.writable) or "nothing outside its sandbox"
+    raise SessionEnd(
+        "finished",
+        f"Scheduled job {outcome.job_id}: {when.schedule.words()}, writing {where}. {once}. "
+        f"See it with `shellagent jobs show {outcome.job_id}`; run it now with "
+        f"`shellagent jobs run {outcome.job_id}`.",
+    )
 
 
 def _why_not(state: SessionState) -> str | None:

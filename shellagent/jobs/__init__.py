@@ -61,29 +61,6 @@ def _refuse_secrets(job: Job) -> None:
             )
 
 
-def _make_grant(folder: object) -> None:
-    """A folder an approved job writes to, made now if missing (a job's sandbox can only be
-    granted a folder that exists; the first run made it on the copy, which the user may
-    not have applied). Only a plain folder in the home directory is made: none that is
-    hidden (``~/.config/…``) or a place that runs code later; anything else must exist,
-    and a job whose folder is missing fails when it runs, saying so."""
-    from pathlib import Path
-
-    from shellagent import protected
-
-    path = Path(str(folder))
-    home = Path.home().resolve()
-    if path.exists() or home not in path.parents:
-        return
-    inside = path.relative_to(home).parts
-    if any(part.startswith(".") for part in inside):
-        return
-    for place, _ in protected.expand(home):
-        if path == place or place in path.parents or path in place.parents:
-            return
-    path.mkdir(parents=True, exist_ok=True)
-
-
 def uninstall(job_id: str, scheduler: Scheduler | None = None) -> None:
     from shellagent.jobs import store
 
@@ -113,8 +90,6 @@ class Installer:
         return None
 
     def install(self, proposal: JobProposal) -> InstalledJob:
-        for folder in proposal.writable:
-            _make_grant(folder)
         job = make_job(
             proposal.name,
             list(proposal.commands),

@@ -82,6 +82,9 @@ def run_job(job: Job, *, preview: bool = False) -> RunResult:
             return result
         import dataclasses
 
+        if not preview:
+            for folder in job.writable:
+                _make_grant(Path(folder))
         workdir = Path(job.workdir)
         agent.profile = get_profile("default", cwd=workdir).with_options(
             writable=[Path(w) for w in job.writable], network=job.network
@@ -149,6 +152,26 @@ def run_job(job: Job, *, preview: bool = False) -> RunResult:
         writer.close()
         if not preview:
             _record(job, result)
+
+
+def _make_grant(path: Path) -> None:
+    """A folder the job may write, made before it runs if missing (a sandbox is granted
+    only a folder that exists; the job's first run made it on the session's copy, which
+    the user may not have applied). Only a plain folder in the home directory is made:
+    none that is hidden (``~/.config/…``) or a place that runs code later; any other must
+    exist, and the run fails saying so."""
+    from shellagent import protected
+
+    home = Path.home().resolve()
+    if path.exists() or home not in path.parents:
+        return
+    inside = path.relative_to(home).parts
+    if any(part.startswith(".") for part in inside):
+        return
+    for place, _ in protected.expand(home):
+        if path == place or place in path.parents or path in place.parents:
+            return
+    path.mkdir(parents=True, exist_ok=True)
 
 
 def _record(job: Job, result: RunResult) -> None:
