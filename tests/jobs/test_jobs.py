@@ -164,6 +164,19 @@ def test_jobs_add_refuses_without_a_terminal_unless_yes(
     assert not fake_crontab.exists()
 
 
+def test_jobs_add_says_there_is_no_scheduler_before_asking_anything(
+    user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHELLAGENT_SCHEDULER", "none")
+    # no terminal and no -y: it would have asked (and refused to), had it got that far
+    proc = shellagent("jobs", "add", "x", "--every", "day", "--", "true", cwd=user_home)
+    assert proc.returncode == 3 and "no scheduler" in proc.stderr
+    assert "sudo apt-get install cron" in proc.stderr and "install this job?" not in proc.stdout
+    from shellagent.jobs import all_jobs
+
+    assert all_jobs() == ([], [])
+
+
 def test_preview_runs_on_a_copy_shows_the_changes_and_records_no_run(
     user_home: Path, fake_crontab: Path
 ) -> None:
