@@ -44,16 +44,16 @@ def attempt(state: SessionState, book: RecipeBook | None, run: RunCommand) -> bo
     """Make a recurring request a job (see the module docstring); raises ``SessionEnd``
     when the session ends here. True when the recipes were tried and none did it (the
     model writes commands from here); False when the task is not a recurring request, or
-    no job can be made in this session (a throwaway sandbox, no installer, no recipes
-    yet): the session goes on as any other."""
+    no job can be made in this session (a throwaway sandbox, no installer, no recipes:
+    the daemon gives every model the book for a recurring request): the session goes on
+    as any other."""
     from shellagent.agent import recipe_step
     from shellagent.recipes.recurrence import split_recurrence
 
     found = split_recurrence(state.task)
-    if found is None or state.job_installer is None or state.shell.grants.anywhere_writable:
+    if found is None or book is None or state.job_installer is None:
         return False
-    book = book or recipe_step.shared_book()
-    if book is None:
+    if state.shell.grants.anywhere_writable:
         return False
     what, when = found
 
