@@ -41,8 +41,8 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
         # the user the same with the fix).
         observe(
             state,
-            "Recurring jobs cannot run on this machine: it has no scheduler. Do not reply "
-            "with a schedule again; reply done and say the task ran once and was not scheduled.",
+            f"Recurring jobs cannot be installed here ({problem}). Do not reply with a "
+            "schedule again; reply done and say the task ran once and was not scheduled.",
         )
         return
     if not state.job_commands:

@@ -115,3 +115,21 @@ def test_without_a_scheduler_ask_says_so_before_asking_and_asks_about_no_job(
     assert before_any_question(run, "sudo apt-get install cron")
     assert [a.job for a in run.of(ApprovalNeeded)] == [False]
     assert "Not scheduled: no scheduler" in run.summary.summary
+
+
+def test_a_dry_run_or_yes_runs_it_once_and_installs_nothing(
+    crontab: Path, running: DaemonProc, home: Path, script: Callable[..., str]
+) -> None:
+    dry = ask_inprocess(
+        "back up Documents weekly", script(json.dumps(FILL)), home, keys=["y"], dry_run=True
+    )
+    assert before_any_question(dry, "a dry run: the recurring job is run once on a copy")
+    assert [a.job for a in dry.of(ApprovalNeeded)] == [False]
+    assert dry.summary.summary.startswith("Not scheduled: a dry run installs nothing")
+
+    yes = ask_inprocess("back up Documents weekly", script(json.dumps(FILL)), home, yes=True)
+    notes = [e.message for e in yes.of(Note)]
+    assert any("never with -y" in n for n in notes)
+    assert not yes.of(ApprovalNeeded)
+    assert yes.summary.summary.startswith("Not scheduled: a recurring job needs your own")
+    assert not crontab.exists()
