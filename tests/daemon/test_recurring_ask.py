@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from shellagent.events import ApprovalNeeded, Note
-from tests.daemon.conftest import DaemonProc, Run, ask_inprocess, start_daemon, stop
+from tests.daemon.conftest import (
+    DaemonProc,
+    Run,
+    ask_inprocess,
+    start_daemon,
+    stop,
+    write_config,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -47,6 +54,7 @@ def home(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch, trained_ranker: Pat
     cache = Path(os.environ["SHELLAGENT_CACHE_DIR"])
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copy(trained_ranker, cache / trained_ranker.name)
+    write_config('[ask]\nconfirm = false\nrecipes = "auto"\n')  # as installed, unasked
     return home
 
 

@@ -83,7 +83,7 @@ def home(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch, trained_ranker: Pat
     cache = Path(os.environ["SHELLAGENT_CACHE_DIR"])
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copy(trained_ranker, cache / trained_ranker.name)
-    write_config("")  # as installed: "did that do it?" is asked
+    write_config('[ask]\nrecipes = "auto"\n')  # as installed: "did that do it?" is asked
     return home
 
 
