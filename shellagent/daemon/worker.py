@@ -48,6 +48,7 @@ from shellagent.events import (
     Execution,
     Failure,
     InvalidReply,
+    JobInstalled,
     ModelTurn,
     Note,
     Output,
@@ -633,6 +634,15 @@ class TaskWorker:
                     edited=event.edited_command,
                     reason=event.reason,
                     scope=event.scope,
+                )
+            )
+        elif isinstance(event, JobInstalled):  # said as it happens, whatever the change set
+            cron = any(w.startswith("crontab:") for w in event.installed)
+            where = "a line in your crontab" if cron else "a systemd user timer"
+            self._send(
+                Note(
+                    message=f"installed job {event.job_id}, {event.schedule}, as {where}; "
+                    f"`shellagent jobs rm {event.job_id}` removes it"
                 )
             )
         elif isinstance(event, Execution):

@@ -94,6 +94,8 @@ def test_a_weekly_backup_asked_in_ask_becomes_an_installed_job_that_backs_up(
     assert "Backups" in run.of(ApprovalNeeded)[1].why
     assert run.summary.reason == "finished" and "Scheduled job" in run.summary.summary
     job_id = run.summary.summary.split("Scheduled job ")[1].split(":")[0]
+    said = [e.message for e in run.of(Note) if e.message.startswith(f"installed job {job_id}")]
+    assert said and "every Monday at 09:00, as a line in your crontab" in said[0]
     assert (
         crontab.read_text().startswith("0 9 * * 1 ") and f"jobs run {job_id}" in crontab.read_text()
     )
