@@ -526,6 +526,9 @@ class ApprovalNeeded(_Wire):
     # places that run code later which the request names and the command changes: approved
     # only with an explicit key, never by -y (``transaction/named.py``)
     named: tuple[str, ...] = ()
+    # a recurring job to install (``command``: its commands, one per line; ``why``: when it
+    # runs and what it may write), not a command to run now
+    job: bool = _optional(False)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ Daemon -> client (``events.WIRE_EVENTS``)::
     thinking          {turn}
     invalid           {turn, stop, raw}
     proposed          {turn, command, why, decision, reasons?, origin?}
-    approval_request  {id, turn, command, why, decision, reasons?, carried?, named?}
+    approval_request  {id, turn, command, why, decision, reasons?, carried?, named?, job?}
     approval          {turn, command, decision, edited?, reason?, scope?}
     output            {data}
     result            {turn, command, exit_code, duration_s?, timed_out?, truncated?, confined?,

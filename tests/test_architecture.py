@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "credentials": 0,
     "jsontypes": 0,
     "substitutions": 0,
+    "schedule": 0,
     # 1: the parts
     "model": 1,
     "policy": 1,

@@ -32,7 +32,7 @@ from shellagent.agent.loop import Outcome, run_task
 from shellagent.agent.parts import ChangeReview, Hooks, Oversight, Parts, Recording
 from shellagent.agent.prompts import Environment, system_prompt
 from shellagent.agent.proposal import InstalledJob, JobInstaller, JobProposal, describe_job
-from shellagent.agent.schedule import Schedule
+from shellagent.schedule import Schedule
 
 __all__ = [
     "Action",

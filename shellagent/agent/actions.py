@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shellagent.agent import schedule
+from shellagent import schedule
 from shellagent.chars import HIDDEN_RANGES, NON_ASCII_SPACES, check_text
 from shellagent.errors import InputError
 from shellagent.jsontypes import JsonObject

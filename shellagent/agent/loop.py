@@ -222,7 +222,7 @@ def run_task(
     watcher = _CancelWatcher(state)
     watcher.start()
     try:
-        stop = _recipes_first(state, recipes) if recipes is not None else _loop(state)
+        stop = _start(state, recipes)
     except Cancelled:  # while it waited for the shared model outside a generation
         stop = SessionEnd("cancelled", "cancelled while waiting for the model")
     finally:
@@ -295,6 +295,19 @@ def _loop(state: SessionState) -> SessionEnd:
             _one_turn(state, window)
     except SessionEnd as stop:
         return stop
+
+
+def _start(state: SessionState, recipes: RecipeBook | None) -> SessionEnd:
+    """A recurring request is made a job first (``recurring``: its what through the
+    recipes, for any model); else recipes first when there is a book, else the free loop."""
+    from shellagent.agent import recipe_step, recurring
+
+    try:
+        if recurring.attempt(state, recipes, _run_action):
+            return recipe_step.honest(_loop(state), state)
+    except SessionEnd as stop:
+        return stop
+    return _recipes_first(state, recipes) if recipes is not None else _loop(state)
 
 
 def _recipes_first(state: SessionState, recipes: RecipeBook) -> SessionEnd:

@@ -8,13 +8,27 @@ crontab line). Without one, a schedule action is answered with a note and nothin
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from shellagent.agent.schedule import Schedule
+from shellagent.schedule import Schedule
 
-__all__ = ["InstalledJob", "JobInstaller", "JobProposal", "describe_job", "job_facts"]
+if TYPE_CHECKING:
+    from shellagent.policy import Evaluation
+
+__all__ = [
+    "InstalledJob",
+    "JobInstaller",
+    "JobProposal",
+    "NoJobs",
+    "describe_job",
+    "job_facts",
+    "job_grants",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,22 @@ class JobInstaller(Protocol):
     def install(self, proposal: JobProposal) -> InstalledJob: ...
 
 
+class NoJobs:
+    """An installer that installs nothing and says why (``problem``): what a dry run is
+    given, so a recurring request is run once and shown, never scheduled."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def problem(self) -> str:
+        return self.reason
+
+    def install(self, proposal: JobProposal) -> InstalledJob:
+        from shellagent.errors import InputError
+
+        raise InputError(f"the job was not installed: {self.reason}")
+
+
 def job_facts(job: JobProposal) -> list[tuple[str, str]]:
     """(label, text) of what a person needs to judge a job: when, where, what it may touch."""
     spec = job.schedule
@@ -68,3 +98,49 @@ def describe_job(job: JobProposal, *, title: str | None = None) -> str:
     lines = [title, *(f"  {label:<10}{text}" for label, text in job_facts(job)), "  commands:"]
     lines += [f"    {i}. {c}" for i, c in enumerate(job.commands, 1)]
     return "\n".join(lines)
+
+
+# Where a word of a written path stops being known before it runs: an expansion, a quote,
+# a glob ("~/Backups/"$n-$(date +%F).tar.gz" is written somewhere in ~/Backups).
+_UNKNOWN = re.compile(r"[$\"'`*?\[{]")
+
+
+def job_grants(
+    evaluations: Iterable[Evaluation],
+    cwd: Path,
+    given: Iterable[Path] = (),
+    home: Path | None = None,
+) -> tuple[Path, ...]:
+    """The folders a job must be allowed to write: ``given`` (the session's own write
+    grants) and what the policy's readings of its commands (``evaluations``) say they
+    write: a folder ``mkdir`` makes, the folder a written file is in. Never the home
+    directory itself or ``/`` (a job that writes there is refused when it runs, loudly);
+    a folder inside another one is left out."""
+    home = home or Path(os.path.expanduser("~"))
+    found: list[Path] = list(given)
+    for evaluation in evaluations:
+        for segment in evaluation.segments:
+            for written in segment.writes:
+                path = _folder(written, segment.program, cwd, home)
+                if path is not None and path not in (home, Path("/")):
+                    found.append(path)
+    kept: list[Path] = []
+    for path in sorted(set(found), key=lambda p: len(p.parts)):
+        if not any(path == k or k in path.parents for k in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def _folder(written: str, program: str, cwd: Path, home: Path) -> Path | None:
+    cut = _UNKNOWN.search(written)
+    known = written[: cut.start()] if cut else written
+    if not known:
+        return None
+    if known == "~" or known.startswith("~/"):
+        known = str(home) + known[1:]
+    path = Path(os.path.normpath(cwd / known))
+    if cut is not None:  # a name made when it runs: the folder it is made in
+        return path if known.endswith("/") else path.parent
+    if program == "mkdir" or path.is_dir():
+        return path
+    return path.parent

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from shellagent.agent.actions import ScheduleAction
 from shellagent.agent.approval import ApprovalRequest, is_automatic
-from shellagent.agent.proposal import JobProposal, describe_job
-from shellagent.agent.schedule import Schedule
+from shellagent.agent.proposal import InstalledJob, JobProposal, describe_job, job_grants
 from shellagent.agent.session import SessionEnd, SessionState, ask, check, observe
 from shellagent.errors import InputError, ShellagentError
 from shellagent.events import JobInstalled
+from shellagent.schedule import Schedule
 
-__all__ = ["propose_job"]
+__all__ = ["offer_job", "propose_job"]
 
 
 def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
@@ -41,8 +41,8 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
         # the user the same with the fix).
         observe(
             state,
-            "Recurring jobs cannot run on this machine: it has no scheduler. Do not reply "
-            "with a schedule again; reply done and say the task ran once and was not scheduled.",
+            f"Recurring jobs cannot be installed here ({problem}). Do not reply with a "
+            "schedule again; reply done and say the task ran once and was not scheduled.",
         )
         return
     if not state.job_commands:
@@ -57,12 +57,17 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
     except InputError as exc:
         observe(state, f"That schedule is not valid: {exc.message}")
         return
+    from shellagent.policy import ShellState
+
+    cwd = Path(state.shell.cwd or grants.workdir or ".")
+    read = [state.policy.check(c, ShellState(cwd=cwd)) for c in state.job_commands]
     job = JobProposal(
         name=action.name,
         commands=tuple(state.job_commands),
         schedule=schedule,
-        workdir=Path(state.shell.cwd or grants.workdir or "."),
-        writable=grants.writable,
+        workdir=cwd,
+        # what the session may write, and where the commands write on a copy of the files
+        writable=job_grants(read, cwd, grants.writable),
         network=grants.network,
         created_from=state.session_id,
     )
@@ -76,32 +81,48 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
             "automatically: not scheduled. Finish the task instead.",
         )
         return
+    outcome = offer_job(state, job, turn)
+    if isinstance(outcome, str):
+        observe(state, outcome)
+        return
+    raise SessionEnd(
+        "finished",
+        f"Scheduled job {outcome.job_id}: {job.schedule.words()}. "
+        f"See it with `shellagent jobs show {outcome.job_id}`.",
+    )
+
+
+def offer_job(state: SessionState, job: JobProposal, turn: int) -> InstalledJob | str:
+    """Ask the user to approve ``job`` (its commands one per line, checked by the policy
+    again; an edit is checked again) and install it on yes: the installed job, or why it
+    was not installed (the policy denies it, the user said no) as a line to tell the
+    model. Raises ``SessionEnd`` on quit and when installing fails. The caller has made
+    sure that a person answers (never ``-y``) and that a scheduler exists."""
+    installer = state.job_installer
+    assert installer is not None
     decision = check(state, "\n".join(job.commands))
     if decision.decision == "deny":
-        observe(state, "The policy denies one of these commands: " + "; ".join(decision.reasons))
-        return
+        return "The policy denies one of these commands: " + "; ".join(decision.reasons)
     approval = ask(
         state, ApprovalRequest("\n".join(job.commands), describe_job(job), decision, turn, job=job)
     )
     if approval.kind == "quit":
         raise SessionEnd("user_quit", "stopped by the user")
     if approval.kind == "refuse":
-        observe(
-            state,
-            "The user did not want this job" + (f": {approval.reason}" if approval.reason else "."),
+        return "The user did not want this job" + (
+            f": {approval.reason}" if approval.reason else "."
         )
-        return
     if approval.kind == "edit" and approval.command:
         commands = tuple(line.strip() for line in approval.command.splitlines() if line.strip())
         edited = check(state, "\n".join(commands))
         if edited.decision == "deny" or not commands:
-            observe(state, "The edited job is denied by the policy: " + "; ".join(edited.reasons))
-            return
+            return "The edited job is denied by the policy: " + "; ".join(edited.reasons)
         job = dataclasses.replace(job, commands=commands)
     try:
         installed = installer.install(job)
     except ShellagentError as exc:
         raise SessionEnd("error", "the job could not be installed", exc.show()) from None
+    schedule = job.schedule
     state.emit(
         JobInstalled(
             turn=turn,
@@ -114,8 +135,4 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
             installed=installed.written,
         )
     )
-    raise SessionEnd(
-        "finished",
-        f"Scheduled job {installed.job_id}: {schedule.words()}. "
-        f"See it with `shellagent jobs show {installed.job_id}`.",
-    )
+    return installed

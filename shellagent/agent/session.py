@@ -272,6 +272,9 @@ def _carried_from_dump(dump: bytes) -> Carried | None:
 def ask(state: SessionState, request: ApprovalRequest) -> Approval:
     """The approver's answer to ``request``, recorded; ``always`` is remembered first."""
     approval = state.approver(request)
+    if approval.kind == "always" and request.job is not None:
+        # a job is approved once, as a whole: its commands are not allowed for other tasks
+        approval = Approval("approve", reason=approval.reason)
     automatic = is_automatic(state.approver)
     recorded = "auto" if automatic and approval.kind == "approve" else approval.kind
     reason = approval.reason

@@ -633,6 +633,8 @@ class AskUI:
             self._print(
                 self.style("33", f"    carried: {shown(name)} = ") + self.style.marked(shown(value))
             )
+        if m.job:
+            return self._approve_job(m, command)
         if not self.can_prompt:
             self._print("    refused: nobody can answer here (rerun with -y to approve)")
             return _reply(m, "refuse", reason="ask is not attached to a terminal")
@@ -676,6 +678,30 @@ class AskUI:
             scopes: dict[str, Scope] = {"s": "session", "d": "directory", "e": "everywhere"}
             # what was remembered, if anything, is the daemon's answer (``_on_decided``)
             return _reply(m, "always", scope=scopes[scope_key])
+        return _reply(m, "quit")
+
+    def _approve_job(self, m: ApprovalNeeded, command: str) -> ApprovalReply:
+        """Install a recurring job? The job in words (when, where, what it writes) under its
+        commands; y installs, n does not, e edits its commands (one per line), q quits."""
+        self._print(self.style("1", "    the job: ") + self.style.marked(shown(m.why)))
+        if not self.can_prompt:
+            self._print("    not installed: nobody can answer here")
+            return _reply(m, "refuse", reason="ask is not attached to a terminal")
+        while True:
+            key = self._key("    install this job? [y]es [n]o [e]dit [q]uit [?] explain ", "yneq?")
+            if key != "?":
+                break
+            self._print(shown(self._explain(command), lines=True))
+        if key == "y":
+            return _reply(m, "approve")
+        if key == "n":
+            why = self._line("    why not? (optional) ")
+            return _reply(m, "refuse", reason=why.strip())
+        if key == "e":
+            edited = self._line("    edit (one command per line): ", default=command)
+            if not edited.strip():
+                return _reply(m, "refuse", reason="the user cleared the job")
+            return _reply(m, "approve") if edited == command else _reply(m, "edit", edited=edited)
         return _reply(m, "quit")
 
     def _after_refusals(self, m: ApprovalNeeded, command: str) -> ApprovalReply:

@@ -69,7 +69,13 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add.add_argument("name")
-    add.add_argument("--every", required=True, help="hour, day, week or month")
+    add.add_argument("--every", required=True, help="hour, day, weekday, week or month")
+    add.add_argument(
+        "--hours",
+        type=int,
+        default=None,
+        help="with --every hour: every N hours (2, 3, 4, 6, 8, 12)",
+    )
     add.add_argument("--at", default="09:00", help="HH:MM (minute for hourly jobs)")
     add.add_argument("--on", default="mon", help="weekday for weekly jobs")
     add.add_argument("--day", type=int, default=1, help="day of month (1-28) for monthly jobs")
@@ -118,12 +124,13 @@ def _confirm(question: str, yes: bool) -> bool:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from shellagent.jobs import Schedule, install, make_job
+    from shellagent.jobs import Schedule, detect, install, make_job
     from shellagent.sandbox import validate_command
 
     for command in args.commands:
         validate_command(command)
-    schedule = Schedule.parse(args.every, args.at, args.on, args.day)
+    schedule = Schedule.parse(args.every, args.at, args.on, args.day, args.hours)
+    scheduler = detect()  # no scheduler: said with the fix before anything is asked
     job = make_job(
         args.name,
         args.commands,
@@ -136,7 +143,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     if not _confirm("install this job?", args.yes):
         print("not installed")
         return 1
-    for item in install(job):
+    for item in install(job, scheduler):
         print(f"wrote {item}")
     return 0
 

@@ -49,6 +49,7 @@ from shellagent.events import (
     Execution,
     Failure,
     InvalidReply,
+    JobInstalled,
     ModelTurn,
     Note,
     Output,
@@ -294,12 +295,17 @@ class TaskWorker:
         book = book_for(settings.ask.recipes)
         if book is not None and req.pick:
             book = dataclasses.replace(book, pick=req.pick)  # the user's pick runs first
+        installer = self.job_installer
+        if req.dry_run and installer is not None:
+            from shellagent.agent.proposal import NoJobs
+
+            installer = NoJobs("a dry run installs nothing")
         agent = Agent(
             backend,
             cwd=cwd,
             approver=approver,
             config=config,
-            job_installer=self.job_installer,
+            job_installer=installer,
             source="propose" if req.propose else "ask",
             examples=default_library(),
             recipes=book,  # every model fills recipes first, unless ask.recipes = off
@@ -343,6 +349,7 @@ class TaskWorker:
             note,
             interrupted_note(),
             unindexed,
+            self._recurring_note(),
         ):
             if line:
                 self._send(Note(message=line))
@@ -686,6 +693,15 @@ class TaskWorker:
                     scope=event.scope,
                 )
             )
+        elif isinstance(event, JobInstalled):  # said as it happens, whatever the change set
+            cron = any(w.startswith("crontab:") for w in event.installed)
+            where = "a line in your crontab" if cron else "a systemd user timer"
+            self._send(
+                Note(
+                    message=f"installed job {event.job_id}, {event.schedule}, as {where}; "
+                    f"`shellagent jobs rm {event.job_id}` removes it"
+                )
+            )
         elif isinstance(event, Execution):
             self.state = "running"
             self._streamed = 0
@@ -703,6 +719,39 @@ class TaskWorker:
             )
             if not event.confined:
                 self._changes_so_far()
+
+    def _recurring_note(self) -> str | None:
+        """For a recurring request, said before anything is asked: that no job can be
+        installed here and why (no scheduler, with the fix; ``-y``; a dry run), or what
+        will happen (run once on the copy, then the job to approve)."""
+        from shellagent.recipes.recurrence import split_recurrence
+
+        req = self.request
+        found = split_recurrence(req.task)
+        if found is None or self.job_installer is None or req.propose:
+            return None
+        what, when = found
+        self._told_no_scheduler = True
+        problem = getattr(self.job_installer, "problem", lambda: None)()
+        if problem:
+            return (
+                f"this task asks for a recurring job, which cannot run here: {problem}; "
+                "it is done once now and not scheduled"
+            )
+        if when.schedule is None:
+            return f"{when.problem}: it is done once now and not scheduled"
+        if req.yes:
+            return (
+                "a recurring job is installed only with your own yes, never with -y: "
+                "it is done once now and not scheduled"
+            )
+        if req.dry_run:
+            return "a dry run: the recurring job is run once on a copy and not scheduled"
+        return (
+            f"a recurring job, {when.schedule.words()}: it runs once now"
+            + (" on the copy" if self._review is not None else "")
+            + ", so you see what it makes, then you are asked whether to install it"
+        )
 
     def _no_scheduler_note(self) -> None:
         """The model asks for a recurring job: if none can run here, the user hears it now,
@@ -750,6 +799,7 @@ class TaskWorker:
                 reasons=request.evaluation.reasons,
                 carried=tuple(f"{n}={v}" for n, v in request.evaluation.carried),
                 named=named_in(request.evaluation),
+                job=request.job is not None,
             )
         )
         while not pending.answered.wait(0.1):

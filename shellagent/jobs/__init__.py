@@ -7,10 +7,10 @@ it a job the user approved in a conversation.
 from __future__ import annotations
 
 from shellagent.agent.proposal import InstalledJob, JobProposal
-from shellagent.agent.schedule import Schedule
 from shellagent.jobs.runner import RunResult, run_job
 from shellagent.jobs.scheduler import CronScheduler, Scheduler, SystemdScheduler, detect
 from shellagent.jobs.store import Job, all_jobs, load, make_job, save
+from shellagent.schedule import Schedule
 
 __all__ = [
     "CronScheduler",

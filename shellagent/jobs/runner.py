@@ -10,6 +10,7 @@ exists.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import time
@@ -79,11 +80,22 @@ def run_job(job: Job, *, preview: bool = False) -> RunResult:
         if refusal:
             result.reason = refusal
             return result
-        agent.profile = get_profile("default", cwd=Path(job.workdir)).with_options(
+        import dataclasses
+
+        if not preview:
+            for folder in job.writable:
+                _make_grant(Path(folder))
+        workdir = Path(job.workdir)
+        agent.profile = get_profile("default", cwd=workdir).with_options(
             writable=[Path(w) for w in job.writable], network=job.network
         )
+        # A workdir the job may not write (the home directory) is bound read-only over
+        # the grants inside it ("~/Backups" of a job made in ~): the sandbox starts at /
+        # and the shell goes there before the first command instead.
+        enter = agent.profile.workdir not in agent.profile.writable
+        if enter:
+            agent.profile = dataclasses.replace(agent.profile, workdir=None)
         if preview:
-            import dataclasses
             import uuid
 
             grants = [p for p in agent.profile.writable if p.is_dir()]
@@ -92,6 +104,9 @@ def run_job(job: Job, *, preview: bool = False) -> RunResult:
                 agent.profile, writable=(), overlays=workspace.overlays()
             )
         with agent.open_shell(timeout=3600) as session:
+            if enter and session.run(f"cd -- {shlex.quote(str(workdir))}").exit_code != 0:
+                result.reason = f"the job's folder {workdir} cannot be entered"
+                return result
             for turn, command in enumerate(job.commands, 1):
                 writer.write(
                     ApprovalRecord(
@@ -137,6 +152,26 @@ def run_job(job: Job, *, preview: bool = False) -> RunResult:
         writer.close()
         if not preview:
             _record(job, result)
+
+
+def _make_grant(path: Path) -> None:
+    """A folder the job may write, made before it runs if missing (a sandbox is granted
+    only a folder that exists; the job's first run made it on the session's copy, which
+    the user may not have applied). Only a plain folder in the home directory is made:
+    none that is hidden (``~/.config/…``) or a place that runs code later; any other must
+    exist, and the run fails saying so."""
+    from shellagent import protected
+
+    home = Path.home().resolve()
+    if path.exists() or home not in path.parents:
+        return
+    inside = path.relative_to(home).parts
+    if any(part.startswith(".") for part in inside):
+        return
+    for place, _ in protected.expand(home):
+        if path == place or place in path.parents or path in place.parents:
+            return
+    path.mkdir(parents=True, exist_ok=True)
 
 
 def _record(job: Job, result: RunResult) -> None:

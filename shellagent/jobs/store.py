@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from shellagent import paths
 from shellagent.agent.proposal import JobProposal
-from shellagent.agent.schedule import Schedule, Unit
 from shellagent.chars import check_text, kind
 from shellagent.errors import ConfigError, InputError
 from shellagent.jobs import seal
+from shellagent.schedule import Schedule, Unit
 
 JOB_VERSION = 1
 NAME_MAX = 100
@@ -46,9 +46,10 @@ class ScheduleSpec(BaseModel):
     at: str = "09:00"
     on: str = "mon"
     day: int = 1
+    step: int = 1  # hours between runs of an hourly job (written only when not 1)
 
     def schedule(self) -> Schedule:
-        return Schedule.parse(self.every, self.at, self.on, self.day)
+        return Schedule.parse(self.every, self.at, self.on, self.day, self.step)
 
 
 def check_name(name: str) -> str:
@@ -198,6 +199,7 @@ def make_job(
             at=schedule.at,
             on=schedule.on,
             day=schedule.day,
+            step=schedule.step,
         ),
         workdir=str(workdir),
         writable=[str(p) for p in writable],
@@ -272,6 +274,7 @@ def dumps(job: Job) -> str:
         f"at = {toml_string(job.schedule.at)}",
         f"on = {toml_string(job.schedule.on)}",
         f"day = {job.schedule.day}",
+        *([f"step = {job.schedule.step}"] if job.schedule.step != 1 else []),
         "",
     ]
     return "\n".join(lines)

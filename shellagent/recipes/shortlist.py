@@ -227,8 +227,16 @@ def _ranked(
 ) -> tuple[Mapping[str, Recipe], list[Candidate]]:
     """The recipes ranked for ``text`` (the task as the ranker reads it), with the
     composed ones the task asks for (``_with_endings``) and the recipes that hold them."""
+    from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
+
     ranked = shelf.ranker.rank(text, limit=max(shelf.offered, POOL))
-    usable = [c for c in ranked if c.name in recipes]
+    # a recipe that appends cron lines to a file, only for a task that names a cron file
+    cron_file = names_cron_file(task)
+    usable = [
+        c
+        for c in ranked
+        if c.name in recipes and (cron_file or not writes_cron_lines(recipes[c.name]))
+    ]
     return _with_endings(shelf, recipes, usable, task) if shelf.shapes else (recipes, usable)
 
 
@@ -302,6 +310,7 @@ def make_offer(recipe: Recipe, values: TaskValues) -> Offer:
     """``recipe`` as the model is offered it: each slot with the values the task names
     for it, best first."""
     from shellagent.recipes.candidates import listed_folders, slot_candidates
+    from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
 
     found = slot_candidates(
         [(name, slot.type, slot.choices) for name, slot in recipe.slots.items()], values
@@ -313,8 +322,31 @@ def make_offer(recipe: Recipe, values: TaskValues) -> Offer:
             candidates[:] = [c for c in candidates if c not in folders]
         if slot.numbers:  # a sum's column: those that hold numbers first
             candidates.sort(key=lambda c: c not in values.number_fields)
+        if slot.type == "output" and writes_cron_lines(recipe):  # never into a data file
+            candidates[:] = [c for c in candidates if names_cron_file(c)]
+    _default_destination(recipe, found)
     slots = tuple(
         offer_slot(name, slot.type, candidates, slot.default, slot.choices, slot.help)
         for (name, slot), candidates in zip(recipe.slots.items(), found, strict=True)
     )
     return Offer(recipe.name, recipe.summary, slots)
+
+
+_DESTINATION_SLOTS = ("dest", "destination", "target")
+
+
+def _default_destination(recipe: Recipe, found: list[list[str]]) -> None:
+    """A destination slot with a default is offered the default first when the task names
+    no destination ("back up Documents weekly": its first candidate is then the folder to
+    back up, and an archive of Documents would go into Documents)."""
+    slots = list(recipe.slots.items())
+    sources = {
+        c[0].rstrip("/").rsplit("/", 1)[-1]
+        for (name, slot), c in zip(slots, found, strict=True)
+        if c and name not in _DESTINATION_SLOTS and slot.type in ("dir", "file", "path")
+    }
+    for (name, slot), candidates in zip(slots, found, strict=True):
+        if name not in _DESTINATION_SLOTS or slot.default is None or not candidates:
+            continue
+        if candidates[0].rstrip("/").rsplit("/", 1)[-1] in sources:
+            candidates.insert(0, str(slot.default))

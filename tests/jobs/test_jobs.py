@@ -101,6 +101,20 @@ def test_crontab_lines_are_added_once_and_removed_leaving_others(
     assert fake_crontab.read_text() == "0 1 * * * /usr/bin/true # the user's own line\n"
 
 
+def test_a_job_every_few_hours_or_on_weekdays_keeps_its_schedule_in_its_file(
+    user_home: Path, fake_crontab: Path
+) -> None:
+    for schedule, cron in (
+        (Schedule.parse("hour", "10", step=3), "10 */3 * * * "),
+        (Schedule.parse("weekday", "08:15"), "15 8 * * 1-5 "),
+    ):
+        job = make_job("x", ["true"], schedule, workdir=user_home, writable=[])
+        install(job)
+        assert load(job.id).schedule.schedule() == schedule
+        line = next(ln for ln in fake_crontab.read_text().splitlines() if job.id in ln)
+        assert line.startswith(cron)
+
+
 def test_a_hand_edited_job_does_not_run_until_approved_again(
     user_home: Path, fake_crontab: Path
 ) -> None:
@@ -148,6 +162,19 @@ def test_jobs_add_refuses_without_a_terminal_unless_yes(
     proc = shellagent("jobs", "add", "x", "--every", "day", "--", "true", cwd=user_home)
     assert proc.returncode == 2 and "pass -y" in proc.stderr
     assert not fake_crontab.exists()
+
+
+def test_jobs_add_says_there_is_no_scheduler_before_asking_anything(
+    user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHELLAGENT_SCHEDULER", "none")
+    # no terminal and no -y: it would have asked (and refused to), had it got that far
+    proc = shellagent("jobs", "add", "x", "--every", "day", "--", "true", cwd=user_home)
+    assert proc.returncode == 3 and "no scheduler" in proc.stderr
+    assert "sudo apt-get install cron" in proc.stderr and "install this job?" not in proc.stdout
+    from shellagent.jobs import all_jobs
+
+    assert all_jobs() == ([], [])
 
 
 def test_preview_runs_on_a_copy_shows_the_changes_and_records_no_run(

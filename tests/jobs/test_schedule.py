@@ -23,6 +23,18 @@ from shellagent.jobs import Schedule
             "*-*-15 02:00:00",
             "0 2 15 * *",
         ),
+        (
+            ("weekdays", "9"),
+            "every weekday (Monday to Friday) at 09:00",
+            "Mon..Fri *-*-* 09:00:00",
+            "0 9 * * 1-5",
+        ),
+        (
+            ("hour", "05", None, None, 2),
+            "every 2 hours at minute 5 (from midnight)",
+            "*-*-* 00/2:05:00",
+            "5 */2 * * *",
+        ),
     ],
 )
 def test_schedule_fields_become_words_oncalendar_and_cron(
@@ -41,6 +53,10 @@ def test_schedule_fields_become_words_oncalendar_and_cron(
         (("weekly", "09:00", "sun"), "2026-11-22 10:00", "2026-11-29 09:00"),
         (("monthly", "03:00", None, 1), "2026-12-05 00:00", "2027-01-01 03:00"),
         (("hourly", "30"), "2026-11-22 10:45", "2026-11-22 11:30"),
+        (("hour", "00", None, None, 6), "2026-11-22 10:45", "2026-11-22 12:00"),
+        (("hour", "00", None, None, 6), "2026-11-22 23:10", "2026-11-23 00:00"),
+        (("weekday", "09:00"), "2026-11-20 10:00", "2026-11-23 09:00"),  # a Friday
+        (("weekday", "09:00"), "2026-11-23 08:00", "2026-11-23 09:00"),  # a Monday
     ],
 )
 def test_next_run_is_the_first_slot_strictly_after(
@@ -59,6 +75,8 @@ def test_next_run_is_the_first_slot_strictly_after(
         (("daily", "noon"), "HH:MM"),
         (("weekly", "09:00", "someday"), "unknown weekday"),
         (("monthly", "09:00", None, 31), "between 1 and 28"),
+        (("hourly", "00", None, None, 5), "every 5 hours cannot be scheduled"),
+        (("daily", "09:00", None, None, 2), "every 2 hours cannot be scheduled"),
     ],
 )
 def test_bad_schedule_fields_are_clear_errors(fields: tuple[object, ...], message: str) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from shellagent.agent import AgentConfig, Oversight, Parts, Recording, RefuseApprover, run_task
-from shellagent.agent.schedule import Schedule
 from shellagent.cli.main import main
 from shellagent.events import PolicyVerdict
 from shellagent.jobs.runner import run_job
 from shellagent.jobs.store import make_job
 from shellagent.policy import PolicyEngine, ShellState
+from shellagent.schedule import Schedule
 from shellagent.testing import FakeShell, MemorySink, ScriptedBackend
 
 COMMANDS = [

@@ -226,10 +226,10 @@ def test_history_runs_and_eval_results_are_redacted(tmp_path: Path) -> None:
 
 
 def test_a_job_whose_command_holds_a_secret_is_not_installed(tmp_path: Path) -> None:
-    from shellagent.agent.schedule import Schedule
     from shellagent.errors import InputError
     from shellagent.jobs import install, make_job
     from shellagent.jobs.store import jobs_dir
+    from shellagent.schedule import Schedule
 
     job = make_job(
         name="backup",

@@ -1,11 +1,15 @@
 """Schedules in a form a small model can fill in, turned into systemd and cron expressions.
 
-A schedule is ``every`` (hour, day, week, month) plus ``at`` (HH:MM, minutes only for
-hourly), ``on`` (a weekday for weekly) and ``day`` (1–28 for monthly). From it come the
+A schedule is ``every`` (hour, day, weekday, week, month) plus ``at`` (HH:MM, minutes only
+for hourly), ``step`` (every N hours, N dividing 24), ``on`` (a weekday for weekly) and
+``day`` (1–28 for monthly); ``weekday`` is every day from Monday to Friday. From it come the
 words shown to the user, a systemd ``OnCalendar`` expression, the cron line and the next
-run time, all computed here, so the model never writes calendar syntax. The units and
-weekdays listed here are the only ones: the schedule action's grammar (``actions.py``) and the
-job file's format (``shellagent.jobs.store``) take them from this module.
+run time, all computed here, so neither a model nor a recipe ever writes calendar syntax.
+
+The units and weekdays listed here are the only ones: the schedule action's grammar
+(``agent/actions.py``), the job file's format (``shellagent.jobs.store``) and the reading
+of a recurring request (``shellagent.recipes.recurrence``) take them from this module. It
+sits in layer 0 so that the recipes (layer 1), the agent (2) and the jobs (3) share it.
 """
 
 from __future__ import annotations
@@ -17,11 +21,20 @@ from typing import Literal, get_args
 
 from shellagent.errors import InputError
 
-Unit = Literal["hour", "day", "week", "month"]
+Unit = Literal["hour", "day", "weekday", "week", "month"]
 EVERY: tuple[Unit, ...] = get_args(Unit)
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-ALIASES = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month"}
+ALIASES = {
+    "hourly": "hour",
+    "daily": "day",
+    "weekdays": "weekday",
+    "weekly": "week",
+    "monthly": "month",
+}
+# every N hours: N divides the day, so the runs fall at the same hours every day (systemd's
+# ``00/N`` and cron's ``*/N`` both restart at midnight)
+HOUR_STEPS = (1, 2, 3, 4, 6, 8, 12)
 
 
 @dataclass(frozen=True)
@@ -30,10 +43,16 @@ class Schedule:
     at: str = "09:00"
     on: str = "mon"
     day: int = 1
+    step: int = 1
 
     @classmethod
     def parse(
-        cls, every: str, at: str | None = None, on: str | None = None, day: int | None = None
+        cls,
+        every: str,
+        at: str | None = None,
+        on: str | None = None,
+        day: int | None = None,
+        step: int | None = None,
     ) -> Schedule:
         """Validate loosely written fields (``weekly``, ``Monday``, ``9:00``)."""
         key = every.strip().lower()
@@ -56,7 +75,13 @@ class Schedule:
         month_day = day or 1
         if not 1 <= month_day <= 28:
             raise InputError(f"day {day} must be between 1 and 28 (every month has it)")
-        return cls(unit, f"{hour:02d}:{minute:02d}", weekday, month_day)
+        hours = step or 1
+        if hours not in HOUR_STEPS or (hours > 1 and unit != "hour"):
+            raise InputError(
+                f"every {hours} hours cannot be scheduled",
+                hint=f"hours between runs: one of {', '.join(map(str, HOUR_STEPS))}",
+            )
+        return cls(unit, f"{hour:02d}:{minute:02d}", weekday, month_day, hours)
 
     @property
     def _hm(self) -> tuple[int, int]:
@@ -66,9 +91,13 @@ class Schedule:
     def words(self) -> str:
         hour, minute = self._hm
         if self.every == "hour":
+            if self.step > 1:
+                return f"every {self.step} hours at minute {minute} (from midnight)"
             return f"every hour at minute {minute}"
         if self.every == "day":
             return f"every day at {self.at}"
+        if self.every == "weekday":
+            return f"every weekday (Monday to Friday) at {self.at}"
         if self.every == "week":
             return f"every {WEEKDAY_NAMES[WEEKDAYS.index(self.on)]} at {self.at}"
         return f"on day {self.day} of every month at {self.at}"
@@ -76,9 +105,12 @@ class Schedule:
     def on_calendar(self) -> str:
         hour, minute = self._hm
         if self.every == "hour":
-            return f"*-*-* *:{minute:02d}:00"
+            hours = f"00/{self.step}" if self.step > 1 else "*"
+            return f"*-*-* {hours}:{minute:02d}:00"
         if self.every == "day":
             return f"*-*-* {hour:02d}:{minute:02d}:00"
+        if self.every == "weekday":
+            return f"Mon..Fri *-*-* {hour:02d}:{minute:02d}:00"
         if self.every == "week":
             return f"{self.on.capitalize()} *-*-* {hour:02d}:{minute:02d}:00"
         return f"*-*-{self.day:02d} {hour:02d}:{minute:02d}:00"
@@ -86,9 +118,11 @@ class Schedule:
     def cron(self) -> str:
         hour, minute = self._hm
         if self.every == "hour":
-            return f"{minute} * * * *"
+            return f"{minute} {f'*/{self.step}' if self.step > 1 else '*'} * * *"
         if self.every == "day":
             return f"{minute} {hour} * * *"
+        if self.every == "weekday":
+            return f"{minute} {hour} * * 1-5"
         if self.every == "week":
             return f"{minute} {hour} * * {(WEEKDAYS.index(self.on) + 1) % 7}"
         return f"{minute} {hour} {self.day} * *"
@@ -98,10 +132,18 @@ class Schedule:
         hour, minute = self._hm
         if self.every == "hour":
             candidate = after.replace(minute=minute, second=0, microsecond=0)
-            return candidate if candidate > after else candidate + timedelta(hours=1)
+            if candidate <= after:
+                candidate += timedelta(hours=1)
+            while candidate.hour % self.step:
+                candidate += timedelta(hours=1)
+            return candidate
         candidate = after.replace(hour=hour, minute=minute, second=0, microsecond=0)
-        if self.every == "day":
-            return candidate if candidate > after else candidate + timedelta(days=1)
+        if self.every in ("day", "weekday"):
+            if candidate <= after:
+                candidate += timedelta(days=1)
+            while self.every == "weekday" and candidate.weekday() > 4:
+                candidate += timedelta(days=1)
+            return candidate
         if self.every == "week":
             ahead = (WEEKDAYS.index(self.on) - candidate.weekday()) % 7
             candidate += timedelta(days=ahead)
