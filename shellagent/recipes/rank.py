@@ -206,7 +206,10 @@ def training_texts(recipe: RankedRecipe) -> list[str]:
 def taught_texts(recipe: RankedRecipe) -> list[str]:
     """What the nearest-phrasing layer remembers of a taught recipe: each phrasing with
     its slots' own values written in (a taught phrasing's defaults are the values it was
-    taught with), as the classifier reads text."""
+    taught with), as the classifier reads text; a phrasing that starts with context
+    ("My app has been flaky. Count the ERROR entries …") also from the sentence that asks
+    on, as ``rank`` reads a task."""
+    from shellagent.recipes.candidates import request
 
     def value(match: re.Match[str]) -> str:
         slot = recipe.slots.get(match.group(1))
@@ -215,7 +218,12 @@ def taught_texts(recipe: RankedRecipe) -> list[str]:
             return str(default)
         return fill_phrasing(match.group(0), recipe.slots)
 
-    return [normalise(_SLOT.sub(value, phrasing)) for phrasing in recipe.phrasings]
+    texts: list[str] = []
+    for phrasing in recipe.phrasings:
+        said = _SLOT.sub(value, phrasing)
+        asked = request(said)
+        texts += [normalise(said)] + ([normalise(asked)] if asked != said else [])
+    return list(dict.fromkeys(texts))
 
 
 def _training_set(recipes: Sequence[RankedRecipe]) -> tuple[list[str], list[int]]:
@@ -453,18 +461,30 @@ class Ranker:
         ]
         if self.taught_ is None or not self.taught_.taught:
             return ranked
-        return self._lift(ranked, float(combined.max()), rows[:1], margins[:1])[:limit]
+        return self._lift(ranked, float(combined.max()), task)[:limit]
 
-    def _lift(self, ranked: list[Candidate], top: float, row: Any, margins: Any) -> list[Candidate]:
+    def _lift(self, ranked: list[Candidate], top: float, task: str) -> list[Candidate]:
         """``ranked`` with the taught recipes the task is nearest to put first, above the
-        trained ranker's best and above the confident threshold (``nearest.LIFT``)."""
+        trained ranker's best and above the confident threshold (``nearest.LIFT``). The
+        task is read as said, whole and from the sentence that asks on: the markers the
+        recipe step adds for the trained ranker (a field the task names) are not the
+        user's words."""
+        from shellagent.recipes.candidates import request
         from shellagent.recipes.nearest import LIFT, TaughtLayer
 
         assert self.taught_ is not None
-        words, soft = TaughtLayer.embed_rows(row, margins)
+        said = task.replace(f" {FIELD}", "")
+        texts = list(dict.fromkeys([normalise(said), normalise(request(said))]))
+        rows = self._model.named_steps["features"].transform(texts)
+        margins = self._model.named_steps["clf"].decision_function(rows)
+        best: dict[str, float] = {}
+        for i in range(len(texts)):
+            words, soft = TaughtLayer.embed_rows(rows[i : i + 1], margins[i : i + 1])
+            for m in self.taught_.match(words, soft):
+                best[m.name] = max(best.get(m.name, -1.0), m.similarity)
         lifted = [
-            Candidate(m.name, max(top, 0.0) + LIFT + m.similarity, m.similarity, 0.0)
-            for m in self.taught_.match(words, soft)
+            Candidate(name, max(top, 0.0) + LIFT + similarity, similarity, 0.0)
+            for name, similarity in sorted(best.items(), key=lambda kv: -kv[1])
         ]
         return [*lifted, *ranked]
 
