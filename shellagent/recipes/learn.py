@@ -113,10 +113,23 @@ def _value(word: str, part: Placeholder) -> str | None:
     return value
 
 
+@functools.lru_cache(maxsize=4096)
+def _fixed(template: str, names: frozenset[str]) -> tuple[str, ...]:
+    """The fixed text of ``template`` between its placeholders, word by word."""
+    try:
+        parts = parse(template, names)
+    except TemplateProblem:
+        return ()
+    return tuple(w for part in parts if isinstance(part, str) for w in part.split())
+
+
 def _read_as(recipe: Recipe, index: int, command: str) -> dict[str, str] | None:
     """The values that render template ``index`` of ``recipe`` as ``command`` exactly
     (whitespace aside), or None."""
-    compiled = _pattern(recipe.templates[index], frozenset(recipe.slots))
+    names = frozenset(recipe.slots)
+    if not all(w in command for w in _fixed(recipe.templates[index], names)):
+        return None  # cheap, and exact: a rendering holds every fixed word
+    compiled = _pattern(recipe.templates[index], names)
     if compiled is None:
         return None
     pattern, holes = compiled
@@ -142,15 +155,11 @@ def match_commands(
     they hold; None when they are no recipe's. Of several, a shipped recipe before one of
     yours, then the template with the most fixed text (the most specific)."""
     command = " && ".join(c.strip() for c in commands if c.strip())
-    words = set(re.findall(r"[\w.-]+", command))
     found: list[tuple[bool, int, str, Recipe, dict[str, str]]] = []
     for recipe in recipes:
         if recipe.base is not None:  # a phrasing renders as its recipe: match that
             continue
         for index, template in enumerate(recipe.templates):
-            head = template.split(None, 1)[0] if template.strip() else ""
-            if "{" not in head and head not in words:
-                continue  # cheap: the command's first word is not there at all
             values = _read_as(recipe, index, command)
             if values is None:
                 continue
@@ -192,7 +201,7 @@ def _same(a: str, b: str) -> bool:
 
 def _taught_for(task: str, catalog: Catalog, path: Path) -> set[str]:
     """What ``path`` holds for the same request (values aside), and what depends on it."""
-    here = [r for r in catalog.recipes.values() if _in(r, path)]
+    here = [r for r in catalog.recipes.values() if r.taught and _in(r, path)]
     same = {r.name for r in here if any(_same(_filled(r, p), task) for p in r.phrasings)}
     return same | {r.name for r in here if r.base in same}
 
