@@ -406,7 +406,7 @@ class _Next:
         if done is None:
             return None
         result, seen = done
-        state.picked = (recipe.name, tuple(args.items()))
+        state.picked = (recipe, tuple(args.items()))
         if seen.claimed:
             return SessionEnd("finished", _answer(recipe, result), claimed=True)
         return SessionEnd(

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from shellagent.model.backend import Backend
     from shellagent.policy import Evaluation, PolicyEngine, Segment, ShellState
     from shellagent.policy.values import Carried
+    from shellagent.recipes import Recipe
     from shellagent.sandbox import CommandResult, Shell
 
 __all__ = ["SessionEnd", "SessionState", "ask", "check", "observe", "shell_state"]
@@ -105,8 +106,9 @@ class SessionState:
     # reason given with the last refusal ("" when none was given)
     refusals: set[str] = field(default_factory=set)
     refusal_reason: str = ""
-    # the alternative the user picked when a result was unsure: (recipe, its arguments)
-    picked: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    # the alternative the user picked when a result was unsure: (recipe, its arguments);
+    # the recipe itself, as one composed for the task exists nowhere else (learned from)
+    picked: tuple[Recipe, tuple[tuple[str, str], ...]] | None = None
     reproposals: int = 0  # times the model proposed a command the user had refused
     # the parts of commands the policy denied (their normalised text): a deny is final, so
     # a command holding one of them again ends the session instead of being judged again

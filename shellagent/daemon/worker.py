@@ -341,8 +341,8 @@ class TaskWorker:
         success = outcome.success
         verdict = _verdict(outcome)
         log.info("task %s ended: %s", self.session_id, outcome.reason)
-        if success and settings.ask.learn and self._written and not outcome.unsupported:
-            self._learn(agent)
+        if success and settings.ask.learn and not outcome.unsupported:
+            self._learn(agent, outcome)
         self._send(
             Summary(
                 reason=outcome.reason,
@@ -398,14 +398,22 @@ class TaskWorker:
             log.warning("task %s: no advice: %s", self.session_id, exc)
             return ""
 
-    def _learn(self, agent: Agent) -> None:
-        """A session the user confirmed in which they wrote the commands that did it:
-        learned at once (``agent/learning.py``), and one line says so."""
-        from shellagent.agent.learning import kind_of, learn_commands
+    def _learn(self, agent: Agent, outcome: Outcome) -> None:
+        """A session the user confirmed in which they wrote the commands that did it, or
+        picked the alternative that did: learned at once (``agent/learning.py``), and one
+        line says so. What they wrote themselves comes first: it is the last word."""
+        from shellagent.agent.learning import kind_of, learn_commands, learn_pick
 
+        if not self._written and outcome.picked is None:
+            return
         try:
-            kind = kind_of(self._written, agent.policy, Path(self.request.cwd))
-            learned = learn_commands(self.request.task, self._written, kind=kind)
+            if self._written:
+                kind = kind_of(self._written, agent.policy, Path(self.request.cwd))
+                learned = learn_commands(self.request.task, self._written, kind=kind)
+            else:
+                assert outcome.picked is not None
+                recipe, args = outcome.picked
+                learned = learn_pick(self.request.task, recipe, dict(args))
         except ShellagentError as exc:
             self._send(Note(message=f"not learned: {exc.message}"))
             return

@@ -95,3 +95,46 @@ def test_learning_can_be_switched_off(
     assert run.summary.verdict == "confirmed"
     assert not [n for n in run.of(Note) if "learned" in n.message]
     assert not taught_path().exists()
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped recipes' ranker, trained once (what `shellagent recipes index` does)."""
+    from shellagent.recipes import DATA_DIR
+    from shellagent.recipes.rank import Ranker
+
+    cache = tmp_path_factory.mktemp("ranker")
+    Ranker.build(list(load([DATA_DIR]).recipes.values()), cache)
+    return cache
+
+
+@pytest.mark.slow
+def test_an_alternative_picked_and_confirmed_is_learned_for_the_request(
+    trained: Path, daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    import json
+    import os
+    import shutil
+
+    from shellagent.events import ChoiceRequest
+    from shellagent.recipes.rank import Ranker
+
+    shutil.copytree(trained, os.environ["SHELLAGENT_CACHE_DIR"], dirs_exist_ok=True)
+    write_config('[ask]\nrecipes = "auto"\n')
+    (workdir / "docs").mkdir()
+    for name in ("a.txt", "b.txt"):
+        (workdir / "docs" / name).write_text("x\n")
+    reply = json.dumps({"use": "list_tree", "args": {"dir": "docs"}})
+    task = "give me the docs listing by date"
+    run = ask_inprocess(task, script(reply, done("x")), workdir, keys=["1", "y"])
+    [choice] = run.of(ChoiceRequest)
+    picked = choice.alternatives[0]
+    assert run.summary.verdict == "confirmed"
+    line = learned_line(run)
+    name = re.search(r"`shellagent recipes rm (\w+)`", line)
+    assert name is not None
+    learned = load().recipes[name.group(1)]
+    assert picked.recipe in (learned.base, learned.name.removeprefix("my_"))
+    ranker = Ranker.cached(list(load().recipes.values()), Path(os.environ["SHELLAGENT_CACHE_DIR"]))
+    assert ranker is not None
+    assert ranker.rank(task)[0].name == learned.name
