@@ -16,10 +16,11 @@ itself, and the ranker's nearest-phrasing layer taking it in) and seconds per ta
     flock /tmp/shellagent-model.lock python bench/teach_bench.py paraphrases
 
 ``disturb`` (no model): teaches every everyday task (its gold command) into one config
-dir, then ranks the held-out intent phrasings (tests/data/recipe-intents-heldout.jsonl)
-and the everyday labels as ``recipes_bench.py intents`` does, before and after: what was
-taught must not take over the tasks of other recipes. Reports top-1 before and after and
-each task whose first recipe changed.
+dir, then ranks the held-out intent phrasings (tests/data/recipe-intents-heldout.jsonl) as
+``recipes_bench.py intents`` does (words, then shapes), before and after: what was taught
+must not take over the tasks of other recipes. Reports top-1 before and after, each task
+whose first recipe changed, and how many of the 300 dev tasks (none an everyday request)
+are lifted to something taught.
 
     python bench/teach_bench.py disturb
 
@@ -46,6 +47,9 @@ EVERYDAY = ROOT / "shellagent" / "taskgen" / "data" / "everyday-answers.jsonl"
 PARAPHRASES = ROOT / "bench" / "data" / "everyday-paraphrases.jsonl"
 HELDOUT = ROOT / "tests" / "data" / "recipe-intents-heldout.jsonl"
 LABELS = ROOT / "bench" / "data" / "everyday-recipe-labels.jsonl"
+DEV = Path("/work/shared/tasks/shell-tasks-dev.jsonl")
+if not DEV.exists():
+    DEV = ROOT.parents[1] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -301,6 +305,11 @@ def disturb(args: argparse.Namespace) -> int:
             f"{len(changed)} changed"
         )
         print("\n".join(changed))
+    if DEV.exists():  # tasks no everyday request is: any lift to what was taught is wrong
+        dev = [r["task"] for r in _lines(DEV)]
+        lifted = [t for t in dev if ranker.rank(t, 3)[0].name in learned]
+        print(f"dev tasks lifted to something taught: {len(lifted)}/{len(dev)}")
+        print("\n".join(f"  {t[:140]}" for t in lifted))
     return 0
 
 
