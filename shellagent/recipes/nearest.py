@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FLOOR", "LIFT", "Match", "TaughtLayer", "library_versions"]
+__all__ = ["FLOOR", "LIFT", "Match", "TaughtLayer", "library_versions", "margins"]
 
 # The least similarity (the mean of the two cosines, 0 to 1) at which a taught text lifts:
 # a guard for a task unlike anything. Whether a taught text is the nearest decides; with
@@ -57,6 +57,23 @@ def library_versions() -> dict[str, str]:
     import sklearn
 
     return {"numpy": numpy.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__}
+
+
+def margins(classifier: Any, rows: Any) -> Any:
+    """The linear classifier's margins for the sparse ``rows``, as its ``decision_function``
+    gives them (to within 1e-14), in milliseconds: only the columns of the coefficients a
+    row uses are read. ``decision_function`` multiplies by the transposed coefficients,
+    which it first copies whole (a hundred megabytes for the shipped recipes: a second
+    on a small machine, per task)."""
+    import numpy as np
+
+    rows = rows.tocsr()
+    coef = classifier.coef_
+    out = np.empty((rows.shape[0], coef.shape[0]))
+    for i in range(rows.shape[0]):
+        start, end = rows.indptr[i], rows.indptr[i + 1]
+        out[i] = coef[:, rows.indices[start:end]] @ rows.data[start:end] + classifier.intercept_
+    return out
 
 
 @dataclass(frozen=True)
@@ -143,7 +160,7 @@ class TaughtLayer:
         """Each text's two unit-length parts: its n-grams, and the trained ranker's
         margins as a sharpened softmax (its ``KEEP`` largest entries)."""
         X = features.transform(list(texts))
-        return TaughtLayer.embed_rows(X, classifier.decision_function(X))
+        return TaughtLayer.embed_rows(X, margins(classifier, X))
 
     @staticmethod
     def embed_rows(X: Any, margins: Any) -> tuple[Any, Any]:

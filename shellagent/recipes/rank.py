@@ -420,6 +420,14 @@ class Ranker:
                         old.unlink(missing_ok=True)
         return layer
 
+    def _margins(self, texts: list[str]) -> Any:
+        """The classifier's margins for ``texts`` (``nearest.margins``: the pipeline's
+        ``decision_function`` without its copy of every coefficient)."""
+        from shellagent.recipes.nearest import margins
+
+        rows = self._model.named_steps["features"].transform(texts)
+        return margins(self._model.named_steps["clf"], rows)
+
     def rank(self, task: str, limit: int = 5) -> list[Candidate]:
         """The ``limit`` best recipes for ``task``, best first. A task that starts with
         context ("The 'x' service logs to /var/log/x. Find …") is read twice, whole and
@@ -434,9 +442,7 @@ class Ranker:
         text = normalise(task)
         asked = request(task)
         texts = [text] if asked == task else [text, normalise(asked)]
-        # the pipeline's own steps, so the taught layer reads the same n-grams
-        rows = self._model.named_steps["features"].transform(texts)
-        margins = self._model.named_steps["clf"].decision_function(rows)
+        margins = self._margins(texts)
         focus = _focus(texts[-1]) if len(texts) > 1 else 0.0
         decision = np.full(len(self.names), -10.0)
         decision[self._model.classes_] = (1 - focus) * margins[0] + focus * margins[-1]
@@ -470,16 +476,16 @@ class Ranker:
         recipe step adds for the trained ranker (a field the task names) are not the
         user's words."""
         from shellagent.recipes.candidates import request
-        from shellagent.recipes.nearest import LIFT, TaughtLayer
+        from shellagent.recipes.nearest import LIFT, TaughtLayer, margins
 
         assert self.taught_ is not None
         said = task.replace(f" {FIELD}", "")
         texts = list(dict.fromkeys([normalise(said), normalise(request(said))]))
         rows = self._model.named_steps["features"].transform(texts)
-        margins = self._model.named_steps["clf"].decision_function(rows)
+        found = margins(self._model.named_steps["clf"], rows)
         best: dict[str, float] = {}
         for i in range(len(texts)):
-            words, soft = TaughtLayer.embed_rows(rows[i : i + 1], margins[i : i + 1])
+            words, soft = TaughtLayer.embed_rows(rows[i : i + 1], found[i : i + 1])
             for m in self.taught_.match(words, soft):
                 best[m.name] = max(best.get(m.name, -1.0), m.similarity)
         lifted = [
