@@ -62,6 +62,11 @@ class AskSettings(_Section):
         description="after a confirmed task whose commands the model wrote, name the command "
         "that keeps them as a recipe of your own",
     )
+    learn: bool = Field(
+        default=True,
+        description="a command you wrote yourself (edited or typed) in a task you confirmed "
+        "is learned at once for that request (`shellagent recipes rm NAME` forgets it)",
+    )
     colors: Literal["auto", "always", "never"] = Field(
         default="auto", description="terminal colors"
     )
@@ -123,6 +128,7 @@ TEMPLATE = """\
 # confirm = true       # ask "Did that do it?" when the model says it is done
 # history = true       # keep sessions you confirmed as examples for later tasks (local)
 # offer_recipes = true # after a confirmed task the model wrote, say how to keep it as a recipe
+# learn = true         # a command you edited or typed in a task you confirmed is learned for it
 # colors = "auto"      # auto | always | never (NO_COLOR always wins)
 # max_turns = 15
 # recipes = "auto"     # auto | on | off: fill verified recipes first (auto: every model)

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from shellagent.agent.recipe_step import RecipeBook
     from shellagent.model.backend import Generation
     from shellagent.policy import Evaluation
+    from shellagent.recipes import Recipe
     from shellagent.sandbox import CommandResult
 
 # Why a "done" the model wrote itself is never claimed (measured: 3 of the 119 dev tasks the
@@ -114,6 +115,8 @@ class Outcome:
     ran: str = ""
     doubts: tuple[str, ...] = ()
     alternatives: tuple[Alternative, ...] = ()
+    # the alternative the user picked, with its arguments (``SessionState.picked``)
+    picked: tuple[Recipe, tuple[tuple[str, str], ...]] | None = None
 
     @property
     def finished(self) -> bool:
@@ -253,6 +256,7 @@ def run_task(
         ran=stop.ran,
         doubts=stop.doubts,
         alternatives=stop.alternatives,
+        picked=state.picked,
     )
 
 

@@ -48,6 +48,7 @@ from shellagent.agent.actions import RunAction, UseAction, parse_action
 from shellagent.agent.approval import Choice, file_changes_only
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
 from shellagent.agent.confidence import Confidence, Ranking, asks_count, one_number, says
+from shellagent.agent.learning import BookWatch
 from shellagent.agent.recipe_grammar import use_format
 from shellagent.agent.session import SessionEnd, SessionState, in_subshell, shell_state
 from shellagent.errors import Cancelled, InputError, ShellagentError
@@ -140,6 +141,7 @@ RecipesSetting = Literal["auto", "on", "off"]
 """``ask.recipes``: whether the recipe step runs (``auto``: for every model)."""
 _DEFAULT: RecipeBook | None = None
 _DEFAULT_LOCK = threading.Lock()
+_WATCH = BookWatch()
 _TRAINING: threading.Thread | None = None
 
 
@@ -165,14 +167,18 @@ def book_for(setting: RecipesSetting = "auto") -> RecipeBook | None:
     if setting == "off":
         return None
     with _DEFAULT_LOCK:
-        if _DEFAULT is not None or _TRAINING is not None:
+        if _DEFAULT is not None:
+            _DEFAULT = _WATCH(_DEFAULT)  # what was taught since, taken in at once
             return _DEFAULT
+        if _TRAINING is not None:
+            return None
         from shellagent import paths
         from shellagent.agent.trial import OverlayTrial
         from shellagent.recipes import load
         from shellagent.recipes.rank import Ranker
 
         try:
+            _WATCH.mark()
             recipes = dict(load().recipes)
         except (ShellagentError, OSError, ValueError):
             return None
@@ -427,7 +433,7 @@ class _Next:
         if done is None:
             return None
         result, seen = done
-        state.picked = (recipe.name, tuple(args.items()))
+        state.picked = (recipe, tuple(args.items()))
         if seen.claimed:
             return SessionEnd("finished", _answer(recipe, result), claimed=True)
         return SessionEnd(

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from shellagent.model.backend import Backend
     from shellagent.policy import Evaluation, PolicyEngine, Segment, ShellState
     from shellagent.policy.values import Carried
+    from shellagent.recipes import Recipe
     from shellagent.sandbox import CommandResult, Shell
 
 __all__ = [
@@ -122,8 +123,9 @@ class SessionState:
     refusal_reason: str = ""
     # recipes the free loop may call beside its own commands (a model that writes them well)
     tools: Tools | None = None
-    # the alternative the user picked when a result was unsure: (recipe, its arguments)
-    picked: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    # the alternative the user picked when a result was unsure: (recipe, its arguments);
+    # the recipe itself, as one composed for the task exists nowhere else (learned from)
+    picked: tuple[Recipe, tuple[tuple[str, str], ...]] | None = None
     reproposals: int = 0  # times the model proposed a command the user had refused
     # the parts of commands the policy denied (their normalised text): a deny is final, so
     # a command holding one of them again ends the session instead of being judged again

@@ -99,10 +99,11 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--recipes",
-        choices=("on", "off"),
+        choices=("on", "off", "mine"),
         default="on",
         help="on (default): the model first chooses a shipped recipe and fills its slots, "
-        "and writes commands itself only when none fits; off: it writes every command",
+        "and writes commands itself only when none fits; mine: your own recipes and what "
+        "you taught too; off: it writes every command",
     )
     parser.add_argument(
         "--threads",
@@ -162,6 +163,7 @@ class AgentSpec:
     jobs: int = 1
     logprobs: bool = False
     recipes: bool = False
+    own_recipes: bool = False  # with the user's own recipes and what they taught
 
 
 def build_agent(spec: AgentSpec) -> Any:
@@ -187,6 +189,7 @@ def build_agent(spec: AgentSpec) -> Any:
         policy=spec.policy,
         capture_logprobs=spec.logprobs,
         recipes=spec.recipes,
+        own_recipes=spec.own_recipes,
     )
 
 
@@ -231,7 +234,8 @@ def agent_spec(args: argparse.Namespace) -> AgentSpec:
         policy=args.policy,
         jobs=1 if args.ray is not None else args.jobs,
         logprobs=args.logprobs,
-        recipes=args.recipes == "on",
+        recipes=args.recipes != "off",
+        own_recipes=args.recipes == "mine",
     )
 
 

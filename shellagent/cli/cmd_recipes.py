@@ -22,7 +22,7 @@ FORMATTER = argparse.RawDescriptionHelpFormatter
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "recipes",
-        help="verified command templates with typed slots (list, show, test, add)",
+        help="verified command templates with typed slots (list, show, test, add, rm)",
         description="Recipes: commands with typed slots the model fills, verified in the\n"
         "throwaway sandbox. Shipped ones and your own (<config dir>/recipes/*.toml).\n\n"
         "example: shellagent recipes list --area logs",
@@ -58,12 +58,25 @@ def add_parser(subparsers: Any) -> None:
         "(2500; 0: none)",
     )  # fmt: skip
     sft.add_argument("--seed", type=int, default=0, metavar="S", help="draws and samples")
-    adder = subcommand(sub, "add", cmd_add, "make a recipe of yours from a confirmed session")
-    adder.add_argument(
-        "--from", dest="session", required=True, metavar="SESSION",
-        help="a session id or a unique prefix (see `shellagent logs list`)",
+    adder = subcommand(
+        sub, "add", cmd_add, "teach a request its command(s), or keep a confirmed session"
+    )
+    source = adder.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--task", metavar="TEXT",
+        help="the request the command(s) after -- do: learned at once",
+    )  # fmt: skip
+    source.add_argument(
+        "--from", dest="session", metavar="SESSION",
+        help="a confirmed session: an id or a unique prefix (see `shellagent logs list`)",
     )  # fmt: skip
     adder.add_argument("--name", metavar="NAME", help="the recipe's name (default: from the task)")
+    adder.add_argument(
+        "commands", nargs="*", metavar="COMMAND",
+        help="with --task: the command(s) that do it, after --, each one argument",
+    )  # fmt: skip
+    remover = subcommand(sub, "rm", cmd_rm, "forget a recipe or phrasing you taught")
+    remover.add_argument("name", metavar="NAME")
 
 
 def _catalog() -> Any:
@@ -92,6 +105,9 @@ def _as_json(recipe: Recipe) -> JsonObject:
         "name": recipe.name,
         "area": recipe.area,
         "kind": recipe.kind,
+        "origin": recipe.origin,
+        "taught": recipe.taught,
+        "base": recipe.base,
         "family": recipe.family,
         "family_args": dict(recipe.family_args),
         "summary": recipe.summary,
@@ -119,9 +135,18 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     width = max((len(r.name) for r in recipes), default=4)
     for r in recipes:
-        print(f"{r.name:<{width}}  {r.area:<6} {r.kind:<8} {r.summary}")
+        print(f"{r.name:<{width}}  {r.area:<6} {r.kind:<8} {_described(r)}")
     print(f"{len(recipes)} recipes", file=sys.stderr)
     return 0
+
+
+def _described(recipe: Recipe) -> str:
+    """What ``recipes list`` says of a recipe: its summary; yours marked as yours."""
+    if recipe.base is not None:
+        return f'yours: "{recipe.phrasings[0]}" means {recipe.base}'
+    if recipe.origin == "yours" or recipe.taught:
+        return f"yours: {recipe.summary}"
+    return recipe.summary
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -269,13 +294,25 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    """Make a recipe of yours from a session you confirmed worked: the task text becomes its
-    first phrasing, its commands (joined with &&) the template, and the paths, numbers,
-    extensions and quoted strings of the task found in the commands become slots. Written,
-    redacted, to <config dir>/recipes/mine.toml.
+    """Teach a request the command(s) that do it (--task), or make a recipe of yours from a
+    session you confirmed worked (--from).
 
-    example: shellagent recipes add --from 20261122T0215
+    --task TEXT -- COMMAND...: learned at once, no retraining. When the command is a
+    rendering of an existing recipe, TEXT becomes a phrasing of that recipe with its
+    values; otherwise a recipe of yours is made of it (paths, numbers, extensions and
+    quoted strings of TEXT found in the command become slots). Written, redacted, to
+    <config dir>/recipes/taught.toml; `shellagent recipes rm NAME` forgets it.
+
+    --from SESSION: the task text becomes the recipe's first phrasing, the session's
+    commands (joined with &&) the template, with slots as above. Written, redacted, to
+    <config dir>/recipes/mine.toml.
+
+    example: shellagent recipes add --task "how big is my Downloads folder" -- 'du -sh ~/Downloads'
     """
+    if args.task is not None:
+        return _teach(args)
+    if args.commands:
+        raise InputError("commands are given with --task", hint="or drop them to use --from")
     from shellagent.recipes import load, recipe_from_session, render_all, user_dir
     from shellagent.recipes.fromsession import save_recipe
     from shellagent.transcript.reader import find_session, read_transcript
@@ -301,6 +338,71 @@ def cmd_add(args: argparse.Namespace) -> int:
     print(f"  slots: {slots or 'none'}")
     for text in render_all(recipe, {}):
         print(f"  $ {text}")
+    return 0
+
+
+def _teach(args: argparse.Namespace) -> int:
+    from shellagent.recipes import SlotError, render_all
+    from shellagent.recipes.learn import teach_commands
+    from shellagent.transcript.redact import Redactor
+
+    commands = [c for c in args.commands if c.strip()]
+    if not args.task.strip():
+        raise InputError("the task is empty: say what the command does", hint='--task "…"')
+    if not commands:
+        raise InputError(
+            "no command to learn", hint="give it after --: recipes add --task \"…\" -- 'COMMAND'"
+        )
+    catalog = _catalog()
+    if args.name is not None and args.name in catalog.recipes:
+        raise InputError(f"a recipe named {args.name!r} exists", hint="choose another --name")
+    began = time.monotonic()
+    learned = teach_commands(
+        args.task,
+        commands,
+        redact=Redactor.from_environment().redact,
+        kind=_kind(commands),
+        catalog=catalog,
+        name=args.name,
+    )
+    took = time.monotonic() - began
+    print(learned.line())
+    if learned.replaced:
+        print(f"  replaces what was taught for the same request: {', '.join(learned.replaced)}")
+    try:
+        rendered = render_all(learned.recipe, {})
+    except SlotError:
+        rendered = []
+    for text in rendered[:1]:
+        print(f"  $ {text}")
+    print(f"learned in {took:.2f} s ({learned.path})", file=sys.stderr)
+    return 0
+
+
+def _kind(commands: list[str]) -> Any:
+    """A question when the policy reads every command as read-only; else an action."""
+    from shellagent.agent.learning import kind_of
+    from shellagent.errors import ShellagentError
+    from shellagent.policy import PolicyEngine
+
+    try:
+        return kind_of(commands, PolicyEngine.load(workspace=Path.cwd()), Path.cwd())
+    except ShellagentError:
+        return "action"  # a policy that cannot be read: the careful kind
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    """Forget a recipe or phrasing you taught (`shellagent recipes list` marks yours), with
+    the phrasings taught of it. Shipped recipes, and recipes in files you wrote, are not
+    removed here.
+
+    example: shellagent recipes rm my_dir_size
+    """
+    from shellagent.recipes.learn import forget
+
+    gone = forget(args.name, catalog=_catalog())
+    others = [n for n in gone if n != args.name]
+    print(f"forgot {args.name}" + (f" and its phrasings {', '.join(others)}" if others else ""))
     return 0
 
 

@@ -148,6 +148,9 @@ class TaskWorker:
         self._refused: list[str] = []  # commands the user refused in this task
         self._unsure = False  # the loop ended without claiming a recipe's result
         self._origin = ""  # who wrote the last command: "recipe" or "free"
+        self._edits: list[str] = []  # commands the user wrote at an approval prompt
+        self._written: list[str] = []  # ... that then ran and worked
+        self._learned = False  # what they wrote was learned: no other note about keeping it
         self._thread = threading.Thread(target=self._main, name="task", daemon=True)
 
     # -- control, from the server's thread ---------------------------------------------
@@ -384,6 +387,8 @@ class TaskWorker:
         success = outcome.success
         said = verdict(outcome, dry_run=req.dry_run)
         log.info("task %s ended: %s", self.session_id, outcome.reason)
+        if success and settings.ask.learn and not outcome.unsupported:
+            self._learn(agent, outcome)
         self._send(
             Summary(
                 reason=outcome.reason,
@@ -415,7 +420,7 @@ class TaskWorker:
         if self.request.propose or outcome.environment_problem or outcome.reason == "cancelled":
             return ""
         if success and outcome.commands and not outcome.origin.startswith("recipe"):
-            if not settings.ask.offer_recipes:
+            if not settings.ask.offer_recipes or self._learned:
                 return ""
             session = outcome.session_id or self.session_id
             return (
@@ -437,6 +442,32 @@ class TaskWorker:
         except OSError as exc:  # the state dir: the note is not worth failing the task
             log.warning("task %s: no advice: %s", self.session_id, exc)
             return ""
+
+    def _learn(self, agent: Agent, outcome: Outcome) -> None:
+        """A session the user confirmed in which they wrote the commands that did it, or
+        picked the alternative that did: learned at once (``agent/learning.py``), and one
+        line says so. What they wrote themselves comes first: it is the last word."""
+        from shellagent.agent.learning import kind_of, learn_commands, learn_pick
+
+        if not self._written and outcome.picked is None:
+            return
+        try:
+            if self._written:
+                kind = kind_of(self._written, agent.policy, Path(self.request.cwd))
+                learned = learn_commands(self.request.task, self._written, kind=kind)
+            else:
+                assert outcome.picked is not None
+                recipe, args = outcome.picked
+                learned = learn_pick(self.request.task, recipe, dict(args))
+        except ShellagentError as exc:
+            self._send(Note(message=f"not learned: {exc.message}"))
+            return
+        except OSError as exc:  # the config dir: not worth failing the task over
+            log.warning("task %s: not learned: %s", self.session_id, exc)
+            return
+        log.info("task %s: learned %s", self.session_id, learned.name)
+        self._learned = True
+        self._send(Note(message=learned.line()))
 
     # -- the change-set review ---------------------------------------------------------
 
@@ -683,6 +714,7 @@ class TaskWorker:
                 self._refused.append(event.command)
             if event.decision == "edit" and event.edited_command:
                 self._edited = (event.turn, event.edited_command)
+                self._edits.append(event.edited_command)
             self._send(
                 Decided(
                     turn=event.turn,
@@ -705,6 +737,11 @@ class TaskWorker:
         elif isinstance(event, Execution):
             self.state = "running"
             self._streamed = 0
+            if event.command in self._edits and not event.timed_out and not event.refused:
+                from shellagent.agent.support import succeeded
+
+                if succeeded(event.command, event.exit_code) and event.command not in self._written:
+                    self._written.append(event.command)
             self._send(
                 Result(
                     turn=event.turn,

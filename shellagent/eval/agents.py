@@ -94,6 +94,7 @@ class ModelAgent:
         policy: str = "default",
         capture_logprobs: bool = False,
         recipes: bool = False,
+        own_recipes: bool = False,
     ) -> None:
         # One job needs no lock, and its transcripts then name the real backend class.
         self.backend = backend
@@ -111,6 +112,8 @@ class ModelAgent:
         # Try the shipped recipes before the model writes commands (`eval --recipes on`,
         # the command line's default; off here so a scripted model's replies mean commands).
         self.recipes = recipes
+        # ... and the user's own and what they taught (`eval --recipes mine`)
+        self.own_recipes = own_recipes
         self._library: ExampleLibrary | None = None
         self._book: RecipeBook | None = None
         self._book_lock = threading.Lock()
@@ -141,8 +144,9 @@ class ModelAgent:
 
     def recipe_book(self) -> RecipeBook | None:
         """The shipped recipes only (like the examples: a measurement must not depend on
-        the user's own), loaded once for all jobs. Call it before the run: a first load
-        trains the ranker, which should not count as a task's time."""
+        the user's own), or with ``own_recipes`` the user's own and what they taught too;
+        loaded once for all jobs. Call it before the run: a first load trains the ranker,
+        which should not count as a task's time."""
         if not self.recipes:
             return None
         with self._book_lock:
@@ -151,7 +155,8 @@ class ModelAgent:
                 from shellagent.agent.recipe_step import RecipeBook
                 from shellagent.recipes import DATA_DIR
 
-                self._book = RecipeBook.load(cache_dir=paths.cache_dir(), dirs=[DATA_DIR])
+                dirs = None if self.own_recipes else [DATA_DIR]
+                self._book = RecipeBook.load(cache_dir=paths.cache_dir(), dirs=dirs)
             return self._book
 
     def run(

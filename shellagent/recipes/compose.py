@@ -352,6 +352,7 @@ def compose_pick(recipe: Recipe, pick: Pick, ending: Ending | None) -> Recipe | 
         slots={**recipe.slots, **slots},
         area=recipe.area,
         source=recipe.source,
+        origin=recipe.origin,  # a composed command is as much yours as what it is made of
     )
 
 
@@ -373,6 +374,7 @@ def narrowed(recipe: Recipe) -> Recipe | None:
         slots={**recipe.slots, "ext": Slot("ext", "ext", help="the extension, without the dot")},
         area=recipe.area,
         source=recipe.source,
+        origin=recipe.origin,  # a composed command is as much yours as what it is made of
     )
 
 
@@ -393,4 +395,5 @@ def compose(recipe: Recipe, ending: Ending) -> Recipe | None:
         slots={**recipe.slots, **ending.slots},
         area=recipe.area,
         source=recipe.source,
+        origin=recipe.origin,  # a composed command is as much yours as what it is made of
     )

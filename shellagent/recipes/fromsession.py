@@ -175,6 +175,8 @@ def recipe_toml(recipe: Recipe) -> str:
                 fields.append(f"help = {_string(slot.help)}")
             if slot.choices:
                 fields.append("choices = [" + ", ".join(map(_string, slot.choices)) + "]")
+            if slot.numbers:
+                fields.append("numbers = true")
             lines.append(f"{slot.name} = {{ {', '.join(fields)} }}")
     for test in recipe.tests:
         lines.append("")

@@ -5,6 +5,12 @@
 others: it becomes a one-line problem naming the file (and line), the recipe and the
 field, and is left out. Names are unique across all files; a second recipe of the same
 name is a problem too (rename one of them).
+
+A file may also hold ``[[phrasing]]`` entries (``taught.toml`` does: what you taught,
+``shellagent.recipes.learn``): a request that means another recipe with some values. Each
+becomes a recipe of its own, that recipe with the taught values as defaults (``base``
+names it), once every file is read. Recipes of a ``taught.toml`` and every phrasing are
+``taught``: the nearest-phrasing layer finds them, not the trained ranker.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from shellagent import paths
 from shellagent.errors import ConfigError, InputError
 from shellagent.recipes.model import (
     FileSpec,
+    Origin,
+    PhrasingSpec,
     Recipe,
     RecipeSpec,
     RecipeTest,
@@ -31,9 +39,21 @@ from shellagent.recipes.slots import SlotError
 from shellagent.recipes.template import problems
 from shellagent.tomlfile import line_of, parse
 
-__all__ = ["DATA_DIR", "Catalog", "load", "read_file", "user_dir"]
+__all__ = [
+    "DATA_DIR",
+    "TAUGHT_FILE",
+    "Catalog",
+    "FileContents",
+    "load",
+    "origin_of",
+    "phrasing_recipe",
+    "read_contents",
+    "read_file",
+    "user_dir",
+]
 
 DATA_DIR = Path(__file__).parent / "data"
+TAUGHT_FILE = "taught.toml"  # in the user's recipe folder: what was taught
 _PHRASING_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -65,41 +85,93 @@ def files(dirs: Iterable[Path]) -> list[Path]:
     return [p for d in dirs if d.is_dir() for p in sorted(d.glob("*.toml"))]
 
 
+def origin_of(path: Path) -> Origin:
+    """Whose recipes a file holds: the package's (its data folder) or the user's."""
+    return "shipped" if path.resolve().parent == DATA_DIR.resolve() else "yours"
+
+
 def load(dirs: Iterable[Path] | None = None) -> Catalog:
-    """Every recipe of ``dirs`` (default: the shipped data, then the user's folder)."""
+    """Every recipe of ``dirs`` (default: the shipped data, then the user's folder), and
+    every phrasing of theirs as a recipe (see the module docstring)."""
     found: dict[str, Recipe] = {}
     trouble: list[str] = []
+    phrasings: list[_Phrasing] = []
     for path in files([DATA_DIR, user_dir()] if dirs is None else dirs):
-        recipes, bad = read_file(path)
-        trouble.extend(bad)
-        for recipe in recipes:
-            if recipe.name in found:
-                trouble.append(
-                    f"{path}: recipe {recipe.name!r}: the name is already used by "
-                    f"{found[recipe.name].source} (rename one of them)"
-                )
-                continue
-            found[recipe.name] = recipe
+        read = read_contents(path)
+        trouble.extend(read.problems)
+        phrasings.extend(read.phrasings)
+        for recipe in read.recipes:
+            _add(found, recipe, trouble)
+    plain = dict(found)  # a phrasing is of a recipe, never of another phrasing
+    for phrasing in phrasings:
+        try:
+            recipe = phrasing_recipe(phrasing.spec, plain, phrasing.area, str(phrasing.path))
+        except _FieldProblem as exc:
+            line = line_of(phrasing.text, (*phrasing.loc, *exc.loc))
+            where = f"{phrasing.path}:{line}" if line else str(phrasing.path)
+            label = f"phrasing {phrasing.spec.name!r}"
+            trouble.append(f"{where}: {label}: {exc.field}: {exc.message}")
+            continue
+        _add(found, recipe, trouble, "phrasing")
     return Catalog(found, tuple(trouble))
 
 
+def _add(
+    found: dict[str, Recipe], recipe: Recipe, trouble: list[str], kind: str = "recipe"
+) -> None:
+    if recipe.name in found:
+        trouble.append(
+            f"{recipe.source}: {kind} {recipe.name!r}: the name is already used by "
+            f"{found[recipe.name].source} (rename one of them)"
+        )
+        return
+    found[recipe.name] = recipe
+
+
+@dataclass(frozen=True)
+class _Phrasing:
+    spec: PhrasingSpec
+    path: Path
+    area: str
+    text: str  # the file's text, for line numbers
+    loc: tuple[int | str, ...]
+
+
+@dataclass(frozen=True)
+class FileContents:
+    """What one recipe file holds: its recipes, its phrasings (resolved by ``load``)
+    and the problems of what was left out."""
+
+    recipes: list[Recipe]
+    phrasings: list[_Phrasing]
+    problems: list[str]
+
+
 def read_file(path: Path) -> tuple[list[Recipe], list[str]]:
-    """The recipes of one file, and the problems of those that are left out."""
+    """The recipes of one file, and the problems of those that are left out (its
+    phrasings need the other files' recipes: ``load`` reads them)."""
+    read = read_contents(path)
+    return read.recipes, read.problems
+
+
+def read_contents(path: Path) -> FileContents:
     try:
         text = path.read_text(encoding="utf-8")
         data = parse(text, path, "recipe file")
     except UnicodeDecodeError:
-        return [], [f"{path}: recipe file is not UTF-8 text"]
+        return FileContents([], [], [f"{path}: recipe file is not UTF-8 text"])
     except OSError as exc:
-        return [], [f"{path}: cannot read the recipe file: {exc.strerror}"]
+        return FileContents([], [], [f"{path}: cannot read the recipe file: {exc.strerror}"])
     except ConfigError as exc:
-        return [], [exc.message]
+        return FileContents([], [], [exc.message])
     from pydantic import ValidationError
 
     try:
         top = FileSpec.model_validate(data)
     except ValidationError as exc:
-        return [], [_pydantic_problem(exc, text, path, ())]
+        return FileContents([], [], [_pydantic_problem(exc, text, path, ())])
+    origin = origin_of(path)
+    taught = origin == "yours" and path.name == TAUGHT_FILE
     recipes, bad = [], []
     for index, raw in enumerate(top.recipe):
         loc: tuple[int | str, ...] = ("recipe", index)
@@ -110,17 +182,71 @@ def read_file(path: Path) -> tuple[list[Recipe], list[str]]:
             bad.append(_pydantic_problem(exc, text, path, loc, label))
             continue
         try:
-            recipes.append(build(spec, top.area, str(path)))
+            recipe = build(spec, top.area, str(path))
         except _FieldProblem as exc:
             line = line_of(text, (*loc, *exc.loc))
             where = f"{path}:{line}" if line else str(path)
             bad.append(f"{where}: {label}: {exc.field}: {exc.message}")
-    return recipes, bad
+            continue
+        recipes.append(dataclasses.replace(recipe, origin=origin, taught=taught))
+    phrasings = []
+    for index, raw in enumerate(top.phrasing):
+        loc = ("phrasing", index)
+        try:
+            phrasing = PhrasingSpec.model_validate(raw)
+        except ValidationError as exc:
+            bad.append(_pydantic_problem(exc, text, path, loc, _label(raw, index, "phrasing")))
+            continue
+        phrasings.append(_Phrasing(phrasing, path, top.area, text, loc))
+    return FileContents(recipes, phrasings, bad)
 
 
-def _label(raw: object, index: int) -> str:
+def _label(raw: object, index: int, kind: str = "recipe") -> str:
     name = raw.get("name") if isinstance(raw, dict) else None
-    return f"recipe {name!r}" if isinstance(name, str) else f"recipe number {index + 1}"
+    return f"{kind} {name!r}" if isinstance(name, str) else f"{kind} number {index + 1}"
+
+
+def phrasing_recipe(
+    spec: PhrasingSpec, recipes: Mapping[str, Recipe], area: str, source: str
+) -> Recipe:
+    """The recipe a taught phrasing stands for: the recipe it names, with the taught
+    values as its defaults and the phrasing as its only one (``taught``, ``base`` set)."""
+    base = recipes.get(spec.recipe)
+    if base is None:
+        raise _FieldProblem(
+            ("recipe",),
+            f"no recipe named {spec.recipe!r} (`shellagent recipes rm {spec.name}` forgets "
+            "this phrasing)",
+        )
+    for name in _PHRASING_SLOT.findall(spec.text):
+        if name not in base.slots:
+            raise _FieldProblem(("text",), f"{{{name}}} is not a slot of {base.name}")
+    defaults: dict[str, str] = {}
+    for name, value in spec.args.items():
+        slot = base.slots.get(name)
+        if slot is None:
+            raise _FieldProblem(("args", name), f"{name} is not a slot of {base.name}")
+        try:
+            defaults[name] = slot.validate(value)
+        except SlotError as exc:
+            raise _FieldProblem(("args", name), exc.text()) from None
+    slots = {
+        name: dataclasses.replace(slot, default=defaults.get(name, slot.default))
+        for name, slot in base.slots.items()
+    }
+    return Recipe(
+        name=spec.name,
+        summary=base.summary,
+        kind=base.kind,
+        phrasings=(spec.text,),
+        templates=base.templates,
+        slots=slots,
+        area=area,
+        source=source,
+        origin=base.origin,
+        taught=True,
+        base=base.name,
+    )
 
 
 def _pydantic_problem(

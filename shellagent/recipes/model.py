@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shellagent.recipes.slots import TYPES, SlotError, SlotType, slot_type
 
 Kind = Literal["question", "action"]
+Origin = Literal["shipped", "yours"]
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -89,6 +90,17 @@ class Recipe:
     area: str = ""
     source: str = ""
     """The file it was read from."""
+    origin: Origin = "shipped"
+    """Who wrote its command templates: ``shipped`` (the package's, tested with it) or
+    ``yours`` (a recipe file of yours, or one made from your own commands). A taught
+    phrasing of a recipe keeps that recipe's origin: its commands are that recipe's."""
+    taught: bool = False
+    """Learned from a correction (``recipes add --task``, a correction confirmed in
+    ``ask``): kept out of the trained ranker and found by its nearest-phrasing layer, so
+    learning one takes no retraining (``shellagent.recipes.nearest``)."""
+    base: str | None = None
+    """For a taught phrasing of another recipe: that recipe's name (this one is it, with
+    the taught values as its defaults)."""
 
     def args(self, given: Mapping[str, object]) -> dict[str, str]:
         """``given`` validated, with the defaults of the slots not given."""
@@ -148,13 +160,27 @@ class RecipeSpec(BaseModel):
     tests: list[TestSpec] = []
 
 
+class PhrasingSpec(BaseModel):
+    """A taught phrasing: a request that means recipe ``recipe`` with ``args`` as the values
+    the request did not say (``text`` marks the ones it said with ``{slot}``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(pattern=NAME.pattern + "$", max_length=64)
+    recipe: str = Field(pattern=NAME.pattern + "$", max_length=64)
+    text: str = Field(min_length=1, max_length=500)
+    args: dict[str, Scalar] = {}
+
+
 class FileSpec(BaseModel):
-    """The top of a recipe file; ``recipe`` is read one entry at a time (``loader.py``)."""
+    """The top of a recipe file; ``recipe`` and ``phrasing`` are read one entry at a time
+    (``loader.py``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     area: str = Field(pattern=NAME.pattern + "$")
     recipe: list[object] = []
+    phrasing: list[object] = []
 
 
 def build_slot(name: str, spec: SlotSpec) -> Slot:

@@ -16,12 +16,19 @@ the task repeats exactly. Training takes about a second for a few hundred recipe
 is cached under the cache directory by a hash of the recipe set, so a daemon that restarts
 does not train again.
 
+What was taught (``Recipe.taught``: a correction confirmed in ``ask``, ``recipes add
+--task``) is not trained on: it would cost a retraining per correction. The trained ranker
+gets a nearest-phrasing layer instead (``with_taught``, ``shellagent.recipes.nearest``),
+fitted in milliseconds and cached beside it, which lifts a taught recipe above every other
+when its taught text is the task's nearest; with nothing taught, ranking is unchanged.
+
 scikit-learn and bm25s are imported only here, when a ranker is built: never on ``ask``'s
 start-up path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import pickle
@@ -29,9 +36,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise"]
+if TYPE_CHECKING:
+    from shellagent.recipes.nearest import TaughtLayer
+
+__all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise", "taught_texts"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
 MODEL_VERSION = "4"
@@ -65,6 +75,15 @@ class RankedRecipe(Protocol):
 
     @property
     def slots(self) -> Mapping[str, RankedSlot]: ...
+
+
+def _taught(recipe: RankedRecipe) -> bool:
+    return bool(getattr(recipe, "taught", False))
+
+
+def _split(recipes: Sequence[RankedRecipe]) -> tuple[list[RankedRecipe], list[RankedRecipe]]:
+    """The recipes to train on, and the taught ones (the nearest-phrasing layer's)."""
+    return [r for r in recipes if not _taught(r)], [r for r in recipes if _taught(r)]
 
 
 @dataclass(frozen=True)
@@ -184,6 +203,39 @@ def training_texts(recipe: RankedRecipe) -> list[str]:
     return [normalise(t) for t in texts]
 
 
+def taught_texts(recipe: RankedRecipe) -> list[str]:
+    """What the nearest-phrasing layer remembers of a taught recipe: each phrasing with
+    its slots' own values written in (a taught phrasing's defaults are the values it was
+    taught with), as the classifier reads text; a phrasing that starts with context
+    ("My app has been flaky. Count the ERROR entries …") also from the sentence that asks
+    on, as ``rank`` reads a task."""
+    from shellagent.recipes.candidates import request
+
+    def value(match: re.Match[str]) -> str:
+        slot = recipe.slots.get(match.group(1))
+        default = getattr(slot, "default", None)
+        if default is not None:
+            return str(default)
+        return fill_phrasing(match.group(0), recipe.slots)
+
+    texts: list[str] = []
+    for phrasing in recipe.phrasings:
+        said = _SLOT.sub(value, phrasing)
+        asked = request(said)
+        texts += [normalise(said)] + ([normalise(asked)] if asked != said else [])
+    return list(dict.fromkeys(texts))
+
+
+def _training_set(recipes: Sequence[RankedRecipe]) -> tuple[list[str], list[int]]:
+    texts: list[str] = []
+    labels: list[int] = []
+    for i, recipe in enumerate(recipes):
+        for text in training_texts(recipe):
+            texts.append(text)
+            labels.append(i)
+    return texts, labels
+
+
 def recipe_set_hash(recipes: Sequence[RankedRecipe]) -> str:
     digest = hashlib.sha256(MODEL_VERSION.encode())
     for recipe in recipes:
@@ -195,7 +247,9 @@ def recipe_set_hash(recipes: Sequence[RankedRecipe]) -> str:
 
 class Ranker:
     """Ranks recipes for a task (``rank``). Build with ``Ranker.build`` (cached) or
-    ``Ranker.train``."""
+    ``Ranker.train``; ``with_taught`` adds what was taught (``taught_``)."""
+
+    taught_: TaughtLayer | None = None  # the nearest-phrasing layer, when anything is taught
 
     def __init__(self, names: Sequence[str], model: Any, bm25: Any, docs: int) -> None:
         self.names = list(names)
@@ -203,20 +257,29 @@ class Ranker:
         self._bm25 = bm25
         self._docs = docs  # BM25 documents per recipe: one each, in ``names`` order
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The cache holds the trained ranker alone; the taught layer has its own file.
+        state = dict(self.__dict__)
+        state.pop("taught_", None)
+        return state
+
     @classmethod
     def train(cls, recipes: Sequence[RankedRecipe]) -> Ranker:
+        """A ranker trained on ``recipes`` (the taught ones only remembered, not trained
+        on: ``with_taught``)."""
+        base, taught = _split(recipes)
+        ranker = cls._train(base)
+        return ranker.with_taught(recipes, None) if taught else ranker
+
+    @classmethod
+    def _train(cls, recipes: Sequence[RankedRecipe]) -> Ranker:
         import bm25s
         import numpy as np
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.pipeline import FeatureUnion, Pipeline
         from sklearn.svm import LinearSVC
 
-        texts: list[str] = []
-        labels: list[int] = []
-        for i, recipe in enumerate(recipes):
-            for text in training_texts(recipe):
-                texts.append(text)
-                labels.append(i)
+        texts, labels = _training_set(recipes)
         features = FeatureUnion(
             [
                 ("words", TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)),
@@ -243,42 +306,127 @@ class Ranker:
     @classmethod
     def build(cls, recipes: Sequence[RankedRecipe], cache_dir: Path | None = None) -> Ranker:
         """A ranker for ``recipes``, read from ``cache_dir`` when one was trained on the
-        same recipe set, else trained (and stored there)."""
+        same recipe set (the taught recipes aside), else trained (and stored there, with
+        its nearest-phrasing layer)."""
         if cache_dir is None:
             return cls.train(recipes)
         cached = cls.cached(recipes, cache_dir)
         if cached is not None:
             return cached
+        base, _ = _split(recipes)
         path = cls.cache_path(recipes, cache_dir)
-        ranker = cls.train(recipes)
+        ranker = cls._train(base)
         try:
             cache_dir.mkdir(parents=True, exist_ok=True)
-            temp = path.with_suffix(".tmp")
-            with temp.open("wb") as f:
-                pickle.dump(ranker, f)
-            temp.replace(path)
+            _store(path, ranker)
             for old in cache_dir.glob("recipe-ranker-*.pickle"):
                 if old != path:  # rankers of earlier recipe sets: never read again
                     old.unlink(missing_ok=True)
+            ranker._layer(base, cache_dir)  # ready before anything is taught
         except OSError:
             pass  # a cache that cannot be written only costs the next start a training
-        return ranker
+        return ranker.with_taught(recipes, cache_dir)
 
     @staticmethod
     def cache_path(recipes: Sequence[RankedRecipe], cache_dir: Path) -> Path:
-        return cache_dir / f"recipe-ranker-{recipe_set_hash(recipes)}.pickle"
+        """Where the ranker trained on ``recipes`` (the taught ones aside) is cached."""
+        base, _ = _split(recipes)
+        return cache_dir / f"recipe-ranker-{recipe_set_hash(base)}.pickle"
 
     @classmethod
     def cached(cls, recipes: Sequence[RankedRecipe], cache_dir: Path) -> Ranker | None:
-        """The ranker trained on exactly ``recipes``, if ``cache_dir`` has it."""
+        """The ranker trained on exactly ``recipes`` (the taught ones aside), if
+        ``cache_dir`` has it, with what was taught."""
+        base, _ = _split(recipes)
         try:
             with cls.cache_path(recipes, cache_dir).open("rb") as f:
                 ranker = pickle.load(f)  # noqa: S301 - our own cache, in the user's dir
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             return None
-        if isinstance(ranker, Ranker) and ranker.names == [r.name for r in recipes]:
-            return ranker
+        if isinstance(ranker, Ranker) and ranker.names == [r.name for r in base]:
+            return ranker.with_taught(recipes, cache_dir)
         return None
+
+    def with_taught(self, recipes: Sequence[RankedRecipe], cache_dir: Path | None) -> Ranker:
+        """This ranker with the taught recipes among ``recipes`` remembered (none: as it
+        was trained). The layer's trained texts are the ones already held, else those
+        cached beside the ranker in ``cache_dir``, else fitted on the trained recipes
+        among ``recipes`` (seconds, once, then cached); the taught texts are added in
+        milliseconds each (those no longer taught are dropped). ``self`` is left as it
+        was."""
+        import copy
+
+        base, taught = _split(recipes)
+        if not taught:
+            if self.taught_ is None:
+                return self
+            plain = copy.copy(self)
+            plain.taught_ = None
+            return plain
+        held = self.taught_ if self.taught_ is not None else self._layer(base, cache_dir)
+        layer = copy.copy(held)
+        wanted = {
+            (r.name, text, getattr(r, "base", None)) for r in taught for text in taught_texts(r)
+        }
+        stale = {name for name, _, _ in set(layer.taught_keys_) - wanted}
+        if stale:
+            layer.forget(stale)
+        missing = sorted(wanted - set(layer.taught_keys_), key=lambda k: (k[0], k[1]))
+        if missing:
+            features, clf = self._model.named_steps["features"], self._model.named_steps["clf"]
+            layer.partial_fit(
+                features,
+                clf,
+                [text for _, text, _ in missing],
+                [name for name, _, _ in missing],
+                [b for _, _, b in missing],
+            )
+        ranker = copy.copy(self)
+        ranker.taught_ = layer
+        return ranker
+
+    def _layer_path(self, base: Sequence[RankedRecipe], cache_dir: Path) -> Path:
+        return cache_dir / f"recipe-taught-{recipe_set_hash(base)}.pickle"
+
+    def _layer(self, base: Sequence[RankedRecipe], cache_dir: Path | None) -> TaughtLayer:
+        """The nearest-phrasing layer of this ranker, fitted on its training texts and
+        nothing taught yet: cached beside it (keyed by the ranker and the versions of the
+        libraries that fitted it), or fitted now (seconds) and cached. What was taught is
+        not cached: ``taught.toml`` holds it, and it is added again in milliseconds."""
+        from shellagent.recipes.nearest import TaughtLayer
+
+        path = self._layer_path(base, cache_dir) if cache_dir is not None else None
+        if path is not None:
+            try:
+                with path.open("rb") as f:
+                    stored = pickle.load(f)  # noqa: S301 - our own cache, in the user's dir
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+                stored = None
+            if (
+                isinstance(stored, _LayerFile)
+                and stored.versions == _versions()
+                and stored.layer.names_ == self.names
+            ):
+                return stored.layer
+        texts, _ = _training_set(base)
+        features, clf = self._model.named_steps["features"], self._model.named_steps["clf"]
+        layer = TaughtLayer().fit(features, clf, texts, self.names)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _store(path, _LayerFile(_versions(), layer))
+                for old in path.parent.glob("recipe-taught-*.pickle"):
+                    if old != path:
+                        old.unlink(missing_ok=True)
+        return layer
+
+    def _margins(self, texts: list[str]) -> Any:
+        """The classifier's margins for ``texts`` (``nearest.margins``: the pipeline's
+        ``decision_function`` without its copy of every coefficient)."""
+        from shellagent.recipes.nearest import margins
+
+        rows = self._model.named_steps["features"].transform(texts)
+        return margins(self._model.named_steps["clf"], rows)
 
     def rank(self, task: str, limit: int = 5) -> list[Candidate]:
         """The ``limit`` best recipes for ``task``, best first. A task that starts with
@@ -294,7 +442,7 @@ class Ranker:
         text = normalise(task)
         asked = request(task)
         texts = [text] if asked == task else [text, normalise(asked)]
-        margins = self._model.decision_function(texts)
+        margins = self._margins(texts)
         focus = _focus(texts[-1]) if len(texts) > 1 else 0.0
         decision = np.full(len(self.names), -10.0)
         decision[self._model.classes_] = (1 - focus) * margins[0] + focus * margins[-1]
@@ -313,7 +461,62 @@ class Ranker:
         bm_norm = bm / top if top > 0 else bm
         combined = decision + BM25_WEIGHT * bm_norm
         order = np.argsort(-combined)[:limit]
-        return [
+        ranked = [
             Candidate(self.names[i], float(combined[i]), float(probs[i]), float(bm[i]))
             for i in order
         ]
+        if self.taught_ is None or not self.taught_.taught:
+            return ranked
+        return self._lift(ranked, float(combined.max()), task)[:limit]
+
+    def _lift(self, ranked: list[Candidate], top: float, task: str) -> list[Candidate]:
+        """``ranked`` with the taught recipes the task is nearest to put first, above the
+        trained ranker's best and above the confident threshold (``nearest.LIFT``). The
+        task is read as said, whole and from the sentence that asks on: the markers the
+        recipe step adds for the trained ranker (a field the task names) are not the
+        user's words."""
+        from shellagent.recipes.candidates import request
+        from shellagent.recipes.nearest import LIFT, TaughtLayer, margins
+
+        assert self.taught_ is not None
+        said = task.replace(f" {FIELD}", "")
+        texts = list(dict.fromkeys([normalise(said), normalise(request(said))]))
+        rows = self._model.named_steps["features"].transform(texts)
+        found = margins(self._model.named_steps["clf"], rows)
+        best: dict[str, float] = {}
+        for i in range(len(texts)):
+            words, soft = TaughtLayer.embed_rows(rows[i : i + 1], found[i : i + 1])
+            for m in self.taught_.match(words, soft):
+                best[m.name] = max(best.get(m.name, -1.0), m.similarity)
+        lifted = [
+            Candidate(name, max(top, 0.0) + LIFT + similarity, similarity, 0.0)
+            for name, similarity in sorted(best.items(), key=lambda kv: -kv[1])
+        ]
+        return [*lifted, *ranked]
+
+
+@dataclass(frozen=True)
+class _LayerFile:
+    versions: dict[str, str]
+    layer: TaughtLayer
+
+
+def _versions() -> dict[str, str]:
+    from shellagent.recipes.nearest import library_versions
+
+    return {"model": MODEL_VERSION, **library_versions()}
+
+
+def _store(path: Path, value: object) -> None:
+    """Pickle ``value`` to ``path`` in one step (a reader never sees half a file)."""
+    import os
+    import tempfile
+
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(value, f)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -225,3 +225,37 @@ def test_samples_number_each_tasks_rollouts_and_the_export_groups_them(
     assert {r["advantage"] for r in records} == {0.0}  # nothing solved: no spread
     assert main(["export", "--format", "sft", "--group"]) == 2
     assert "--group applies to --format rl" in capsys.readouterr().err
+
+
+def test_recipes_mine_is_the_shipped_recipes_with_the_users_own_and_on_the_shipped_alone() -> None:
+    import argparse
+
+    from shellagent.cli.cmd_eval import add_parser, agent_spec
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    specs = {
+        choice: agent_spec(parser.parse_args(["eval", "t.jsonl", "--recipes", choice]))
+        for choice in ("on", "off", "mine")
+    }
+    assert {k: (s.recipes, s.own_recipes) for k, s in specs.items()} == {
+        "on": (True, False),
+        "off": (False, False),
+        "mine": (True, True),
+    }
+
+
+@pytest.mark.slow
+def test_an_eval_with_recipes_mine_has_what_the_user_taught(tmp_path: Path) -> None:
+    from shellagent.eval import ModelAgent
+    from shellagent.recipes import teach_commands
+    from shellagent.testing import ScriptedBackend
+
+    learned = teach_commands(
+        "show ~/a.txt as aligned columns", ["column -t ~/a.txt"], redact=str, kind="question"
+    )
+    mine = ModelAgent(ScriptedBackend([]), recipes=True, own_recipes=True).recipe_book()
+    shipped = ModelAgent(ScriptedBackend([]), recipes=True).recipe_book()
+    assert mine is not None and shipped is not None
+    assert learned.name in mine.recipes and learned.name not in shipped.recipes
+    assert mine.ranker.rank("print ~/b.txt as aligned columns")[0].name == learned.name

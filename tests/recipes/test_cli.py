@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +123,42 @@ def test_add_refuses_a_session_that_did_not_work(
     assert done.returncode == 2
     assert why in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (user_dir() / "mine.toml").exists()
+
+
+def test_add_task_teaches_the_command_at_once_and_rm_forgets_it() -> None:
+    done = cli("add", "--task", "How big is my photos folder?", "--", "du -sh ~/photos")
+    assert "now runs the recipe dir_size" in done.stdout
+    name = re.search(r"`shellagent recipes rm (\w+)`", done.stdout)
+    assert name is not None
+    taught = load().get(name.group(1))
+    assert taught.base == "dir_size" and taught.slots["dir"].default == "~/photos"
+    other = cli("add", "--task", "Show ~/a.txt as aligned columns", "--", "column -t ~/a.txt")
+    mine = re.search(r"`shellagent recipes rm (\w+)`", other.stdout)
+    assert mine is not None and "a recipe of yours" in other.stdout
+    listed = {line.split()[0]: line for line in cli("list", "--area", "taught").stdout.splitlines()}
+    assert set(listed) == {name.group(1), mine.group(1)}
+    assert all("yours:" in line for line in listed.values())
+    assert cli("rm", name.group(1)).stdout.strip() == f"forgot {name.group(1)}"
+    assert name.group(1) not in load().recipes and mine.group(1) in load().recipes
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "--task", "", "--", "ls"], "error: the task is empty"),
+        (["add", "--task", "list them"], "error: no command to learn"),
+        (["add", "--task", "say hi", "--", "echo 'hi"], "unbalanced quoting"),
+        (["add", "--from", "x", "--", "ls"], "error: commands are given with --task"),
+        (["rm", "largest_files"], "error: largest_files is a shipped recipe"),
+        (["rm", "nothing_here"], "error: no recipe named 'nothing_here'"),
+    ],
+)
+def test_bad_input_to_add_task_and_rm_is_one_clear_line(args: list[str], message: str) -> None:
+    done = cli(*args, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert not (user_dir() / "taught.toml").exists()
 
 
 def test_a_session_recipe_is_redacted_and_keeps_unsafe_spots_literal() -> None:

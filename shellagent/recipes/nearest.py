@@ -1,0 +1,225 @@
+"""The nearest-phrasing layer: what was taught is found at once, with no retraining.
+
+Retraining the ranker's classifier for one taught request takes a minute on a small
+machine (one linear SVM per recipe, hundreds of recipes). Instead a taught recipe or
+phrasing is *remembered*: its text, read as the ranker reads a task (``rank.normalise``:
+paths, numbers and quoted strings abstracted, so other values read the same), is placed
+beside every text the ranker was trained on, and a task is lifted to the taught recipe when
+the taught text is its nearest neighbour among all of them.
+
+Where a text stands is two things the trained ranker already knows, each scaled to length
+one and weighted equally: its TF-IDF word and character n-grams (the words it says) and the
+ranker's margins over every recipe as a sharpened softmax (what the trained ranker makes of
+it: "the biggest things in my Downloads" and "the largest files in Downloads" share few
+words but lean on the same recipes). Measured on the held-out intent phrasings
+(``bench/teach_bench.py`` reports it): the words alone never find a paraphrase in other
+words; the margins alone lift tasks of other recipes; both together find most paraphrases
+and leave the others alone.
+
+A task is lifted only when the taught text is at least as near as every trained text (and
+every taught text of another recipe), and at least ``FLOOR`` near: a task closer to a
+shipped recipe's own phrasings stays that recipe's, whatever was taught. That holds for a
+taught phrasing of recipe R against R's own phrasings too: a phrasing carries the values
+its request meant ("the webshop repository": ``~/projects/webshop``), which another request
+for R ("how many commits are in this repo") must not inherit.
+
+Like scikit-learn's estimators: ``fit`` learns the trained texts (``pool_*_``),
+``partial_fit`` adds taught texts (``taught_*_``) in milliseconds, ``forget`` drops some;
+learned attributes end in ``_``. The layer is persisted beside the ranker's cache, keyed by
+the ranker it was fitted on and the versions of the libraries that fitted it
+(``shellagent.recipes.rank.Ranker.with_taught``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["FLOOR", "LIFT", "Match", "TaughtLayer", "library_versions", "margins"]
+
+# The least similarity (the mean of the two cosines, 0 to 1) at which a taught text lifts:
+# a guard for a task unlike anything. Whether a taught text is the nearest decides; with
+# the everyday set taught, 0 to 0.5 lift the same 3 of 576 held-out phrasings and 2 of the
+# 300 dev tasks (bench/teach_bench.py disturb).
+FLOOR = 0.3
+# How far above the trained ranker's best (and above 0, where it is confident) a lifted
+# taught recipe is scored: it leads whatever the recipes' shapes take off the others.
+LIFT = 1.0
+SHARPNESS = 5.0  # as the ranker's softmax (``rank.SHARPNESS``)
+KEEP = 8  # softmax entries kept per trained text (the rest are ~0)
+
+
+def library_versions() -> dict[str, str]:
+    """The libraries whose fitted objects the layer holds."""
+    import numpy
+    import scipy
+    import sklearn
+
+    return {"numpy": numpy.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__}
+
+
+def margins(classifier: Any, rows: Any) -> Any:
+    """The linear classifier's margins for the sparse ``rows``, as its ``decision_function``
+    gives them (to within 1e-14), in milliseconds: only the columns of the coefficients a
+    row uses are read. ``decision_function`` multiplies by the transposed coefficients,
+    which it first copies whole (a hundred megabytes for the shipped recipes: a second
+    on a small machine, per task)."""
+    import numpy as np
+
+    rows = rows.tocsr()
+    coef = classifier.coef_
+    out = np.empty((rows.shape[0], coef.shape[0]))
+    for i in range(rows.shape[0]):
+        start, end = rows.indptr[i], rows.indptr[i + 1]
+        out[i] = coef[:, rows.indices[start:end]] @ rows.data[start:end] + classifier.intercept_
+    return out
+
+
+@dataclass(frozen=True)
+class Match:
+    """A taught recipe a task is lifted to: how near its taught text is, and how near the
+    nearest text of any other recipe is (never nearer)."""
+
+    name: str
+    similarity: float
+    rival: float
+
+
+class TaughtLayer:
+    """Nearest-neighbour lifts over taught texts (see the module docstring)."""
+
+    def __init__(self, *, floor: float = FLOOR) -> None:
+        self.floor = floor
+
+    # -- fitting -------------------------------------------------------------------------
+
+    def fit(
+        self, features: Any, classifier: Any, texts: Sequence[str], names: Sequence[str]
+    ) -> TaughtLayer:
+        """Learn the trained texts: ``texts`` (normalised) as the ranker was trained on
+        them; ``names`` its recipes (what the layer was fitted for). ``features`` and
+        ``classifier`` are the ranker's fitted steps."""
+        self.names_ = list(names)
+        self.pool_words_, self.pool_margins_ = self._embed(features, classifier, texts)
+        self.taught_keys_: list[tuple[str, str, str | None]] = []  # (name, text, base)
+        self.taught_names_: list[str] = []
+        self.taught_targets_: list[str] = []
+        self.taught_words_: Any = None
+        self.taught_margins_: Any = None
+        return self
+
+    def partial_fit(
+        self,
+        features: Any,
+        classifier: Any,
+        texts: Sequence[str],
+        names: Sequence[str],
+        bases: Sequence[str | None],
+    ) -> TaughtLayer:
+        """Add taught texts: ``texts[i]`` (normalised) is recipe ``names[i]``, a phrasing
+        of recipe ``bases[i]`` (None: a recipe of its own). Phrasings of one recipe do not
+        compete with each other."""
+        from scipy import sparse
+
+        if not texts:
+            return self
+        words, margins = self._embed(features, classifier, texts)
+        if self.taught_words_ is None:
+            self.taught_words_, self.taught_margins_ = words, margins
+        else:
+            self.taught_words_ = sparse.vstack([self.taught_words_, words]).tocsr()
+            self.taught_margins_ = sparse.vstack([self.taught_margins_, margins]).tocsr()
+        # new lists, never appended to: a copy of the layer may share the old ones
+        self.taught_keys_ = [*self.taught_keys_, *zip(names, texts, bases, strict=True)]
+        self.taught_names_ = [*self.taught_names_, *names]
+        self.taught_targets_ = [
+            *self.taught_targets_,
+            *(b or n for n, b in zip(names, bases, strict=True)),
+        ]
+        return self
+
+    def forget(self, names: set[str]) -> TaughtLayer:
+        """Drop the taught texts of the recipes ``names``."""
+        import numpy as np
+
+        keep = [i for i, n in enumerate(self.taught_names_) if n not in names]
+        if len(keep) == len(self.taught_names_):
+            return self
+        rows = np.asarray(keep, dtype=int)
+        if self.taught_words_ is not None:
+            self.taught_words_ = self.taught_words_[rows] if keep else None
+            self.taught_margins_ = self.taught_margins_[rows] if keep else None
+        self.taught_keys_ = [self.taught_keys_[i] for i in keep]
+        self.taught_names_ = [self.taught_names_[i] for i in keep]
+        self.taught_targets_ = [self.taught_targets_[i] for i in keep]
+        return self
+
+    @staticmethod
+    def _embed(features: Any, classifier: Any, texts: Sequence[str]) -> tuple[Any, Any]:
+        """Each text's two unit-length parts: its n-grams, and the trained ranker's
+        margins as a sharpened softmax (its ``KEEP`` largest entries)."""
+        X = features.transform(list(texts))
+        return TaughtLayer.embed_rows(X, margins(classifier, X))
+
+    @staticmethod
+    def embed_rows(X: Any, margins: Any) -> tuple[Any, Any]:
+        """``embed`` from n-gram rows ``X`` and the classifier's ``margins`` for them."""
+        import numpy as np
+        from scipy import sparse
+        from sklearn.preprocessing import normalize
+
+        words = normalize(sparse.csr_matrix(X, dtype=np.float32))
+        margins = np.atleast_2d(np.asarray(margins, dtype=np.float64))
+        z = np.exp(SHARPNESS * (margins - margins.max(axis=1, keepdims=True)))
+        soft = z / z.sum(axis=1, keepdims=True)
+        keep = min(KEEP, soft.shape[1])
+        top = np.argpartition(-soft, keep - 1, axis=1)[:, :keep]
+        rows = np.repeat(np.arange(soft.shape[0]), keep)
+        values = soft[rows, top.ravel()].astype(np.float32)
+        kept = sparse.csr_matrix((values, (rows, top.ravel())), shape=soft.shape)
+        return words, normalize(kept)
+
+    # -- asking --------------------------------------------------------------------------
+
+    @property
+    def taught(self) -> int:
+        return len(self.taught_names_)
+
+    def match(self, words: Any, margins: Any) -> list[Match]:
+        """The taught recipes a task (its ``embed_rows``, one row) is lifted to, nearest
+        first."""
+        if not self.taught:
+            return []
+        pool = self._similarity(words, margins, self.pool_words_, self.pool_margins_)
+        best = float(pool.max()) if pool.size else -1.0
+        taught = self._similarity(words, margins, self.taught_words_, self.taught_margins_)
+        # the nearest taught text of each target (a recipe, with its taught phrasings)
+        near: dict[str, float] = {}
+        for target, similarity in zip(self.taught_targets_, taught, strict=True):
+            near[target] = max(near.get(target, -1.0), float(similarity))
+        ranked = sorted(near.items(), key=lambda kv: -kv[1])
+        matches = []
+        for i, similarity in enumerate(taught):
+            if similarity < self.floor:
+                continue
+            other = next((s for t, s in ranked if t != self.taught_targets_[i]), -1.0)
+            rival = max(best, other)
+            if similarity >= rival:
+                matches.append(Match(self.taught_names_[i], float(similarity), float(rival)))
+        matches.sort(key=lambda m: -m.similarity)
+        # one per recipe: a recipe taught twice is lifted once, by its nearest text
+        nearest: dict[str, Match] = {}
+        for m in matches:
+            nearest.setdefault(m.name, m)
+        return list(nearest.values())
+
+    @staticmethod
+    def _similarity(words: Any, margins: Any, rows_words: Any, rows_margins: Any) -> Any:
+        """The mean of the two cosines of one task against each row."""
+        import numpy as np
+
+        both = (rows_words @ words.T).toarray().ravel() + (
+            rows_margins @ margins.T
+        ).toarray().ravel()
+        return np.asarray(both, dtype=np.float64) / 2
