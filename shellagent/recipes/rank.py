@@ -280,20 +280,18 @@ class Ranker:
             return ranker
         return None
 
-    def rank(self, task: str, limit: int = 5) -> list[Candidate]:
-        """The ``limit`` best recipes for ``task``, best first. A task that starts with
+    def rank(self, text: str, limit: int = 5, *, asked: str | None = None) -> list[Candidate]:
+        """The ``limit`` best recipes for ``text``, best first. A task that starts with
         context ("The 'x' service logs to /var/log/x. Find …") is read twice, whole and
-        from the sentence that asks on (``candidates.request``), and the margins mixed by
-        how much the request says on its own (``_focus``): the context's words no longer
-        drown "Remove all files older than 30 days", and "Which one?" keeps its context."""
+        from ``asked``, the sentence that asks on (its reading's ``request``), and the
+        margins mixed by how much the request says on its own (``_focus``): the context's
+        words no longer drown "Remove all files older than 30 days", and "Which one?"
+        keeps its context."""
         import bm25s
         import numpy as np
 
-        from shellagent.recipes.candidates import request
-
-        text = normalise(task)
-        asked = request(task)
-        texts = [text] if asked == task else [text, normalise(asked)]
+        normal = normalise(text)
+        texts = [normal] if asked is None or asked == text else [normal, normalise(asked)]
         margins = self._model.decision_function(texts)
         focus = _focus(texts[-1]) if len(texts) > 1 else 0.0
         decision = np.full(len(self.names), -10.0)
@@ -303,7 +301,7 @@ class Ranker:
         z = np.exp(SHARPNESS * (decision - decision.max()))
         probs = z / z.sum()
         bm = np.zeros(len(self.names))
-        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        tokens = bm25s.tokenize([normal], stopwords="en", show_progress=False)
         if tokens.vocab:
             docs, scores = self._bm25.retrieve(
                 tokens, k=min(self._docs, 20), show_progress=False, n_threads=1
