@@ -83,8 +83,10 @@ def _resolve(names: Sequence[str], listing: Sequence[str], task_words: set[str])
 
 
 def tidy(entry: str) -> str:
-    """A listing entry as a slot value: ``./x`` as ``x``, a folder without its slash."""
-    text = entry[2:] if entry.startswith("./") else entry
+    """A listing entry as a slot value: ``./x`` as ``x``, a folder without its slash. An
+    entry whose name starts with ``~`` keeps its ``./``: ``~/reports`` would be the home's
+    reports folder, not the working directory's folder named ``~``."""
+    text = entry[2:] if entry.startswith("./") and not entry.startswith("./~") else entry
     return text.rstrip("/") or "."
 
 

@@ -305,3 +305,43 @@ def test_a_value_the_task_says_puts_the_column_that_holds_it_first() -> None:
     )
     assert candidates_for("key", values)[:2] == ["city", "author"]
     assert found.numbers == ("year",)
+
+
+def test_a_folder_named_tilde_in_the_project_is_never_the_home(tmp_path: Path) -> None:
+    """A folder literally named ``~`` is listed as ``./~/…`` and offered so: rendered
+    unquoted as ``~/reports`` it would be the home's reports folder (security review 3,
+    L1)."""
+    from shellagent.recipes import Recipe, Slot, render
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    (project / "~" / "reports").mkdir(parents=True)
+    (project / "~" / "reports" / "q3.txt").write_text("mine\n")
+    (home / "reports").mkdir(parents=True)
+    (home / "reports" / "private.txt").write_text("secret\n")
+    task = "which files are in the reports folder"
+    listing = subprocess.run(
+        ["bash", "-c", listing_command(reading_of(task))],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    assert "./~/reports/" in listing
+    offered = candidates_for("dir", read_task(task, listing))
+    assert offered == ["./~/reports"]
+    files = Recipe(
+        "files_in",
+        "the files in a folder",
+        "question",
+        ("x",),
+        ("find {dir} -type f | sort",),
+        {"dir": Slot("dir", "dir", default=".")},
+    )
+    out = subprocess.run(
+        ["bash", "-c", render(files, {"dir": offered[0]})],
+        cwd=project,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.splitlines() == ["./~/reports/q3.txt"]
+    assert "private" not in out.stdout
