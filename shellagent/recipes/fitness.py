@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shellagent.recipes.values import TaskValues, candidates_for, listed_folders, listed_paths
@@ -40,6 +40,9 @@ NO_TEXT = 0.25  # the task quotes what to look for ("the word 'timeout'"); no sl
 OTHER_ACT = 0.3  # the task says "delete them"; the action recipe moves, renames, …
 OTHER_FORMAT = 0.3  # the task names a .csv file; the recipe reads access logs (or the reverse)
 NO_FIELD = 0.3  # the task says a column or key of the file it names; no slot takes one
+# the task says "older than 30 days" (or "not modified in the last 30 days"); the recipe
+# finds the files modified within them (or the reverse; sizes likewise)
+WRONG_DIRECTION = 0.3
 
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
@@ -120,6 +123,8 @@ class Shape:
     texts: tuple[str, ...] = ()  # quoted words to look for ("the word 'timeout'")
     formats: tuple[str, ...] = ()  # formats of the files it names ("csv", "json", "log")
     fields: tuple[str, ...] = ()  # columns or keys of those files it says ("version")
+    # the directions of the limits it says, by measure: {"age": {">"}} for "older than"
+    ways: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -167,6 +172,11 @@ def shape_of(values: TaskValues) -> Shape:
         values.texts,
         tuple(dict.fromkeys(f for f in formats if f)),
         reading.said_fields(values.fields),
+        {
+            measure: frozenset(q.direction for q in said if q.direction)
+            for measure, said in (("age", reading.ages), ("size", reading.size_limits))
+            if any(q.direction for q in said)
+        },
     )
 
 
@@ -261,7 +271,28 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += OTHER_FORMAT
     if shape.fields and not types & {"key", "column"}:
         penalty += NO_FIELD
+    for measure, way in _ways(recipe).items():
+        if shape.ways.get(measure) and way not in shape.ways[measure]:
+            penalty += WRONG_DIRECTION
     return -penalty
+
+
+# Which way a template limits an age or a size: find's "+N" is more than N ("-mtime +30":
+# older than 30 days), "-N" less.
+_WAYS = {
+    "age": re.compile(r"-m(?:time|min)\s+([+-])\{(?:days|minutes)\}"),
+    "size": re.compile(r"-size\s+([+-])\{size"),
+}
+
+
+def _ways(recipe: Recipe) -> dict[str, str]:
+    """The direction of each limit ``recipe``'s first template sets, by measure."""
+    found = {}
+    for measure, way in _WAYS.items():
+        said = {m.group(1) for m in way.finditer(recipe.templates[0])}
+        if len(said) == 1:
+            found[measure] = ">" if said == {"+"} else "<"
+    return found
 
 
 def rerank(

@@ -124,6 +124,7 @@ class TaskReading:
     append: bool = False
     dest: str = ""
     dest_folder: bool | None = None
+    dest_folder_said: bool = False  # the words say so: a slash, "folder", a home's folder
     fields: tuple[str, ...] = ()  # columns and keys said as such ("the email column")
     tables: tuple[str, ...] = ()  # the CSV, TSV and JSON files named
     # What the files an ending or a pick acts on are, asked as a selection is ("find all
@@ -478,6 +479,10 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         output, dest, folder = (dest if _is_file_shaped(dest) else ""), "", None
     elif act not in ("move", "copy", "rename", "extract"):
         dest, folder = "", None
+    # a folder the words say is one for sure ("a new folder old/", "the Pictures folder",
+    # "~/Desktop"); one guessed from the act is not ("copy it to /tmp/latest_plugin" is
+    # as often the copy's new name)
+    said_folder = bool(folder) or (bool(dest) and _home_folder(dest, lx))
     if dest and folder is None:
         folder = _dest_is_folder(request, dest, act, place, lx)
     if saving and not output:
@@ -540,6 +545,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         append=bool(saving) and lx["saving.append"].says(saving),
         dest=dest,
         dest_folder=folder if dest else None,
+        dest_folder_said=said_folder,
         fields=_unique(_fields(request, lx)),
         tables=_unique(tables),
         selection=selection,
@@ -561,12 +567,18 @@ def _act_at(request: str, act: str, lx: Lexicon) -> int:
     return -1
 
 
+def _home_folder(dest: str, lx: Lexicon) -> bool:
+    """Whether ``dest`` is the home or one of the folders every home has (Desktop …)."""
+    last = dest.rstrip("/").rsplit("/", 1)[-1]
+    return dest in ("~", "/") or bool(lx["destinations.known_folders"].regex.fullmatch(last))
+
+
 def _dest_is_folder(request: str, dest: str, act: str, place: str, lx: Lexicon) -> bool:
     """Whether a destination the words do not call a folder is one: a home's folder or
     the home is; a name with an extension is a file; what a thing is renamed or copied
     "as" is what the thing is; anything else things go "to" or "into" is a folder."""
     last = dest.rstrip("/").rsplit("/", 1)[-1]
-    if dest in ("~", "/") or lx["destinations.known_folders"].regex.fullmatch(last):
+    if _home_folder(dest, lx):
         return True
     if _FILENAME.fullmatch(last):
         return False

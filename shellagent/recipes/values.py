@@ -301,6 +301,18 @@ _DESTINATIONS = {"dest", "destination", "target", "to", "into", "out", "output",
 _PATH_TYPES = {"dir", "file", "path", "output", "archive"}
 
 
+def _as_folder(value: str, reading: TaskReading) -> str:
+    """A destination the reading says is a folder, written as one ("~/Desktop/"): ``cp x
+    ~/Desktop`` makes a file named Desktop when the folder is missing, ``cp x ~/Desktop/``
+    fails and says so."""
+    said = reading.dest.rstrip("/")
+    if not reading.dest_folder_said or not said or value.endswith("/"):
+        return value
+    if value == said or value.rstrip("/").rsplit("/", 1)[-1] == said.rsplit("/", 1)[-1]:
+        return value + "/"
+    return value
+
+
 def listed_paths(values: TaskValues) -> set[str]:
     """Every path the listing shows, as slot values."""
     return {tidy(e) for e in values.listing}
@@ -317,8 +329,9 @@ def slot_candidates(
     """The candidates of each of a recipe's slots (``(name, type, choices)``, declared
     order), best first: ``candidates_for`` each, then the paths the task names after
     "to"/"into" first for a destination slot ("dest", an output) and last for the others,
-    and slots of the same kind of value started on different values ("move x.log to
-    /srv/old": the source and the destination are not both ``x.log``)."""
+    a destination the reading says is a folder written with its ``/``, and slots of the
+    same kind of value started on different values ("move x.log to /srv/old": the source
+    and the destination are not both ``x.log``)."""
     result: list[list[str]] = []
     firsts: set[str] = set()
     for name, slot_type, choices in slots:
@@ -331,6 +344,8 @@ def slot_candidates(
         if name in ("archive", "tarball", "zip") and slot_type in _PATH_TYPES:
             # an archive slot of type file: the file named like an archive first
             found = sorted(found, key=lambda v: not v.lower().endswith(_ARCHIVE_SUFFIXES))
+        if name in _DESTINATIONS and slot_type == "path":  # a "dir" slot is made if missing
+            found = [_as_folder(v, values.reading) for v in found]
         if slot_type in _PATH_TYPES and found and found[0] in firsts:
             unused = [v for v in found if v not in firsts]
             if unused:

@@ -333,3 +333,41 @@ def test_a_field_of_the_file_the_task_says_wants_a_recipe_that_takes_one() -> No
     assert adjust(check, shape_of(task, read_task(task)), read_task(task)) == 0.0
     other = replace(read_task(task), fields=("name", "scripts.test"))
     assert adjust(check, shape_of(task, other), other) == 0.0
+
+
+WITHIN = recipe(
+    "files_modified_within",
+    "question",
+    "find {dir} -type f -mtime -{days}",
+    dir="dir?",
+    days="days",
+)
+OLDER = recipe(
+    "files_older_than", "question", "find {dir} -type f -mtime +{days}", dir="dir?", days="days"
+)
+
+
+@pytest.mark.parametrize(
+    ("task", "first"),
+    [
+        ("How many files haven't been modified in the last 30 days?", "files_older_than"),
+        ("which files are older than 30 days", "files_older_than"),
+        ("which files were changed in the last 30 days", "files_modified_within"),
+        ("which files in /srv are not older than 3 days", "files_modified_within"),
+    ],
+)
+def test_an_age_said_one_way_is_not_answered_by_a_recipe_for_the_other(
+    task: str, first: str
+) -> None:
+    ranked = rerank(
+        [cand("files_modified_within", -0.2), cand("files_older_than", -0.2)],
+        {r.name: r for r in (WITHIN, OLDER)},
+        task,
+        read_task(task),
+    )
+    assert ranked[0].name == first
+    # an age said with no direction ("files 3 days old") judges neither
+    plain = "files that are 3 days old"
+    values = read_task(plain)
+    assert adjust(WITHIN, shape_of(plain, values), values) == 0.0
+    assert adjust(OLDER, shape_of(plain, values), values) == 0.0

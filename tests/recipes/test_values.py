@@ -345,3 +345,41 @@ def test_a_folder_named_tilde_in_the_project_is_never_the_home(tmp_path: Path) -
     )
     assert out.stdout.splitlines() == ["./~/reports/q3.txt"]
     assert "private" not in out.stdout
+
+
+def test_a_destination_said_to_be_a_folder_is_offered_as_one(tmp_path: Path) -> None:
+    """ "Put a copy of my resume in ~/Desktop" never makes a file named Desktop: the
+    folder is written with its slash, so a missing folder is an error, not a new file."""
+    from shellagent.recipes import Recipe, Slot, render
+
+    task = "Put a copy of resume.pdf in ~/Desktop"
+    slots = [("path", "path", ()), ("dest", "path", ())]
+    path, dest = slot_candidates(slots, read_task(task))
+    assert (path[0], dest[0]) == ("resume.pdf", "~/Desktop/")
+    # a file destination stays a file, and so does a slot that is no destination
+    path, dest = slot_candidates(slots, read_task("copy notes.txt and save it as notes.bak"))
+    assert (path[0], dest[0]) == ("notes.txt", "notes.bak")
+    (tmp_path / "resume.pdf").write_text("cv\n")
+    copy = Recipe(
+        "copy_file",
+        "copy a file",
+        "action",
+        ("x",),
+        ("cp -a -- {path} {dest}",),
+        {"path": Slot("path", "path"), "dest": Slot("dest", "path")},
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    command = render(copy, {"path": "resume.pdf", "dest": "~/Desktop/"})
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    missing = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True)
+    assert missing.returncode != 0 and not (home / "Desktop").exists()
+    (home / "Desktop").mkdir()
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True)
+    assert done.returncode == 0 and (home / "Desktop" / "resume.pdf").read_text() == "cv\n"
+
+
+def test_a_destination_only_guessed_to_be_a_folder_is_left_as_said() -> None:
+    task = "Identify the largest file in /srv/x and copy it to '/tmp/largest_upload'"
+    slots = [("dir", "dir", ()), ("dest", "path", ())]
+    assert slot_candidates(slots, read_task(task))[1][0] == "/tmp/largest_upload"
