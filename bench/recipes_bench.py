@@ -5,8 +5,13 @@ top-5 intent accuracy on the held-out phrasings (tests/data/recipe-intents-heldo
 written from the recipes' names and summaries only, in other words) and on the everyday
 set's tasks as labelled for measuring (bench/data/everyday-recipe-labels.jsonl: the recipe
 a person would pick; never used to write recipes), and how coverage and accuracy move with
-the score thresholds (recipe_step.CONFIDENT and FITS), with the share of the 300 dev tasks
+the score thresholds (recipes.shortlist.CONFIDENT and FITS), with the share of the 300 dev tasks
 above each.
+
+``reading`` (no model): the reading of each request of the reading test set
+(tests/data/task-readings.jsonl, written before the reader and never edited to pass)
+against the reading expected, accuracy per field; ``--text`` prints the reading of a
+request instead.
 
 ``eval`` (the embedded model; run under ``flock /tmp/shellagent-model.lock``): runs task
 sets through the eval harness with the model agent, recipes on (or ``--recipes off`` for
@@ -15,6 +20,8 @@ interval, seconds per task, and the share of tasks answered by a recipe vs by co
 the model wrote itself.
 
     python bench/recipes_bench.py intents
+    python bench/recipes_bench.py reading      # accuracy per field on the reading test set
+    python bench/recipes_bench.py reading --text "move the logs older than a week to old/"
     python bench/recipes_bench.py leakage      # phrasings vs the dev, everyday, held-out sets
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set everyday
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --out DIR
@@ -55,7 +62,7 @@ NEWCOMER = ROOT / "bench" / "data" / "newcomer-requests.jsonl"
 DEV = ROOT.parents[1] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
 if not DEV.exists():
     DEV = Path("/work/shared/tasks/shell-tasks-dev.jsonl")
-SHAPE_POOL = 12  # as recipe_step.POOL
+SHAPE_POOL = 12  # as recipes.shortlist.POOL
 THRESHOLDS = (-0.8, -0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
 
 
@@ -73,16 +80,19 @@ def intents(args: argparse.Namespace) -> int:
     ranker = Ranker.train(recipes)
     print(f"recipes: {len(recipes)}; trained in {time.perf_counter() - began:.1f} s")
 
-    from shellagent.recipes.candidates import read_task
     from shellagent.recipes.fitness import rerank
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
 
     def rank(task: str, limit: int) -> list[Any]:
-        """The ranker's words, then (``--shape on``) the recipes' shapes against what the
-        task names (no listing here: names given without a folder stay unresolved)."""
+        """The ranker's words (the task and its request, as the recipe step ranks them),
+        then (``--shape on``) the recipes' shapes against what the task names (no listing
+        here: names given without a folder stay unresolved)."""
+        reading = read_task(task)
         if args.shape == "off":
-            return ranker.rank(task, limit)
-        ranked = ranker.rank(task, max(limit, SHAPE_POOL))
-        return rerank(ranked, catalog.recipes, task, read_task(task))[:limit]
+            return ranker.rank(task, limit, asked=reading.request)
+        ranked = ranker.rank(task, max(limit, SHAPE_POOL), asked=reading.request)
+        return rerank(ranked, catalog.recipes, task_values(reading))[:limit]
 
     def accuracy(rows: list[tuple[str, str]], label: str) -> list[tuple[float, bool, bool]]:
         points = []
@@ -129,6 +139,48 @@ def intents(args: argparse.Namespace) -> int:
 
         dev_above = sum(s >= th for s in dev) / len(dev) if dev else 0.0
         print(f"{th:9.2f}  {share(points)} | {share(every)} | {dev_above:5.2f}")
+    return 0
+
+
+READINGS = ROOT / "tests" / "data" / "task-readings.jsonl"
+READING_DAY = "2026-11-26"  # the set's readings are as of this day ("since Monday": 4 days)
+
+
+def reading(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from shellagent.recipes.reading import read_task
+
+    today = date.fromisoformat(READING_DAY)
+    if args.text:
+        for text in args.text:
+            print(json.dumps(read_task(text, today=today).summary(), indent=1))
+        return 0
+    right: collections.Counter[str] = collections.Counter()
+    asked: collections.Counter[str] = collections.Counter()
+    misses = []
+    began = time.perf_counter()
+    rows = _lines(READINGS)
+    for row in rows:
+        got = read_task(row["text"], today=today).summary()
+        for name, want in row["expect"].items():
+            said = got[name]
+            if name == "request":
+                said, want = str(said).strip(), str(want).strip()
+            asked[name] += 1
+            right[name] += said == want
+            if said != want:
+                misses.append(f"  {row['id']} {name}: want {want!r}, read {said!r}: {row['text']}")
+    took = (time.perf_counter() - began) / len(rows) * 1000
+    total = sum(asked.values())
+    print(f"reading set: {len(rows)} requests, {total} fields; {took:.1f} ms a reading")
+    print(f"overall {sum(right.values())}/{total} ({100 * sum(right.values()) / total:.1f} %)")
+    for name in sorted(asked, key=lambda n: -asked[n]):
+        print(
+            f"  {name:13} {right[name]:3}/{asked[name]:3} {100 * right[name] / asked[name]:5.1f} %"
+        )
+    if args.misses:
+        print("\n".join(misses))
     return 0
 
 
@@ -352,6 +404,10 @@ def main(argv: list[str] | None = None) -> int:
         "--shape", choices=("on", "off"), default="on", help="rerank by the recipes' shapes"
     )
     p.set_defaults(func=intents)
+    r = sub.add_parser("reading", help="the reading test set, accuracy per field")
+    r.add_argument("--misses", action="store_true", help="list every field read wrong")
+    r.add_argument("--text", action="append", help="print the reading of this request")
+    r.set_defaults(func=reading)
     k = sub.add_parser("leakage", help="phrasings against the sets that measure them")
     k.add_argument("--top", type=int, default=5, help="nearest pairs shown per set")
     k.add_argument("--max", type=float, default=0.8, help="exit 1 at this similarity or above")

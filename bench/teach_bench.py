@@ -254,9 +254,10 @@ def paraphrases(args: argparse.Namespace) -> int:
 
 def disturb(args: argparse.Namespace) -> int:
     from shellagent.recipes import load
-    from shellagent.recipes.candidates import read_task
     from shellagent.recipes.fitness import rerank
     from shellagent.recipes.learn import teach_commands
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
 
     work = Path(args.out or tempfile.mkdtemp(prefix="teach-disturb-"))
     if args.cache:
@@ -284,7 +285,7 @@ def disturb(args: argparse.Namespace) -> int:
     def first(ranked_by: Any, recipes: dict[str, Any], text: str) -> str:
         ranked = ranked_by.rank(text, 12)
         ranked = [c for c in ranked if c.name in recipes]
-        return rerank(ranked, recipes, text, read_task(text))[0].name
+        return rerank(ranked, recipes, task_values(read_task(text)))[0].name
 
     names = set(untaught)
     held = [(r["task"], r["recipe"]) for r in _lines(HELDOUT) if r["recipe"] in names]

@@ -32,7 +32,7 @@ _LAZY = {
     "InputError": "shellagent.errors",
     "InternalError": "shellagent.errors",
     "ModelUnavailable": "shellagent.errors",
-    "Outcome": "shellagent.agent.loop",
+    "Outcome": "shellagent.agent.outcome",
     "ProtocolError": "shellagent.protocol",
     "RefuseApprover": "shellagent.agent.approval",
     "SandboxUnavailable": "shellagent.errors",
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     )
     from shellagent.agent.config import AgentConfig
     from shellagent.agent.front import Agent
-    from shellagent.agent.loop import Outcome
+    from shellagent.agent.outcome import Outcome
     from shellagent.errors import (
         Cancelled,
         ConfigError,

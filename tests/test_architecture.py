@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 
 import pytest
@@ -293,6 +293,30 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_no_modules_import_each_other_in_a_circle() -> None:
     assert cycles(all_imports()) == []
+
+
+def agent_cycles(found: list[Import]) -> list[list[str]]:
+    """Circles among the agent's modules, counting the imports made only for type
+    checking: a type the loop and its parts both need lives below both of them."""
+    inside = [
+        replace(imp, typing_only=False)
+        for imp in found
+        if imp.source.startswith("shellagent.agent.") and imp.target.startswith("shellagent.agent.")
+    ]
+    return cycles(inside)
+
+
+def test_no_modules_of_the_agent_import_each_other_in_a_circle_even_for_types() -> None:
+    assert agent_cycles(all_imports()) == []
+
+
+def test_the_agent_circle_rule_counts_imports_for_types() -> None:
+    found = [
+        Import("shellagent.agent.loop", 1, "shellagent.agent.parts", ("Hooks",)),
+        Import("shellagent.agent.parts", 9, "shellagent.agent.loop", ("Outcome",), True),
+    ]
+    assert cycles(found) == []
+    assert agent_cycles(found) == [["shellagent.agent.loop", "shellagent.agent.parts"]]
 
 
 def test_the_circle_rule_sees_a_circle() -> None:

@@ -28,7 +28,8 @@ from shellagent.agent.approval import (
 )
 from shellagent.agent.config import AgentConfig
 from shellagent.agent.front import Agent
-from shellagent.agent.loop import Outcome, run_task
+from shellagent.agent.loop import run_task
+from shellagent.agent.outcome import Outcome
 from shellagent.agent.parts import ChangeReview, Hooks, Oversight, Parts, Recording
 from shellagent.agent.prompts import Environment, system_prompt
 from shellagent.agent.proposal import InstalledJob, JobInstaller, JobProposal, describe_job

@@ -25,7 +25,6 @@ from shellagent.agent.confidence import (
     Snapshot,
     action_doubts,
     archive_command,
-    asks_count,
     question_doubts,
     ranking_doubts,
     read_snapshot,
@@ -39,8 +38,8 @@ from shellagent.events import Alternative
 
 if TYPE_CHECKING:
     from shellagent.recipes import Recipe
-    from shellagent.recipes.candidates import TaskValues
     from shellagent.recipes.rank import Candidate
+    from shellagent.recipes.values import TaskValues
     from shellagent.sandbox import CommandResult
 
 __all__ = ["ALTERNATIVES", "Watch", "alternatives", "expected", "judge", "ranking"]
@@ -57,8 +56,9 @@ _PATH_TYPES = ("dir", "file", "path", "output", "archive")
 _FILE_NAME = re.compile(r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
 
 
-def expected(task: str, values: TaskValues) -> Expected:
-    """What ``task`` asks of a result, from what the task names (``values``)."""
+def expected(values: TaskValues) -> Expected:
+    """What the task asks of a result, from what it names (``values``) and its reading."""
+    task = values.reading.text
     # what the task says itself: a path it spells out, or a name the listing found ("app.log"
     # for projects/webshop/app.log) — folders it names only by a word are not held to this,
     # nor an example it gives ("names like 'backup_2024-05-20.tar.gz'", "e.g. 644")
@@ -85,7 +85,7 @@ def expected(task: str, values: TaskValues) -> Expected:
         )
     ]
     return Expected(
-        count=asks_count(task),
+        count=values.reading.count,
         named=tuple(dict.fromkeys(named)),
         kinds=values.exts,
         folders=tuple(dict.fromkeys(folders)),

@@ -45,7 +45,6 @@ __all__ = [
     "Snapshot",
     "action_doubts",
     "archive_command",
-    "asks_count",
     "one_number",
     "question_doubts",
     "says",
@@ -169,14 +168,6 @@ def unused_names(expected: Expected, command: str, output: str, home: str = "") 
     if not missing:
         return []
     return [Doubt("unused", f"{', '.join(missing)} played no part in what ran")]
-
-
-_HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\s+(?:the|how|all)\b", re.I)
-
-
-def asks_count(task: str) -> bool:
-    """Whether the task asks how many of something there are."""
-    return bool(_HOW_MANY.search(task))
 
 
 # -- actions ---------------------------------------------------------------------------------

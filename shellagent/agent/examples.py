@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from shellagent.agent.loop import Outcome
+    from shellagent.agent.outcome import Outcome
 
 __all__ = [
     "Example",

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING
 
 from shellagent.agent.approval import Approver, Chooser, RefuseApprover
 from shellagent.agent.config import AgentConfig
-from shellagent.agent.loop import Outcome, run_task
+from shellagent.agent.loop import run_task
+from shellagent.agent.outcome import Outcome
 from shellagent.agent.parts import Hooks, Oversight, Parts, Recording
 
 if TYPE_CHECKING:

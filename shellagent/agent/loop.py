@@ -38,6 +38,7 @@ from shellagent.agent.config import AgentConfig
 from shellagent.agent.context import ContextWindow
 from shellagent.agent.examples import render, rewrite
 from shellagent.agent.inventions import invented_paths, listing_hint
+from shellagent.agent.outcome import Outcome
 from shellagent.agent.parts import Hooks, Oversight, Parts, Recording
 from shellagent.agent.prompts import (
     Environment,
@@ -50,8 +51,6 @@ from shellagent.agent.session import SessionEnd, SessionState, ask, check, obser
 from shellagent.agent.support import echoes_instructions, succeeded
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import (
-    Alternative,
-    ChangesOutcome,
     ChatMessage,
     End,
     EndReason,
@@ -59,7 +58,6 @@ from shellagent.events import (
     ModelTurn,
     SessionStart,
     TranscriptEvent,
-    exit_code,
 )
 
 if TYPE_CHECKING:
@@ -68,7 +66,6 @@ if TYPE_CHECKING:
     from shellagent.agent.recipe_step import RecipeBook
     from shellagent.model.backend import Generation
     from shellagent.policy import Evaluation
-    from shellagent.recipes import Recipe
     from shellagent.sandbox import CommandResult
 
 # Why a "done" the model wrote itself is never claimed (measured: 3 of the 119 dev tasks the
@@ -85,49 +82,6 @@ __all__ = [
     "Recording",
     "run_task",
 ]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a session ended. ``commands`` are the results of the commands that ran.
-
-    The last three are what ``Agent.run``'s hooks (``Hooks``) learn after the loop:
-    whether the user said it did it (None: not asked, or no answer), what the session
-    does not back of the summary, and what became of the change set."""
-
-    reason: EndReason
-    summary: str
-    turns: int
-    session_id: str
-    commands: tuple[CommandResult, ...]
-    error: str = ""
-    environment_problem: bool = False
-    cwd: str | None = None  # the shell's working directory at the end
-    success: bool | None = None
-    unsupported: tuple[str, ...] = ()
-    changes: ChangesOutcome = "none"
-    # "recipe NAME" when a verified recipe's command did the task; "free" or "" when the
-    # model wrote the commands (``SessionState.origin``)
-    origin: str = ""
-    # the result was presented as done, with no stated doubt; when not, what ran in plain
-    # words, why it may not be what was asked, and the next candidates
-    claimed: bool = False
-    ran: str = ""
-    doubts: tuple[str, ...] = ()
-    alternatives: tuple[Alternative, ...] = ()
-    # the alternative the user picked, with its arguments (``SessionState.picked``)
-    picked: tuple[Recipe, tuple[tuple[str, str], ...]] | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.reason == "finished"
-
-    @property
-    def exit_code(self) -> int:
-        """0 finished, 130 cancelled, 3 the model or sandbox became unavailable, else 1."""
-        if self.environment_problem:
-            return 3
-        return exit_code(self.reason)
 
 
 @dataclass(frozen=True)

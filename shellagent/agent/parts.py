@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from shellagent.agent.approval import Approver, Chooser
     from shellagent.agent.examples import ExampleLibrary
     from shellagent.agent.followup import ShellStates
-    from shellagent.agent.loop import Outcome
+    from shellagent.agent.outcome import Outcome
     from shellagent.agent.proposal import JobInstaller
     from shellagent.agent.recipe_step import RecipeBook
     from shellagent.events import TranscriptEvent

@@ -47,30 +47,25 @@ from shellagent.agent import observation
 from shellagent.agent.actions import RunAction, UseAction, parse_action
 from shellagent.agent.approval import Choice, file_changes_only
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
-from shellagent.agent.confidence import Confidence, Ranking, asks_count, one_number, says
+from shellagent.agent.confidence import Confidence, Ranking, one_number, says
 from shellagent.agent.learning import BookWatch
 from shellagent.agent.recipe_grammar import use_format
 from shellagent.agent.session import SessionEnd, SessionState, in_subshell, shell_state
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import Alternative, ChatMessage, ModelTurn
-from shellagent.recipes.shortlist import (
-    CONFIDENT,
-    FITS,
-    OFFERED,
-    make_offer,
-    read_only,
-    shortlist,
-    task_values,
-)
+from shellagent.recipes.listing import read_only, read_values
+from shellagent.recipes.reading import read_task
+from shellagent.recipes.shortlist import CONFIDENT, FITS, OFFERED, make_offer, shortlist
 
 if TYPE_CHECKING:
     from shellagent.model.backend import Generation
     from shellagent.policy import Evaluation
     from shellagent.recipes import Recipe
-    from shellagent.recipes.candidates import TaskValues
     from shellagent.recipes.offer import Offer
     from shellagent.recipes.rank import Candidate, Ranker
+    from shellagent.recipes.reading import TaskReading
     from shellagent.recipes.shortlist import Shortlist
+    from shellagent.recipes.values import TaskValues
     from shellagent.sandbox import CommandResult
 
 __all__ = [
@@ -229,9 +224,10 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     """Answer the task with a recipe if one fits; raises ``SessionEnd`` when it did.
     Returns when the free loop should take over (``state.origin`` is then ``"free"``)."""
     trying = book.try_uncertain and not state.config.dry_run  # a dry run runs nothing
-    chosen = shortlist(book, state.task, lambda: _task_values(state), trying=trying)
+    reading = read_task(state.task)  # the one reading every step below takes
+    chosen = shortlist(book, reading, lambda: _task_values(state, reading), trying=trying)
     if book.pick is not None:
-        _run_picked(state, book, chosen, run)
+        _run_picked(state, book, chosen, run, reading)
     if chosen is None:
         _to_free(state, "no recipe fits the task")
         return
@@ -245,7 +241,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if chosen.confident:
         filled = _fill(state, book, chosen.offers, chosen.shortlist)
     else:
-        filled = _try_each(state, book, chosen.offers, chosen.shortlist)
+        filled = _try_each(state, book, chosen.offers, chosen.shortlist, reading)
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task", chosen)
         return
@@ -264,7 +260,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if failed and book.try_uncertain and not state.config.dry_run and not state.cancel.is_set():
         rest = [c for c in usable[: book.offered] if c.name != filled.recipe.name]
         offers = [make_offer(book.recipes[c.name], values) for c in rest]
-        again = _try_each(state, book, offers, rest, ask_model=False) if rest else None
+        again = _try_each(state, book, offers, rest, reading, ask_model=False) if rest else None
         if again is not None and max(t.score for t in again.tried) > 0:
             state.turn += 1
             # the first choice failed: the second is never sure of itself
@@ -275,12 +271,16 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
 
 
 def _run_picked(
-    state: SessionState, book: RecipeBook, chosen: Shortlist | None, run: RunCommand
+    state: SessionState,
+    book: RecipeBook,
+    chosen: Shortlist | None,
+    run: RunCommand,
+    reading: TaskReading,
 ) -> None:
     """The recipe the user picked (``RecipeBook.pick``) runs first, filled with the task's
     first values, as the user's pick; raises ``SessionEnd`` when it did the task."""
     recipes = chosen.recipes if chosen is not None else book.recipes
-    values = chosen.values if chosen is not None else _task_values(state)
+    values = chosen.values if chosen is not None else _task_values(state, reading)
     usable = chosen.usable if chosen is not None else []
     pick = book.pick
     if pick is None or pick not in recipes:
@@ -302,13 +302,13 @@ def _run_filled(
 ) -> bool:
     """Record and run a filled recipe (policy, approval, execution: the loop's own path);
     ends the session if it did the task, else says whether it ran (and failed)."""
-    from shellagent.recipes.candidates import the_one_of_a_ranking
+    from shellagent.recipes.compose import the_one_of_a_ranking
 
     if filled.recipe.kind == "question" and not any(
         slot.type == "count" for slot in filled.recipe.slots.values()
     ):
-        filled.command = the_one_of_a_ranking(state.task, filled.command)
-    saved_to = _save_target(state.task, filled.recipe, values, filled.use.arguments)
+        filled.command = the_one_of_a_ranking(filled.command, values.reading.ranking_end)
+    saved_to = _save_target(filled.recipe, values, filled.use.arguments)
     if saved_to is not None:
         filled.command = redirect(filled.command, *saved_to)
     ran = len(state.commands)
@@ -339,7 +339,7 @@ def _execute(
     when it did its job, what ran and the evidence about it, else None."""
     _record(state, filled, turn, chose, why)
     ran = len(state.commands)
-    wanted = expected(state.task, values)
+    wanted = expected(values)
     watch = Watch.start(state, filled.recipe, filled.use.arguments, wanted)
     # Set while the recipe's command runs, and kept when the session ends on it (the
     # outcome says a recipe did the task); cleared when the session goes on without it.
@@ -381,7 +381,11 @@ class _Next:
         ``reason``, those that fit the request and the reason together first."""
         usable = list(self.usable)
         if reason and self.ranker is not None:
-            again = self.ranker.rank(f"{self.state.task} {reason}", limit=len(usable) + 6)
+            again = self.ranker.rank(
+                f"{self.state.task} {reason}",
+                limit=len(usable) + 6,
+                asked=f"{self.values.reading.request} {reason}",
+            )
             usable = [c for c in again if c.name in self.recipes] + usable
         return alternatives(
             self.state, self.recipes, usable, lambda r: fill_first(r, self.values), ran
@@ -455,16 +459,14 @@ class _Next:
 
 
 def _save_target(
-    task: str, recipe: Recipe, values: TaskValues, args: Mapping[str, str]
+    recipe: Recipe, values: TaskValues, args: Mapping[str, str]
 ) -> tuple[str, bool] | None:
     """Where a question's answer is to be saved, when the task says to save it in a file
     and the recipe has no slot for one (``(path, append)``); None otherwise. The file is
     one the task names after the verb and that is none of the recipe's own arguments."""
     if recipe.kind != "question" or any(s.type == "output" for s in recipe.slots.values()):
         return None
-    from shellagent.recipes.candidates import saving_clause
-
-    after = saving_clause(task)
+    after = values.reading.saving
     if not after:
         return None
     used = set(args.values())
@@ -472,7 +474,7 @@ def _save_target(
         if target in after and target.rsplit("/", 1)[-1] not in {
             u.rsplit("/", 1)[-1] for u in used
         }:
-            return target, bool(re.match(r"append", after, re.I))
+            return target, values.reading.append
     return None
 
 
@@ -539,9 +541,9 @@ def _missing(state: SessionState, chosen: Shortlist) -> str:
     return missing[0] if missing else ""
 
 
-def _task_values(state: SessionState) -> TaskValues:
+def _task_values(state: SessionState, reading: TaskReading) -> TaskValues:
     """What the task names, read against the session's working directory."""
-    return task_values(state.task, lambda command: read_only(state.shell, command))
+    return read_values(reading, lambda command: read_only(state.shell, command))
 
 
 def prompt(task: str, offers: Sequence[Offer]) -> list[dict[str, str]]:
@@ -623,6 +625,7 @@ def _try_each(
     book: RecipeBook,
     offers: Sequence[Offer],
     ranked: Sequence[Candidate],
+    reading: TaskReading,
     *,
     ask_model: bool = True,
 ) -> _Filled | None:
@@ -662,7 +665,7 @@ def _try_each(
         result = None
         if triable(recipe, decision, state.shell.functions):
             result = _trial(state, book, command, decision)
-        score = fit(state.task, recipe.kind, result) + prior
+        score = fit(reading, recipe.kind, result) + prior
         tried.append(
             Tried(recipe.name, action.arguments, command, result, score, decision.read_only)
         )
@@ -747,10 +750,9 @@ _ERRORS = re.compile(
     r"usage: |fatal: |error: )",
     re.I | re.M,
 )
-_TASK_WORD = re.compile(r"[A-Za-z0-9_][\w.-]{2,}")
 
 
-def fit(task: str, kind: str, result: CommandResult | None) -> float:
+def fit(reading: TaskReading, kind: str, result: CommandResult | None) -> float:
     """How well a tried result fits the task: exit 0, no error output, and for a question
     output that is there and mentions what the task names. A rendering that could not be
     tried (a writer with no copy to try it on, a command the policy does not call
@@ -766,10 +768,9 @@ def fit(task: str, kind: str, result: CommandResult | None) -> float:
         score -= 1.0
     if kind == "question":
         score += 1.0 if output.strip() else -1.0
-        named = {w.lower() for w in _TASK_WORD.findall(task)} - _COMMON
-        if named and any(w in output.lower() for w in named):
+        if reading.named_words and any(w in output.lower() for w in reading.named_words):
             score += 0.5
-        if asks_count(task):  # a count is asked: a number is the answer, a list is not
+        if reading.count:  # a count is asked: a number is the answer, a list is not
             score += 0.25 if one_number(output) else -0.5
     elif result.exit_code == 0:
         score += 1.5  # a change made on the copy without complaint: as good as an answer
@@ -791,7 +792,6 @@ SIGPIPE_EXIT = 128 + 13
 # names. Trying is for catching renderings that fail; a lower-ranked one that merely ran
 # should not win over a better-ranked one that could not be tried.
 UNTRIED = (3.5, 3.5)
-_COMMON = {"the", "and", "for", "are", "how", "many", "what", "which", "with", "files", "file"}
 
 
 def _why(filled: _Filled) -> str:

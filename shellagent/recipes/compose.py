@@ -11,6 +11,8 @@ Only selections of the plain form ``find {dir} … -type f … [| sort]`` (no ``
 ``-printf``, ``-delete`` or further pipes) are composed, and the endings are ``find``'s
 own actions, so the composed command acts on exactly the files the question would have
 listed. The result is tried before it is shown (on an overlay copy), like any writer.
+Which ending and which pick a task asks for is its reading's (``TaskReading.ending``,
+``.pick``; the words are the lexicon's).
 """
 
 from __future__ import annotations
@@ -19,23 +21,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shellagent.recipes.candidates import EXT_WORDS, said_as_imperative
 from shellagent.recipes.model import Kind, Recipe, Slot
 
 __all__ = [
-    "ENDINGS",
     "COUNT",
+    "ENDINGS",
     "PICKS",
     "Ending",
     "Pick",
     "compose",
     "compose_pick",
-    "ending_for",
     "is_selection",
     "is_unfiltered",
     "narrowed",
-    "pick_for",
-    "selection_text",
+    "pick_named",
+    "the_one_of_a_ranking",
 ]
 
 # a plain character of find's tests, or a placeholder with a filter ("{size|bytes}")
@@ -110,34 +110,6 @@ ENDINGS: dict[str, Ending] = {
     ),
 }
 
-# The verbs that ask for each ending, as the task says them (first one said wins).
-_VERBS = (
-    ("delete", r"delete|remove|erase|purge|clean\s+up|get\s+rid\s+of|wipe"),
-    ("move", r"move|relocate"),
-    ("copy", r"copy|duplicate|back\s*up"),
-    ("archive", r"(?:compress|archive|pack|bundle|tar)\b[^.]*?\b(?:into|in|as)\s+(?:a|one|an)\b"),
-    ("archive", r"(?:compress|archive|pack|bundle|tar)\b[^.]*?\.(?:tar\.gz|tgz)\b"),
-    (
-        "archive",
-        r"(?:combine|collect|put|gather)\b[^.]*?\b(?:into|in)\s+(?:a|one|an)\s+"
-        r"(?:single\s+)?(?:archive|tarball)\b",
-    ),
-    # an archive's contents, not lines of a log ("extract the ERROR lines")
-    (
-        "extract",
-        r"(?:unpack|untar|unzip|decompress|uncompress)\b|(?:extract|restore)\b(?=[^.]*?"
-        r"(?:\b(?:archive|archives|backup|backups|tarball|tarballs|contents)\b|\.(?:tar|tgz|zip)\b))",
-    ),
-    ("gzip", r"compress|gzip"),
-    (
-        "concat",
-        r"(?:combine|concatenate|merge|join|cat)\b(?!(?:[^.]|\.\w)*\b(?:archive|tarball|zip)\b)"
-        r"(?=(?:[^.]|\.\w)*\b(?:into|to|in)\s+(?:a|one|the)?\s*(?:single|one|new)?\s*"
-        r"(?:file|\S+\.\w+))",
-    ),
-)
-
-
 LINES = "lines"  # a pick's key: count each file's lines
 
 
@@ -148,8 +120,7 @@ class Pick:
     lines; ``order``: sort's flags, "-rn" the largest first), or how many files it has
     (``key`` empty)."""
 
-    name: str
-    words: str  # what asks for it
+    name: str  # the reading's pick (``TaskReading.pick``)
     key: str = ""
     order: str = ""
 
@@ -168,83 +139,22 @@ class Pick:
         return f"{records} | sort -z {self.order} | head -z -n 1 | cut -z -f2- | tr '\\0' '\\n'"
 
 
+# What each pick sorts on; which words ask for it is the lexicon's (superlatives.toml).
 PICKS = (
-    Pick("largest", r"largest|biggest|heaviest|bulkiest", "%s", "-rn"),
-    Pick("smallest", r"smallest|tiniest|lightest", "%s", "-n"),
-    Pick(
-        "newest",
-        r"newest|latest|most\s+recent(?:ly)?(?:\s+(?:modified|changed|created|updated))?|"
-        r"last\s+(?:modified|changed|updated)",
-        "%T@",
-        "-rn",
-    ),
-    Pick("oldest", r"oldest|least\s+recent(?:ly\s+(?:modified|changed))?|earliest", "%T@", "-n"),
-    Pick("longest", r"longest|most\s+lines", LINES, "-rn"),
-    Pick("shortest", r"shortest|fewest\s+lines", LINES, "-n"),
+    Pick("largest", "%s", "-rn"),
+    Pick("smallest", "%s", "-n"),
+    Pick("newest", "%T@", "-rn"),
+    Pick("oldest", "%T@", "-n"),
+    Pick("longest", LINES, "-rn"),
+    Pick("shortest", LINES, "-n"),
 )
 # "how many .log files …", "count the number of files modified …": a count of a selection
-COUNT = Pick("count", r"how\s+many|count(?:\s+the)?(?:\s+(?:total\s+)?number\s+of)?|number\s+of")
+COUNT = Pick("count")
 
 
-_KEPT = re.compile(
-    r"\b(?:keep|keeping|except|excluding|other\s+than|apart\s+from|but(?:\s+not)?|"
-    r"besides|preserve|preserving|leave|leaving)\s+(?:\w+\s+){0,2}$",
-    re.I,
-)
-
-
-_COUNTED = re.compile(
-    r"\b(?:which|what|the|top|first|last)\s+(?:\d+|two|three|four|five|six|seven|eight|nine|"
-    r"ten|eleven|twelve|fifteen|twenty|fifty|hundred)\b",
-    re.I,
-)
-# what the superlative is said of: a file, or a kind of one ("the newest backup")
-_FILE_NOUNS = (
-    r"(?:files?|documents?|backups?|archives?|tarballs?|logs?|images?|photos?|pictures?|"
-    r"videos?|scripts?|reports?|downloads?|artifacts?|snapshots?|dumps?|uploads?)"
-)
-_A_FILE = re.compile(rf"\s+(?:[\w.'-]+\s+){{0,3}}?(?:{_FILE_NOUNS}|one)\b", re.I)
-_KIND_NOUNS = "|".join(sorted((w for w in EXT_WORDS if w.endswith("s")), key=len, reverse=True))
-_FILES_COUNTED = re.compile(
-    rf"\s+(?:of\s+)?(?:the\s+|all\s+|these\s+|such\s+)?(?:[\w.'*-]+\s+){{0,2}}?"
-    rf"(?:files|documents|backups|archives|tarballs|images|photos|pictures|videos|scripts|"
-    rf"reports|downloads|artifacts|snapshots|dumps|uploads|{_KIND_NOUNS})\b",
-    re.I,
-)
-# "which file under /srv is the oldest", "the log file with the most recent modification
-# time": said of a file named before it, in its sentence
-_FILE_BEFORE = re.compile(
-    rf"\b(?:which|what|the)\s+(?:[\w.'-]+\s+){{0,2}}{_FILE_NOUNS}\b[^.?!]*$", re.I
-)
-
-
-def _count_for(task: str) -> Pick | None:
-    """The count pick when ``task`` asks how many files ("how many .log files", "count
-    the PDFs modified …"), not lines, words or matches."""
-    for match in re.finditer(rf"\b(?:{COUNT.words})\b", task, re.I):
-        if _FILES_COUNTED.match(task[match.end() :]):
-            return COUNT
-    return None
-
-
-def pick_for(task: str) -> Pick | None:
-    """The pick the task asks for: one file that is the largest, newest, … ("Identify the
-    largest file in /tmp and move it", "which .log file is the newest?"); None when it asks
-    for several ("the 5 largest files") or for no such file."""
-    from shellagent.recipes.candidates import one_asked
-
-    if not one_asked(task):
-        return _count_for(task)
-    found = [(m, p) for p in PICKS if (m := re.search(rf"\b(?:{p.words})\b", task, re.I))]
-    if not found:
-        return _count_for(task)
-    match, pick = min(found, key=lambda f: f[0].start())
-    before, after = task[: match.start()], task[match.end() :]
-    # "keep the most recent 5 files", "all but the newest": not the one to act on;
-    # "which five files are the largest": several; "the earliest date in app.log": no file
-    if _KEPT.search(before) or re.match(r"\s+\d", after) or _COUNTED.search(task):
-        return None
-    return pick if _A_FILE.match(after) or _FILE_BEFORE.search(before) else None
+def pick_named(name: str) -> Pick | None:
+    """The pick a reading names (``TaskReading.pick``), None for none."""
+    return next((p for p in (*PICKS, COUNT) if p.name == name), None)
 
 
 def is_unfiltered(recipe: Recipe) -> bool:
@@ -262,63 +172,6 @@ def is_selection(recipe: Recipe) -> bool:
         and bool(_SELECTION.fullmatch(template))
         and not _ACTS.search(template)
     )
-
-
-def ending_for(task: str) -> Ending | None:
-    """The ending the task asks for in the imperative ("… and move them to /x"), if one."""
-
-    best: tuple[int, int, str] | None = None
-    for rank, (name, verbs) in enumerate(_VERBS):
-        at = said_as_imperative(task, verbs)
-        if at is not None and (best is None or (at, rank) < best[:2]):
-            best = (at, rank, name)
-    if best is None:
-        return None
-    # "compress … into one archive" is said where "compress" is: the archive ending wins
-    return ENDINGS[best[2]]
-
-
-# "… and delete them": the selection was said before the verb
-_THEM = re.compile(
-    r"\s+(?:them|these|those|it|its\s+contents|they|the\s+(?:files|results|matches))\b", re.I
-)
-# where the object of "remove all files older than 30 days to free up space" ends
-_OBJECT_END = re.compile(
-    r"\s+(?:into|to|onto|and\s+(?:then\s+)?(?:save|place|put|store|write|move|keep))\b|"
-    r"[.;!?](?:\s|$)|,\s+(?:but|and|then|so|to)\b",
-    re.I,
-)
-_TRAILING = re.compile(r"(?:\s*,)?\s*(?:\band\b|\bthen\b|,)*\s*$", re.I)
-
-
-def selection_text(task: str, ending: Ending | None, pick: Pick | None = None) -> str:
-    """``task`` with the act and the pick taken out and the files it acts on asked for
-    ("Remove all files older than 30 days to free up space" -> "find all files older
-    than 30 days"; "Copy the largest .log file to /tmp" -> "find .log file"): what a
-    selection recipe is ranked against when it is offered with ``ending`` and ``pick``.
-    The context before the request is kept; "" when the verb is not found."""
-    from shellagent.recipes.candidates import request
-
-    asked = request(task)
-    context = task[: len(task) - len(asked)] if asked != task else ""
-    if pick is not None:  # which one of the files is the pick's to say
-        asked = re.sub(rf"\b(?:the\s+)?(?:{pick.words})\b\s*", "", asked, flags=re.I)
-    if ending is None:
-        return f"{context}{asked}"
-    verbs = "|".join(v for name, v in _VERBS if name == ending.name)
-    at = said_as_imperative(asked, verbs)
-    if at is None:
-        return ""
-    # the verb alone (the archive's pattern runs on to "into a")
-    said = re.match(r"(?:clean\s+up|get\s+rid\s+of|back\s*up|zip\s+up|\w+)", asked[at:], re.I)
-    assert said is not None
-    after = asked[at + said.end() :]
-    if _THEM.match(after):
-        what = _TRAILING.sub("", asked[:at])
-    else:
-        end = _OBJECT_END.search(after)
-        what = "find " + (after[: end.start()] if end else after).strip()
-    return f"{context}{what.strip()}"
 
 
 def compose_pick(recipe: Recipe, pick: Pick, ending: Ending | None) -> Recipe | None:
@@ -397,3 +250,19 @@ def compose(recipe: Recipe, ending: Ending) -> Recipe | None:
         source=recipe.source,
         origin=recipe.origin,  # a composed command is as much yours as what it is made of
     )
+
+
+# a pipeline's last stage that sorts in reverse: a ranking, the most first
+_REVERSED_LAST = re.compile(
+    r"\|\s*sort(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*r[a-zA-Z]*(?:\s+-[a-zA-Z]+)*\s*$"
+)
+
+
+def the_one_of_a_ranking(command: str, end: str) -> str:
+    """``command`` cut to the one line the task asks for when it prints a ranking, the most
+    first ("… | sort | uniq -c | sort -rn"), and the task asks for the one most or least
+    of something (``end``, the reading's ``ranking_end``: "Which URL failed most often?"
+    is ``head``: ``… | sort -rn | head -n 1``); else ``command`` as it is."""
+    if not end or not _REVERSED_LAST.search(command):
+        return command
+    return f"{command} | {end} -n 1"

@@ -18,26 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from shellagent.recipes.candidates import (
-    EXT_WORDS,
-    TaskValues,
-    candidates_for,
-    fields_said,
-    listed_folders,
-    listed_paths,
-    said_as_imperative,
-    saving_clause,
-)
-from shellagent.recipes.compose import ending_for
+from shellagent.recipes.values import TaskValues, candidates_for, listed_folders, listed_paths
 
 if TYPE_CHECKING:
     from shellagent.recipes.model import Recipe
     from shellagent.recipes.rank import Candidate
 
-__all__ = ["Shape", "adjust", "kinds_of_file", "rerank", "shape_of"]
+__all__ = ["DOES", "Shape", "adjust", "rerank", "shape_of", "untold"]
 
 # Weights, in the ranker's margin units (a right recipe leads a wrong one by 0.1-0.5
 # where the words alone confuse them). Measured with ``bench/recipes_bench.py intents``.
@@ -50,32 +40,10 @@ NO_TEXT = 0.25  # the task quotes what to look for ("the word 'timeout'"); no sl
 OTHER_ACT = 0.3  # the task says "delete them"; the action recipe moves, renames, …
 OTHER_FORMAT = 0.3  # the task names a .csv file; the recipe reads access logs (or the reverse)
 NO_FIELD = 0.3  # the task says a column or key of the file it names; no slot takes one
+# the task says "older than 30 days" (or "not modified in the last 30 days"); the recipe
+# finds the files modified within them (or the reverse; sizes likewise)
+WRONG_DIRECTION = 0.3
 
-# Verbs that change files or the system. A task that says one of them, not negated, in
-# the imperative ("delete …", "… and move them", "please compress", "I want to rename")
-# asks for an action.
-_ACTION_VERB = (
-    r"delete|remove|erase|purge|wipe|clean\s+up|clear\s+out|get\s+rid\s+of|tidy(?:\s+up)?|"
-    r"move|relocate|copy|duplicate|rename|compress|gzip|bzip2|xz|zip(?:\s+up)?|"
-    r"archive|pack|extract|unpack|unzip|untar|decompress|uncompress|chmod|chown|chgrp|"
-    r"make|set|change|create|replace|substitute|convert|kill|terminate|stop|restart|"
-    r"schedule|back\s*up|check\s+out|truncate|empty|split|merge|combine|concatenate|touch|link|"
-    r"symlink|fix|normali[sz]e|strip|dedupe|deduplicate|append|prepend|insert|rotate|"
-    r"install|restore|sync|mirror|add|commit|tag|checkout|switch|revoke|grant|lock|"
-    r"unlock|enable|disable|edit|update|overwrite|shred|organi[sz]e|sort\s+out|free\s+up"
-)
-_QUESTION = re.compile(
-    r"^\s*(?:which|what|what's|whats|how|where|when|who|whose|why|is|are|does|do|did|"
-    r"has|have|can\s+you\s+(?:tell|show|list|find|count)|show|list|find|count|print|"
-    r"display|tell|give|get|check(?!\s+out)|calculate|compute|sum|report|identify|locate|search|"
-    r"look\s+up|summari[sz]e)\b|\?\s*$",
-    re.I | re.M,
-)
-# Kinds of file named in prose, strictly: the extension words whose kind is unmistakable
-# ("log", "text" or "config" name too many other things).
-_KINDS = {"pdf", "py", "jpg", "png", "csv", "json", "yaml", "md", "mp3", "js", "ts"}
-_KIND_WORDS = {word: ext for word, ext in EXT_WORDS.items() if ext in _KINDS}
-_DOT_EXT = re.compile(r"(?<![\w/.-])\*?\.([A-Za-z][A-Za-z0-9]{0,9})\b")
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
 _DIR_SLOTS = ("dir", "path")
@@ -94,7 +62,7 @@ _VALUE_SLOTS = {
     "days": {"days", "minutes", "date", "time", "schedule"},
 }
 # What a command that does each of ``compose.ENDINGS``' acts says.
-_DOES = {
+DOES = {
     "delete": r"\brm\b|-delete\b|\bunlink\b|\bshred\b|\brmdir\b|\btruncate\b",
     "move": r"\bmv\b|\brename\b|--remove-source-files",
     "copy": r"\bcp\b|\brsync\b|\binstall\b",
@@ -155,16 +123,15 @@ class Shape:
     texts: tuple[str, ...] = ()  # quoted words to look for ("the word 'timeout'")
     formats: tuple[str, ...] = ()  # formats of the files it names ("csv", "json", "log")
     fields: tuple[str, ...] = ()  # columns or keys of those files it says ("version")
+    # the directions of the limits it says, by measure: {"age": {">"}} for "older than"
+    ways: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-def _action(task: str) -> bool:
-    return said_as_imperative(task, _ACTION_VERB) is not None
-
-
-def shape_of(task: str, values: TaskValues) -> Shape:
-    """What ``task`` asks for (``values``: ``read_task``'s reading of it)."""
-    kind = "action" if _action(task) else ("question" if _QUESTION.search(task) else "")
-    saving = saving_clause(task)
+def shape_of(values: TaskValues) -> Shape:
+    """What the task asks for, as far as shapes go (``values``: what it names, with its
+    reading)."""
+    reading = values.reading
+    saving = reading.saving
     saved = tuple(o for o in values.outputs if saving and o in saving)
     listed = listed_paths(values)
     folders = listed_folders(values)
@@ -188,25 +155,28 @@ def shape_of(task: str, values: TaskValues) -> Shape:
         if d in parents:
             continue
         (dirs if d in folders else either).append(d)
-    kinds = kinds_of_file(task)
     formats = [
         _FORMAT_OF_EXT.get(f.rsplit(".", 1)[-1].lower(), "")
         for f in (*files, *names)
         if "." in f.rsplit("/", 1)[-1]
     ]
-    ending = ending_for(task) if kind == "action" else None
     return Shape(
-        kind,
+        reading.kind,
         _by_base(files),
         _by_base(dirs),
         _by_base(either),
         _by_base(names),
         saved,
-        kinds,
-        ending.name if ending else "",
+        reading.unmistakable_kinds,
+        reading.ending if reading.kind == "action" else "",
         values.texts,
         tuple(dict.fromkeys(f for f in formats if f)),
-        fields_said(task, values.fields),
+        reading.said_fields(values.fields),
+        {
+            measure: frozenset(q.direction for q in said if q.direction)
+            for measure, said in (("age", reading.ages), ("size", reading.size_limits))
+            if any(q.direction for q in said)
+        },
     )
 
 
@@ -221,15 +191,6 @@ def _reads(recipe: Recipe) -> set[str]:
     templates = " ".join(recipe.templates)
     found = {fmt for fmt, words in _FORMAT_WORDS.items() if re.search(words, said, re.I)}
     return found | {fmt for fmt, tool in _FORMAT_TOOLS.items() if re.search(tool, templates)}
-
-
-def kinds_of_file(task: str) -> tuple[str, ...]:
-    """The extensions ``task`` asks about in its prose ("the PDFs", "all '.log' files"),
-    not those of the paths it names."""
-    prose = re.sub(r"\S*[/~]\S*", " ", task)
-    kinds = [m.group(1).lower() for m in _DOT_EXT.finditer(prose)]
-    kinds += [_KIND_WORDS[w] for w in re.findall(r"[a-z0-9]+", prose.lower()) if w in _KIND_WORDS]
-    return tuple(dict.fromkeys(kinds))
 
 
 def _by_base(paths: Sequence[str]) -> tuple[str, ...]:
@@ -301,7 +262,7 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         if not any(re.search(rf"\b{re.escape(k)}\b", said) for k in shape.kinds_of_file):
             penalty += NO_KIND_OF_FILE
     does = " ".join(recipe.templates)
-    if shape.act and recipe.kind == "action" and not re.search(_DOES[shape.act], does):
+    if shape.act and recipe.kind == "action" and not re.search(DOES[shape.act], does):
         penalty += OTHER_ACT
     if shape.texts and not (types & _TEXT_SLOTS):
         penalty += NO_TEXT
@@ -310,14 +271,35 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += OTHER_FORMAT
     if shape.fields and not types & {"key", "column"}:
         penalty += NO_FIELD
+    for measure, way in _ways(recipe).items():
+        if shape.ways.get(measure) and way not in shape.ways[measure]:
+            penalty += WRONG_DIRECTION
     return -penalty
 
 
+# Which way a template limits an age or a size: find's "+N" is more than N ("-mtime +30":
+# older than 30 days), "-N" less.
+_WAYS = {
+    "age": re.compile(r"-m(?:time|min)\s+([+-])\{(?:days|minutes)\}"),
+    "size": re.compile(r"-size\s+([+-])\{size"),
+}
+
+
+def _ways(recipe: Recipe) -> dict[str, str]:
+    """The direction of each limit ``recipe``'s first template sets, by measure."""
+    found = {}
+    for measure, way in _WAYS.items():
+        said = {m.group(1) for m in way.finditer(recipe.templates[0])}
+        if len(said) == 1:
+            found[measure] = ">" if said == {"+"} else "<"
+    return found
+
+
 def rerank(
-    ranked: Sequence[Candidate], recipes: Mapping[str, Recipe], task: str, values: TaskValues
+    ranked: Sequence[Candidate], recipes: Mapping[str, Recipe], values: TaskValues
 ) -> list[Candidate]:
     """``ranked`` with each recipe's shape penalty added to its score, best first."""
-    shape = shape_of(task, values)
+    shape = shape_of(values)
     adjusted = [
         replace(c, score=c.score + adjust(recipes[c.name], shape, values))
         if c.name in recipes

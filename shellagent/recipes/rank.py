@@ -209,7 +209,8 @@ def taught_texts(recipe: RankedRecipe) -> list[str]:
     taught with), as the classifier reads text; a phrasing that starts with context
     ("My app has been flaky. Count the ERROR entries …") also from the sentence that asks
     on, as ``rank`` reads a task."""
-    from shellagent.recipes.candidates import request
+    from shellagent.recipes.asking import request_span
+    from shellagent.recipes.lexicon import lexicon
 
     def value(match: re.Match[str]) -> str:
         slot = recipe.slots.get(match.group(1))
@@ -221,7 +222,7 @@ def taught_texts(recipe: RankedRecipe) -> list[str]:
     texts: list[str] = []
     for phrasing in recipe.phrasings:
         said = _SLOT.sub(value, phrasing)
-        asked = request(said)
+        asked = request_span(said, lexicon())
         texts += [normalise(said)] + ([normalise(asked)] if asked != said else [])
     return list(dict.fromkeys(texts))
 
@@ -428,20 +429,18 @@ class Ranker:
         rows = self._model.named_steps["features"].transform(texts)
         return margins(self._model.named_steps["clf"], rows)
 
-    def rank(self, task: str, limit: int = 5) -> list[Candidate]:
-        """The ``limit`` best recipes for ``task``, best first. A task that starts with
+    def rank(self, text: str, limit: int = 5, *, asked: str | None = None) -> list[Candidate]:
+        """The ``limit`` best recipes for ``text``, best first. A task that starts with
         context ("The 'x' service logs to /var/log/x. Find …") is read twice, whole and
-        from the sentence that asks on (``candidates.request``), and the margins mixed by
-        how much the request says on its own (``_focus``): the context's words no longer
-        drown "Remove all files older than 30 days", and "Which one?" keeps its context."""
+        from ``asked``, the sentence that asks on (its reading's ``request``), and the
+        margins mixed by how much the request says on its own (``_focus``): the context's
+        words no longer drown "Remove all files older than 30 days", and "Which one?"
+        keeps its context."""
         import bm25s
         import numpy as np
 
-        from shellagent.recipes.candidates import request
-
-        text = normalise(task)
-        asked = request(task)
-        texts = [text] if asked == task else [text, normalise(asked)]
+        normal = normalise(text)
+        texts = [normal] if asked is None or asked == text else [normal, normalise(asked)]
         margins = self._margins(texts)
         focus = _focus(texts[-1]) if len(texts) > 1 else 0.0
         decision = np.full(len(self.names), -10.0)
@@ -451,7 +450,7 @@ class Ranker:
         z = np.exp(SHARPNESS * (decision - decision.max()))
         probs = z / z.sum()
         bm = np.zeros(len(self.names))
-        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        tokens = bm25s.tokenize([normal], stopwords="en", show_progress=False)
         if tokens.vocab:
             docs, scores = self._bm25.retrieve(
                 tokens, k=min(self._docs, 20), show_progress=False, n_threads=1
@@ -467,7 +466,7 @@ class Ranker:
         ]
         if self.taught_ is None or not self.taught_.taught:
             return ranked
-        return self._lift(ranked, float(combined.max()), task)[:limit]
+        return self._lift(ranked, float(combined.max()), text)[:limit]
 
     def _lift(self, ranked: list[Candidate], top: float, task: str) -> list[Candidate]:
         """``ranked`` with the taught recipes the task is nearest to put first, above the
@@ -475,12 +474,13 @@ class Ranker:
         task is read as said, whole and from the sentence that asks on: the markers the
         recipe step adds for the trained ranker (a field the task names) are not the
         user's words."""
-        from shellagent.recipes.candidates import request
+        from shellagent.recipes.asking import request_span
+        from shellagent.recipes.lexicon import lexicon
         from shellagent.recipes.nearest import LIFT, TaughtLayer, margins
 
         assert self.taught_ is not None
         said = task.replace(f" {FIELD}", "")
-        texts = list(dict.fromkeys([normalise(said), normalise(request(said))]))
+        texts = list(dict.fromkeys([normalise(said), normalise(request_span(said, lexicon()))]))
         rows = self._model.named_steps["features"].transform(texts)
         found = margins(self._model.named_steps["clf"], rows)
         best: dict[str, float] = {}

@@ -1,13 +1,15 @@
 """Which recipes a task is offered, and what each slot may be filled with.
 
 The reading half of the recipe step (the session half, which fills, tries and runs, is
-``shellagent.agent.recipe_step``):
+``shellagent.agent.recipe_step``). The task is read once (``reading.read_task``); every
+step below takes that reading, none reads the task's text again:
 
 1. The ranker (``shellagent.recipes.rank``) scores every recipe for the task by its
    words. Whether any recipe fits at all is decided here, on those scores (``FITS``
    was measured on them).
-2. What the task names is read against the working directory's listing (``task_values``,
-   given as ``read_values``, called only when a recipe fits); a column or key of a file it
+2. What the task names is read against the working directory's listing
+   (``listing.read_values``, given as ``read_values``, called only when a recipe fits);
+   a column or key of a file it
    names that the task says is marked as the phrasings' ``{field}`` is, and the recipes are
    ranked again on that reading.
 3. A task that asks to act on files it describes, or for the one file that is the most of
@@ -22,19 +24,17 @@ The reading half of the recipe step (the session half, which fills, tries and ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from shellagent.errors import ShellagentError
 from shellagent.recipes.offer import Offer, offer_slot
 
 if TYPE_CHECKING:
-    from shellagent.recipes.candidates import TaskValues
-    from shellagent.recipes.compose import Ending, Pick
     from shellagent.recipes.model import Recipe
     from shellagent.recipes.rank import Candidate, Ranker
+    from shellagent.recipes.reading import TaskReading
+    from shellagent.recipes.values import TaskValues
 
 __all__ = [
     "BAND",
@@ -45,9 +45,7 @@ __all__ = [
     "Shelf",
     "Shortlist",
     "make_offer",
-    "read_only",
     "shortlist",
-    "task_values",
 ]
 
 # Thresholds on the ranker's score, a one-vs-rest margin, measured with
@@ -103,24 +101,29 @@ class Shortlist:
 
 
 def shortlist(
-    shelf: Shelf, task: str, read_values: Callable[[], TaskValues], *, trying: bool = True
+    shelf: Shelf,
+    reading: TaskReading,
+    read_values: Callable[[], TaskValues],
+    *,
+    trying: bool = True,
 ) -> Shortlist | None:
-    """What the model is offered for ``task``; None when no recipe fits. ``read_values``
-    reads what the task names (with the working directory's listing at run time); it is
-    called only when a recipe fits. ``trying``: uncertain rankings may be tried."""
+    """What the model is offered for the task ``reading`` is of; None when no recipe fits.
+    ``read_values`` reads what the task names (with the working directory's listing at
+    run time); it is called only when a recipe fits. ``trying``: uncertain rankings may be
+    tried."""
     from shellagent.recipes.fitness import rerank
 
-    recipes, usable = _ranked(shelf, shelf.recipes, task, task)
+    recipes, usable = _ranked(shelf, reading, reading.text, reading.request)
     # Whether any recipe fits is the words' call (FITS was measured on them); which one,
     # and how sure, is then also the shapes'.
     if not usable or usable[0].score < shelf.fits:
         return None
     values = read_values()
-    marked = _fields_marked(task, values)
-    if marked != task:
-        recipes, usable = _ranked(shelf, shelf.recipes, marked, task)
+    marked, asked = _fields_marked(reading, values)
+    if marked != reading.text:
+        recipes, usable = _ranked(shelf, reading, marked, asked)
     if shelf.shapes:
-        usable = rerank(usable, recipes, task, values)
+        usable = rerank(usable, recipes, values)
     confident = usable[0].score >= shelf.confident or not trying
     if confident:
         offered = [usable[0]]  # the ranker chooses, the model fills
@@ -134,38 +137,33 @@ def shortlist(
 
 
 def _with_endings(
-    shelf: Shelf, recipes: Mapping[str, Recipe], ranked: list[Candidate], task: str
+    shelf: Shelf, recipes: Mapping[str, Recipe], ranked: list[Candidate], reading: TaskReading
 ) -> tuple[Mapping[str, Recipe], list[Candidate]]:
     """For a task that asks to act on files it describes ("find … and delete them",
     "combine the logs of last week into one file") or for the one file of them that is
     the most of something ("copy the newest backup to /tmp", "which file is the
     largest"), the recipes that find such files also as that action or pick
     (``recipes.compose``). A composed recipe is scored by how well its selection fits
-    the files the task describes (``compose.selection_text``: "find all log files from
+    the files the task describes (the reading's ``selection``: "find all log files from
     the last week"), or as its question when that is better; the shapes then prefer the
     action over its question twin. The recipes with the composed ones, and the ranking,
     best first."""
-    from shellagent.recipes.compose import (
-        compose,
-        compose_pick,
-        ending_for,
-        narrowed,
-        pick_for,
-        selection_text,
-    )
-    from shellagent.recipes.fitness import kinds_of_file
+    from shellagent.recipes.compose import ENDINGS, compose, compose_pick, narrowed, pick_named
 
-    ending = ending_for(task)
-    pick = pick_for(task)
+    ending = ENDINGS.get(reading.ending)
+    pick = pick_named(reading.pick)
     if ending is None and pick is None:
         return recipes, ranked
     if pick is not None:
-        described = _described_picks(shelf, recipes, task, ending, pick)
+        described = _described_picks(shelf, recipes, reading)
+    elif reading.selection:
+        described = shelf.ranker.rank(
+            reading.selection, limit=POOL, asked=reading.selection_request
+        )
     else:
-        selection = selection_text(task, ending)
-        described = shelf.ranker.rank(selection, limit=POOL) if selection else []
+        described = []
     # "the .log files modified in the last day": a selection by age narrowed to the kind
-    kinds = bool(kinds_of_file(task))
+    kinds = bool(reading.unmistakable_kinds)
     composed: dict[str, Recipe] = {}
     scores: dict[str, Candidate] = {}
     for candidate in (*ranked, *described):
@@ -192,125 +190,74 @@ def _with_endings(
 
 
 def _described_picks(
-    shelf: Shelf, recipes: Mapping[str, Recipe], task: str, ending: Ending | None, pick: Pick
+    shelf: Shelf, recipes: Mapping[str, Recipe], reading: TaskReading
 ) -> list[Candidate]:
-    """The selections to narrow to the one ``pick`` asks for, scored. "Identify the most
-    recent backup file and copy it" is understood as well as its question ("Identify the
-    most recent backup file") ranks: the selection of every file gets that score, and a
-    selection that fits the files described better than every file ("the newest .log
-    file": the .log files) gets more by as much as it fits better, if the task tells it
-    what it must be told (no "files changed between two dates" when it says no date)."""
-    from shellagent.recipes.candidates import read_task
-    from shellagent.recipes.compose import is_unfiltered, selection_text
+    """The selections to narrow to the one the reading's pick asks for, scored. "Identify
+    the most recent backup file and copy it" is understood as well as its question
+    ("Identify the most recent backup file") ranks: the selection of every file gets that
+    score, and a selection that fits the files described better than every file ("the
+    newest .log file": the .log files) gets more by as much as it fits better, if the task
+    tells it what it must be told (no "files changed between two dates" when it says no
+    date)."""
+    from shellagent.recipes.compose import is_unfiltered
     from shellagent.recipes.fitness import untold
+    from shellagent.recipes.values import task_values
 
-    question = selection_text(task, ending)
-    files = selection_text(task, ending, pick)
-    if not question or not files:
+    if not reading.selection or not reading.pick_selection:
         return []
-    understood = shelf.ranker.rank(question, limit=1)[0].score
-    every = shelf.ranker.rank(files, limit=len(shelf.ranker.names))
+    understood = shelf.ranker.rank(reading.selection, limit=1, asked=reading.selection_request)
+    every = shelf.ranker.rank(
+        reading.pick_selection,
+        limit=len(shelf.ranker.names),
+        asked=reading.pick_selection_request,
+    )
     unfiltered = [c for c in every if c.name in recipes and is_unfiltered(recipes[c.name])]
     if not unfiltered:
         return []
     base = unfiltered[0].score
-    values = read_task(task)
+    values = task_values(reading)  # what the words say, before any listing
     return [
-        replace(c, score=understood + c.score - base)
+        replace(c, score=understood[0].score + c.score - base)
         for c in every[:POOL]
         if c.score > base and c.name in recipes and not untold(recipes[c.name], values)
-    ] + [replace(unfiltered[0], score=understood)]
+    ] + [replace(unfiltered[0], score=understood[0].score)]
 
 
 def _ranked(
-    shelf: Shelf, recipes: Mapping[str, Recipe], text: str, task: str
+    shelf: Shelf, reading: TaskReading, text: str, asked: str
 ) -> tuple[Mapping[str, Recipe], list[Candidate]]:
-    """The recipes ranked for ``text`` (the task as the ranker reads it), with the
-    composed ones the task asks for (``_with_endings``) and the recipes that hold them."""
+    """The recipes ranked for ``text`` (the task as the ranker reads it, ``asked`` its
+    request), with the composed ones the task asks for (``_with_endings``) and the
+    recipes that hold them. A recipe that appends cron lines to a file is kept only for
+    a task that names a cron file."""
     from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
 
-    ranked = shelf.ranker.rank(text, limit=max(shelf.offered, POOL))
-    # a recipe that appends cron lines to a file, only for a task that names a cron file
-    cron_file = names_cron_file(task)
+    ranked = shelf.ranker.rank(text, limit=max(shelf.offered, POOL), asked=asked)
+    cron_file = names_cron_file(reading.text)
     usable = [
         c
         for c in ranked
-        if c.name in recipes and (cron_file or not writes_cron_lines(recipes[c.name]))
+        if c.name in shelf.recipes and (cron_file or not writes_cron_lines(shelf.recipes[c.name]))
     ]
-    return _with_endings(shelf, recipes, usable, task) if shelf.shapes else (recipes, usable)
+    if not shelf.shapes:
+        return shelf.recipes, usable
+    return _with_endings(shelf, shelf.recipes, usable, reading)
 
 
-def _fields_marked(task: str, values: TaskValues) -> str:
-    """``task`` with each column or key it says of a file it names marked as the
-    phrasings' ``{field}`` is ("What version qfield is the project at, according to its
-    package.json?"); ``task`` itself when it says none."""
-    from shellagent.recipes.candidates import fields_said
+def _fields_marked(reading: TaskReading, values: TaskValues) -> tuple[str, str]:
+    """The task and its request with each column or key it says of a file it names
+    marked as the phrasings' ``{field}`` is ("What version qfield is the project at,
+    according to its package.json?"); as they are when it says none."""
     from shellagent.recipes.rank import FIELD
 
-    said = {f.rsplit(".", 1)[-1].lower() for f in fields_said(task, values.fields)}
-    if not said:
-        return task
-    return re.sub(
-        r"[A-Za-z][\w-]*", lambda m: f"{m[0]} {FIELD}" if m[0].lower() in said else m[0], task
-    )
-
-
-class Printed(Protocol):
-    """What ``read_only`` reads of a command's result."""
-
-    @property
-    def output(self) -> str: ...
-
-    @property
-    def timed_out(self) -> bool: ...
-
-
-class ConfinedShell(Protocol):
-    """A shell that can run a command confined (``shellagent.sandbox.Shell`` is one)."""
-
-    def run(self, command: str, *, timeout: float | None = ..., confined: bool = ...) -> Printed:
-        """Run ``command``; ``confined`` runs it where the kernel refuses every write."""
-        ...
-
-
-def read_only(shell: ConfinedShell, command: str) -> list[str]:
-    """The lines ``command`` prints, run confined (it may read, never write); [] when it
-    cannot run. Whatever it printed counts: a long listing cut by `head` ends 141
-    (SIGPIPE, the shell has pipefail on), one with an unreadable folder ends 1."""
-    try:
-        result = shell.run(command, timeout=10, confined=True)
-    except ShellagentError:
-        return []  # no listing: names the task gives without a folder stay as they are
-    return [] if result.timed_out else [line for line in result.output.splitlines() if line]
-
-
-def task_values(task: str, read: Callable[[str], list[str]]) -> TaskValues:
-    """What ``task`` names, with names resolved against a listing of the working
-    directory and the folders the task names, and the columns and keys of the CSV and
-    JSON files it names; ``read`` runs a read-only command and gives the lines it
-    printed (``read_only``)."""
-    from shellagent.recipes.candidates import (
-        fields_command,
-        listing_command,
-        read_fields,
-        read_task,
-    )
-
-    values = read_task(task, read(listing_command(task)))
-    command = fields_command(values)
-    if not command:
-        return values
-    found = read_fields("\n".join(read(command)), task)
-    return replace(
-        values, fields=found.names, number_fields=found.numbers, holding_fields=found.holding
-    )
+    return reading.marked(values.fields, FIELD)
 
 
 def make_offer(recipe: Recipe, values: TaskValues) -> Offer:
     """``recipe`` as the model is offered it: each slot with the values the task names
     for it, best first."""
-    from shellagent.recipes.candidates import listed_folders, slot_candidates
     from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
+    from shellagent.recipes.values import listed_folders, slot_candidates
 
     found = slot_candidates(
         [(name, slot.type, slot.choices) for name, slot in recipe.slots.items()], values

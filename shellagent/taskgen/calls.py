@@ -9,7 +9,7 @@ chose, its slots offered the values the task and its working directory give (the
 chooses, the model fills). A call is prompted with its gold recipe alone, its values read
 by the recipe step's own ``shortlist``: a drawn instance's setup is run in a throwaway
 sandbox and its working directory listed and read as the recipe step reads a user's
-(``task_values``), so the offers name the files as they are named at run time; a phrasing
+(``listing.read_values``), so the offers name the files as they are named at run time; a phrasing
 has no working directory to list. The reply is the gold call, written as the grammar
 writes it.
 
@@ -31,8 +31,10 @@ from typing import TypedDict
 from shellagent.agent.recipe_step import RecipeBook, prompt
 from shellagent.errors import InputError
 from shellagent.recipes import Recipe, SlotError, phrase, render
+from shellagent.recipes.listing import read_only, read_values
 from shellagent.recipes.offer import FREE, FREE_OF_TYPE, TEXT_MAX, Offer
-from shellagent.recipes.shortlist import Shortlist, make_offer, read_only, shortlist, task_values
+from shellagent.recipes.reading import read_task
+from shellagent.recipes.shortlist import Shortlist, make_offer, shortlist
 
 __all__ = [
     "Call",
@@ -116,7 +118,8 @@ def offered(book: RecipeBook, call: Call) -> Shortlist | None:
     """The run-time shortlist for ``call``'s task, its working directory made by the
     call's setup (the task's words alone when it has none)."""
     with _working_directory(call.setup) as read:
-        return shortlist(book, call.task, lambda: task_values(call.task, read))
+        reading = read_task(call.task)
+        return shortlist(book, reading, lambda: read_values(reading, read))
 
 
 @contextlib.contextmanager

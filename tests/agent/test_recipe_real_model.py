@@ -16,6 +16,7 @@ from shellagent.agent.recipe_step import RecipeBook
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine
 from shellagent.recipes import DATA_DIR, load, render
+from shellagent.recipes.reading import read_task
 from shellagent.recipes.shortlist import POOL, _with_endings
 from shellagent.sandbox import Sandbox, get_profile
 from shellagent.testing import MemorySink
@@ -75,7 +76,9 @@ def test_the_embedded_model_fills_an_offered_recipe(
     action = parse_action(turn.raw)
     assert isinstance(action, UseAction), turn.raw
     # the ranker's recipes, and those composed for the task ("how many .log files": a count)
-    full, ranked = _with_endings(book, book.recipes, book.ranker.rank(task, POOL), task)
+    reading = read_task(task)
+    ranked_words = book.ranker.rank(task, POOL, asked=reading.request)
+    full, ranked = _with_endings(book, book.recipes, ranked_words, reading)
     assert action.use in [c.name for c in ranked]
     command = render(full[action.use], action.arguments)
     assert turn.action is not None and turn.action["cmd"] == command

@@ -685,10 +685,11 @@ def test_a_listing_cut_at_its_limit_still_resolves_what_the_task_names(
 
 def test_a_file_slot_with_a_default_is_offered_no_folder_and_a_required_one_is() -> None:
     from shellagent.recipes import Recipe, Slot
-    from shellagent.recipes.candidates import read_task
+    from shellagent.recipes.reading import read_task
     from shellagent.recipes.shortlist import make_offer
+    from shellagent.recipes.values import task_values
 
-    values = read_task("check the sums in my Downloads", ["./Downloads/"])
+    values = task_values(read_task("check the sums in my Downloads"), ["./Downloads/"])
     sums = Recipe(
         "checksum_mismatch",
         "files whose checksum differs",
@@ -735,29 +736,29 @@ def test_a_column_is_chosen_from_the_header_of_the_file_the_task_names(
 
 
 def test_a_column_the_task_says_of_its_file_is_marked_for_the_ranker() -> None:
-    from shellagent.recipes.candidates import read_task
+    from shellagent.recipes.reading import read_task
     from shellagent.recipes.shortlist import _fields_marked
+    from shellagent.recipes.values import task_values
 
     task = "What version is the shop at, according to its package.json?"
-    values = replace(read_task(task), fields=("name", "version", "scripts.test"))
-    assert _fields_marked(task, values) == (
-        "What version qfield is the shop at, according to its package.json?"
-    )
-    assert _fields_marked(task, read_task(task)) == task  # the file unread: as it is
+    reading = read_task(task)
+    values = replace(task_values(reading), fields=("name", "version", "scripts.test"))
+    marked = "What version qfield is the shop at, according to its package.json?"
+    assert _fields_marked(reading, values) == (marked, marked)
+    assert _fields_marked(reading, task_values(reading)) == (task, task)  # the file unread
 
 
 def test_a_pick_is_not_narrowed_to_a_selection_the_task_cannot_tell_its_dates() -> None:
     from shellagent.recipes import DATA_DIR
-    from shellagent.recipes.compose import pick_for
+    from shellagent.recipes.reading import read_task
     from shellagent.recipes.shortlist import _described_picks
 
     catalog = load([DATA_DIR])
     recipes = dict(catalog.recipes)
     shipped = RecipeBook(recipes, Ranker.train(list(recipes.values())))
-    task = "Which file in my Documents did I change most recently?"
-    pick = pick_for(task)
-    assert pick is not None and pick.name == "newest"
-    offered = [c.name for c in _described_picks(shipped, shipped.recipes, task, None, pick)]
+    reading = read_task("Which file in my Documents did I change most recently?")
+    assert reading.pick == "newest"
+    offered = [c.name for c in _described_picks(shipped, shipped.recipes, reading)]
     # "files changed between two dates" fits "did I change" but needs dates it never says
     assert "files_changed_between" not in offered
     assert "files_under" in offered

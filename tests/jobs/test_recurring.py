@@ -19,9 +19,10 @@ from shellagent.events import ChangesDecision, EndReason, JobInstalled
 from shellagent.jobs import Installer, all_jobs, load, run_job
 from shellagent.policy import PolicyEngine
 from shellagent.recipes import load as load_recipes
-from shellagent.recipes.candidates import read_task
 from shellagent.recipes.rank import Ranker
+from shellagent.recipes.reading import read_task as reading_of
 from shellagent.recipes.shortlist import make_offer, shortlist
+from shellagent.recipes.values import TaskValues, task_values
 from shellagent.testing import ScriptedBackend
 from shellagent.transaction.changeset import ChangeSet
 from shellagent.transaction.review import Review
@@ -39,6 +40,11 @@ NAMES = (
     "cron_add_job",
 )
 WEEKLY = "back up Documents weekly"
+
+
+def read_task(task: str, listing: list[str] | tuple[str, ...] = ()) -> TaskValues:
+    """What ``task`` names, with ``listing`` as the working directory's."""
+    return task_values(reading_of(task), listing)
 
 
 @pytest.fixture(scope="module")
@@ -162,12 +168,14 @@ def test_a_request_that_names_no_cron_file_is_never_offered_a_recipe_writing_cro
     book: RecipeBook,
 ) -> None:
     task = "every day at 18:00 copy todo.txt to ~/Backups"
-    chosen = shortlist(book, task, lambda: read_task(task, ["./todo.txt", "./Backups/"]))
+    chosen = shortlist(
+        book, reading_of(task), lambda: read_task(task, ["./todo.txt", "./Backups/"])
+    )
     assert chosen is not None
     assert not [c.name for c in chosen.usable if c.name.startswith("cron_add")]
     named = "add a line to /etc/cron.d/shop that runs backup.sh every day at 07:05"
     values = read_task(named, ["./backup.sh", "./todo.txt"])
-    chosen = shortlist(book, named, lambda: values)
+    chosen = shortlist(book, reading_of(named), lambda: values)
     assert chosen is not None and chosen.usable[0].name.startswith("cron_add")
     # even then, a cron line goes only into a cron file, never into a data file
     offer = make_offer(book.recipes["cron_add_daily_at"], read_task(f"{named} in todo.txt"))

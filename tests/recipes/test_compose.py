@@ -16,14 +16,26 @@ from shellagent.recipes.compose import (
     COUNT,
     ENDINGS,
     PICKS,
+    Ending,
+    Pick,
     compose,
     compose_pick,
-    ending_for,
     is_selection,
     narrowed,
-    pick_for,
-    selection_text,
+    pick_named,
 )
+from shellagent.recipes.reading import read_task
+
+
+def ending_for(task: str) -> Ending | None:
+    """The ending the task's reading asks for."""
+    return ENDINGS.get(read_task(task).ending)
+
+
+def pick_for(task: str) -> Pick | None:
+    """The pick the task's reading asks for."""
+    return pick_named(read_task(task).pick)
+
 
 SMALL = Recipe(
     "find_smaller_than",
@@ -158,9 +170,9 @@ def test_a_hostile_destination_stays_one_quoted_word(tree: Path, hostile: str) -
     ],
 )
 def test_the_selection_is_what_the_task_says_of_the_files(task: str, selection: str) -> None:
-    ending = ending_for(task)
-    assert ending is not None
-    assert selection_text(task, ending) == selection
+    reading = read_task(task)
+    assert reading.ending
+    assert reading.selection == selection
 
 
 def test_a_verb_that_is_not_asked_for_is_no_ending() -> None:

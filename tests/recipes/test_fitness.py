@@ -9,11 +9,31 @@ import pytest
 
 from shellagent.agent.recipe_step import UNTRIED, fit
 from shellagent.recipes import Recipe, Slot
-from shellagent.recipes.candidates import candidates_for, read_task
-from shellagent.recipes.fitness import adjust, rerank, shape_of
+from shellagent.recipes.fitness import Shape, adjust
+from shellagent.recipes.fitness import rerank as rerank_values
+from shellagent.recipes.fitness import shape_of as shape_of_values
 from shellagent.recipes.model import Kind
 from shellagent.recipes.rank import Candidate
+from shellagent.recipes.reading import read_task as reading_of
+from shellagent.recipes.values import TaskValues, candidates_for, task_values
 from shellagent.sandbox import CommandResult
+
+
+def read_task(task: str, listing: list[str] | tuple[str, ...] = ()) -> TaskValues:
+    """What ``task`` names, with ``listing`` as the working directory's."""
+    return task_values(reading_of(task), listing)
+
+
+def shape_of(task: str, values: TaskValues) -> Shape:
+    assert values.reading.text == task
+    return shape_of_values(values)
+
+
+def rerank(
+    ranked: list[Candidate], recipes: dict[str, Recipe], task: str, values: TaskValues
+) -> list[Candidate]:
+    assert values.reading.text == task
+    return rerank_values(ranked, recipes, values)
 
 
 def recipe(called: str, kind: Kind, template: str = "true", **slots: str) -> Recipe:
@@ -153,7 +173,7 @@ def test_an_untried_rendering_is_not_worse_than_a_clean_run() -> None:
     failed = CommandResult(
         command="x", exit_code=1, output="x: not found\n", timed_out=False, duration_s=0.1
     )
-    task = "how many files are in /srv"
+    task = reading_of("how many files are in /srv")
     assert fit(task, "question", None) == UNTRIED[1]
     assert fit(task, "question", failed) < fit(task, "question", None)
     # a count asked for: a number beats a list
@@ -295,9 +315,9 @@ def test_what_the_request_quotes_to_look_for_fills_a_text_slot_before_a_service_
 
 def test_every_ending_says_what_a_command_doing_it_looks_like() -> None:
     from shellagent.recipes.compose import ENDINGS
-    from shellagent.recipes.fitness import _DOES
+    from shellagent.recipes.fitness import DOES
 
-    assert set(ENDINGS) <= set(_DOES)
+    assert set(ENDINGS) <= set(DOES)
 
 
 def test_a_field_of_the_file_the_task_says_wants_a_recipe_that_takes_one() -> None:
@@ -313,3 +333,41 @@ def test_a_field_of_the_file_the_task_says_wants_a_recipe_that_takes_one() -> No
     assert adjust(check, shape_of(task, read_task(task)), read_task(task)) == 0.0
     other = replace(read_task(task), fields=("name", "scripts.test"))
     assert adjust(check, shape_of(task, other), other) == 0.0
+
+
+WITHIN = recipe(
+    "files_modified_within",
+    "question",
+    "find {dir} -type f -mtime -{days}",
+    dir="dir?",
+    days="days",
+)
+OLDER = recipe(
+    "files_older_than", "question", "find {dir} -type f -mtime +{days}", dir="dir?", days="days"
+)
+
+
+@pytest.mark.parametrize(
+    ("task", "first"),
+    [
+        ("How many files haven't been modified in the last 30 days?", "files_older_than"),
+        ("which files are older than 30 days", "files_older_than"),
+        ("which files were changed in the last 30 days", "files_modified_within"),
+        ("which files in /srv are not older than 3 days", "files_modified_within"),
+    ],
+)
+def test_an_age_said_one_way_is_not_answered_by_a_recipe_for_the_other(
+    task: str, first: str
+) -> None:
+    ranked = rerank(
+        [cand("files_modified_within", -0.2), cand("files_older_than", -0.2)],
+        {r.name: r for r in (WITHIN, OLDER)},
+        task,
+        read_task(task),
+    )
+    assert ranked[0].name == first
+    # an age said with no direction ("files 3 days old") judges neither
+    plain = "files that are 3 days old"
+    values = read_task(plain)
+    assert adjust(WITHIN, shape_of(plain, values), values) == 0.0
+    assert adjust(OLDER, shape_of(plain, values), values) == 0.0

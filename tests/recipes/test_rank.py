@@ -153,13 +153,17 @@ def test_the_shipped_recipes_rank_the_held_out_phrasings() -> None:
 def test_context_before_the_request_does_not_drown_it(ranker: Ranker) -> None:
     """A task that starts with a sentence of context ranks as its request does; a request
     that says nothing alone ("Which ones?") keeps its context."""
+    from shellagent.recipes.reading import read_task
+
+    def rank(task: str) -> str:
+        return ranker.rank(task, 1, asked=read_task(task).request)[0].name
+
     context = "The reporting service keeps its output under /srv/reports and rotates it weekly. "
-    alone = ranker.rank("list the biggest files in /srv/reports", 1)[0]
-    with_context = ranker.rank(context + "List the biggest files in /srv/reports.", 1)[0]
-    assert with_context.name == alone.name == "largest_files"
-    assert ranker.rank("Some files in /srv are very large. Which ones?", 1)[0].name == (
-        "largest_files"
-    )
+    asked = "List the biggest files in /srv/reports."
+    assert read_task(context + asked).request == asked
+    assert rank(context + asked) == rank("list the biggest files in /srv/reports")
+    assert rank("list the biggest files in /srv/reports") == "largest_files"
+    assert rank("Some files in /srv are very large. Which ones?") == "largest_files"
 
 
 def test_an_age_reads_the_same_however_it_is_said() -> None:

@@ -8,18 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.recipes.candidates import (
+from shellagent.recipes.compose import the_one_of_a_ranking
+from shellagent.recipes.listing import fields_command, listing_command, read_fields
+from shellagent.recipes.reading import read_task as reading_of
+from shellagent.recipes.values import (
+    TaskValues,
     candidates_for,
-    fields_command,
     listed_folders,
-    listing_command,
-    read_fields,
-    read_task,
-    request,
-    saving_clause,
     slot_candidates,
-    the_one_of_a_ranking,
+    task_values,
 )
+
+
+def read_task(task: str, listing: list[str] | tuple[str, ...] = ()) -> TaskValues:
+    """What ``task`` names, with ``listing`` as the working directory's."""
+    return task_values(reading_of(task), listing)
+
 
 LISTING = [
     "./",
@@ -110,7 +114,7 @@ def test_the_listing_command_lists_the_tree_and_the_named_folders(tmp_path: Path
     (tmp_path / ".hidden").mkdir()
     other = tmp_path / "srv"
     (other / "deep").mkdir(parents=True)
-    command = listing_command(f"the logs in '{other}' and the file {other}/deep/y.txt")
+    command = listing_command(reading_of(f"the logs in '{other}' and the file {other}/deep/y.txt"))
     done = subprocess.run(
         ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True
     )
@@ -152,7 +156,7 @@ def test_an_archive_is_never_named_after_its_kind_alone() -> None:
     ],
 )
 def test_the_request_is_read_from_the_sentence_that_asks_on(task: str, asked: str | None) -> None:
-    assert request(task) == (asked or task)
+    assert reading_of(task).request == (asked or task)
 
 
 def test_a_destination_slot_takes_the_path_after_to_and_the_source_the_other() -> None:
@@ -229,7 +233,7 @@ def test_the_listing_tells_which_names_are_folders() -> None:
 def test_the_saving_clause_is_an_instruction_to_put_the_answer_in_a_file(
     task: str, clause: str
 ) -> None:
-    assert saving_clause(task) == clause
+    assert reading_of(task).saving == clause
 
 
 RANKING = "awk '{print $7}' access.log | sort | uniq -c | sort -rn"
@@ -246,9 +250,10 @@ RANKING = "awk '{print $7}' access.log | sort | uniq -c | sort -rn"
     ],
 )
 def test_the_one_most_asked_of_a_ranking_is_its_first_line(task: str, cut: str) -> None:
-    assert the_one_of_a_ranking(task, RANKING) == RANKING + cut
+    end = reading_of(task).ranking_end
+    assert the_one_of_a_ranking(RANKING, end) == RANKING + cut
     # no ranking (sorted by name, not in reverse): nothing to cut
-    assert the_one_of_a_ranking(task, "sort -u x.txt") == "sort -u x.txt"
+    assert the_one_of_a_ranking("sort -u x.txt", end) == "sort -u x.txt"
 
 
 def test_key_slots_are_filled_from_the_columns_and_keys_of_the_files_named(
@@ -270,7 +275,7 @@ def test_key_slots_are_filled_from_the_columns_and_keys_of_the_files_named(
     values = replace(values, files=(*values.files, "$(touch pwned) x.json"))
     command = fields_command(values)
     out = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True)
-    found = read_fields(out.stdout, task)
+    found = read_fields(out.stdout, reading_of(task))
     values = replace(values, fields=found.names, number_fields=found.numbers)
     assert set(found.names) == {
         "date", "category", "amount", "name", "version", "server.port", "title", "read"
@@ -290,7 +295,7 @@ def test_a_value_the_task_says_puts_the_column_that_holds_it_first() -> None:
         "title\tstring\tDune\nyear\tnumber\t\nauthor\tstring\tFrank Herbert\n"
     )
     task = "How many of my contacts live in Berlin, and which books did Frank Herbert write?"
-    found = read_fields(output, task)
+    found = read_fields(output, reading_of(task))
     assert found.holding == ("city", "author")
     values = replace(
         read_task(task),
@@ -300,3 +305,81 @@ def test_a_value_the_task_says_puts_the_column_that_holds_it_first() -> None:
     )
     assert candidates_for("key", values)[:2] == ["city", "author"]
     assert found.numbers == ("year",)
+
+
+def test_a_folder_named_tilde_in_the_project_is_never_the_home(tmp_path: Path) -> None:
+    """A folder literally named ``~`` is listed as ``./~/…`` and offered so: rendered
+    unquoted as ``~/reports`` it would be the home's reports folder (security review 3,
+    L1)."""
+    from shellagent.recipes import Recipe, Slot, render
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    (project / "~" / "reports").mkdir(parents=True)
+    (project / "~" / "reports" / "q3.txt").write_text("mine\n")
+    (home / "reports").mkdir(parents=True)
+    (home / "reports" / "private.txt").write_text("secret\n")
+    task = "which files are in the reports folder"
+    listing = subprocess.run(
+        ["bash", "-c", listing_command(reading_of(task))],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    assert "./~/reports/" in listing
+    offered = candidates_for("dir", read_task(task, listing))
+    assert offered == ["./~/reports"]
+    files = Recipe(
+        "files_in",
+        "the files in a folder",
+        "question",
+        ("x",),
+        ("find {dir} -type f | sort",),
+        {"dir": Slot("dir", "dir", default=".")},
+    )
+    out = subprocess.run(
+        ["bash", "-c", render(files, {"dir": offered[0]})],
+        cwd=project,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.splitlines() == ["./~/reports/q3.txt"]
+    assert "private" not in out.stdout
+
+
+def test_a_destination_said_to_be_a_folder_is_offered_as_one(tmp_path: Path) -> None:
+    """ "Put a copy of my resume in ~/Desktop" never makes a file named Desktop: the
+    folder is written with its slash, so a missing folder is an error, not a new file."""
+    from shellagent.recipes import Recipe, Slot, render
+
+    task = "Put a copy of resume.pdf in ~/Desktop"
+    slots = [("path", "path", ()), ("dest", "path", ())]
+    path, dest = slot_candidates(slots, read_task(task))
+    assert (path[0], dest[0]) == ("resume.pdf", "~/Desktop/")
+    # a file destination stays a file, and so does a slot that is no destination
+    path, dest = slot_candidates(slots, read_task("copy notes.txt and save it as notes.bak"))
+    assert (path[0], dest[0]) == ("notes.txt", "notes.bak")
+    (tmp_path / "resume.pdf").write_text("cv\n")
+    copy = Recipe(
+        "copy_file",
+        "copy a file",
+        "action",
+        ("x",),
+        ("cp -a -- {path} {dest}",),
+        {"path": Slot("path", "path"), "dest": Slot("dest", "path")},
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    command = render(copy, {"path": "resume.pdf", "dest": "~/Desktop/"})
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    missing = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True)
+    assert missing.returncode != 0 and not (home / "Desktop").exists()
+    (home / "Desktop").mkdir()
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True)
+    assert done.returncode == 0 and (home / "Desktop" / "resume.pdf").read_text() == "cv\n"
+
+
+def test_a_destination_only_guessed_to_be_a_folder_is_left_as_said() -> None:
+    task = "Identify the largest file in /srv/x and copy it to '/tmp/largest_upload'"
+    slots = [("dir", "dir", ()), ("dest", "path", ())]
+    assert slot_candidates(slots, read_task(task))[1][0] == "/tmp/largest_upload"
