@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from shellagent.recipes.compose import is_selection
 from shellagent.recipes.values import TaskValues, candidates_for, listed_folders, listed_paths
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ NO_FIELD = 0.3  # the task says a column or key of the file it names; no slot ta
 # the task says "older than 30 days" (or "not modified in the last 30 days"); the recipe
 # finds the files modified within them (or the reverse; sizes likewise)
 WRONG_DIRECTION = 0.3
+# the task asks how many ("count what in /srv/inbox was edited …"); the recipe lists the
+# files it selects, one per line, instead of counting them
+NOT_COUNTED = 0.2
 
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
@@ -125,6 +129,7 @@ class Shape:
     fields: tuple[str, ...] = ()  # columns or keys of those files it says ("version")
     # the directions of the limits it says, by measure: {"age": {">"}} for "older than"
     ways: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    count: bool = False  # a question that asks how many
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -177,6 +182,7 @@ def shape_of(values: TaskValues) -> Shape:
             for measure, said in (("age", reading.ages), ("size", reading.size_limits))
             if any(q.direction for q in said)
         },
+        reading.count and reading.kind != "action",
     )
 
 
@@ -274,14 +280,17 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     for measure, way in _ways(recipe).items():
         if shape.ways.get(measure) and way not in shape.ways[measure]:
             penalty += WRONG_DIRECTION
+    if shape.count and is_selection(recipe):
+        penalty += NOT_COUNTED
     return -penalty
 
 
 # Which way a template limits an age or a size: find's "+N" is more than N ("-mtime +30":
-# older than 30 days), "-N" less.
+# older than 30 days), "-N" less, and a "!" before the test turns it round ("! -size +N":
+# at most N).
 _WAYS = {
-    "age": re.compile(r"-m(?:time|min)\s+([+-])\{(?:days|minutes)\}"),
-    "size": re.compile(r"-size\s+([+-])\{size"),
+    "age": re.compile(r"(!\s+)?-m(?:time|min)\s+([+-])\{(?:days|minutes)\}"),
+    "size": re.compile(r"(!\s+)?-size\s+([+-])\{size"),
 }
 
 
@@ -289,9 +298,9 @@ def _ways(recipe: Recipe) -> dict[str, str]:
     """The direction of each limit ``recipe``'s first template sets, by measure."""
     found = {}
     for measure, way in _WAYS.items():
-        said = {m.group(1) for m in way.finditer(recipe.templates[0])}
+        said = {(m.group(2) == "+") != bool(m.group(1)) for m in way.finditer(recipe.templates[0])}
         if len(said) == 1:
-            found[measure] = ">" if said == {"+"} else "<"
+            found[measure] = ">" if said == {True} else "<"
     return found
 
 

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from shellagent.recipes import DATA_DIR, load, render
+from shellagent.recipes import DATA_DIR, Recipe, load, render
+from shellagent.recipes.reading import read_task
+from shellagent.recipes.rank import Ranker
+from shellagent.recipes.shortlist import CONFIDENT, FITS, OFFERED, shortlist
+from shellagent.recipes.values import task_values
 
 from ..unprivileged import AS_NOBODY, give_to_nobody, make_traversable
 
@@ -156,3 +162,51 @@ def test_a_size_bound_said_inclusive_keeps_a_file_of_exactly_that_size(
     done = run(recipe, {"dir": ".", "size": "10k"}, tmp_path, "root")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == found
+
+
+@dataclass(frozen=True)
+class Shelf:
+    recipes: Mapping[str, Recipe]
+    ranker: Ranker
+    confident: float = CONFIDENT
+    fits: float = FITS
+    offered: int = OFFERED
+    shapes: bool = True
+
+
+# The request, and the recipes that do what it says (a composed count or find-then-act of
+# the right selection is as good): each direction said either way, negations included.
+OLD_COUNT = ("count_older_than_days", "older_than_days_count")
+NEW_COUNT = ("count_recently_modified", "recently_modified_count")
+SAID = [
+    ("how many files in /srv/inbox have not been modified for 45 days", OLD_COUNT),
+    ("how many files in /srv/inbox were edited within the past 5 days", NEW_COUNT),
+    ("list the files under /srv/inbox that nobody has changed in 3 weeks", ("older_than_days",)),
+    ("which files in /srv/inbox are less than 10 days old", ("recently_modified",)),
+    ("which files in /srv/media are 20M or more", ("find_at_least_size",)),
+    ("which files in /srv/media are no bigger than 300k", ("find_at_most_size",)),
+    ("which files in /srv/media are over 2G", ("find_larger_than",)),
+    (
+        "erase the files in /srv/cache not touched during the last 60 days",
+        ("delete_older_than_days", "older_than_days_then_delete"),
+    ),
+    ("get rid of only the .tmp files in /srv/build", ("delete_by_extension",)),
+    ("copy /srv/docs/cv.odt into the folder /srv/share/new", ("copy_file_into_dir",)),
+]
+
+
+@pytest.fixture(scope="module")
+def shelf() -> Shelf:
+    recipes = dict(CATALOG.recipes)
+    return Shelf(recipes, Ranker.train(list(recipes.values())))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "right"), SAID, ids=[r[0] for _, r in SAID])
+def test_a_direction_said_either_way_is_read_that_way(
+    shelf: Shelf, task: str, right: tuple[str, ...]
+) -> None:
+    reading = read_task(task)
+    found = shortlist(shelf, reading, lambda: task_values(reading))
+    assert found is not None, "no recipe fits"
+    assert found.usable[0].name in right, [c.name for c in found.usable[:3]]
