@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from shellagent.recipes import DATA_DIR, Recipe, load, render
-from shellagent.recipes.reading import read_task
 from shellagent.recipes.rank import Ranker
+from shellagent.recipes.reading import read_task
 from shellagent.recipes.shortlist import CONFIDENT, FITS, OFFERED, shortlist
 from shellagent.recipes.values import task_values
 
