@@ -25,6 +25,7 @@ from shellagent.agent.confidence import (
     Snapshot,
     action_doubts,
     archive_command,
+    limit_doubts,
     question_doubts,
     ranking_doubts,
     read_snapshot,
@@ -84,8 +85,11 @@ def expected(values: TaskValues) -> Expected:
             or f"./{p.rstrip('/')}" in listed
         )
     ]
+    reading = values.reading
+    limits = [(q.measure, str(q)) for q in (*reading.ages, *reading.size_limits) if q.direction]
     return Expected(
         count=values.reading.count,
+        limits=tuple(dict.fromkeys(limits)),
         named=tuple(dict.fromkeys(named)),
         kinds=values.exts,
         folders=tuple(dict.fromkeys(folders)),
@@ -174,6 +178,7 @@ def judge(
             made = _archive(state, recipe, args)
             doubts += action_doubts(wanted, recipe.area, watch.before, after, made)
     doubts += unused_names(wanted, result.command, output, home)
+    doubts += limit_doubts(wanted, result.command)
     return Confidence(chosen, tuple(doubts))
 
 

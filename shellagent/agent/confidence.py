@@ -45,6 +45,7 @@ __all__ = [
     "Snapshot",
     "action_doubts",
     "archive_command",
+    "limit_doubts",
     "one_number",
     "question_doubts",
     "says",
@@ -64,7 +65,7 @@ ROOTS_MAX = 8
 # ones measured to mark wrong answers (bench/claims_bench.py).
 BLOCKING = frozenset(
     {"count", "empty", "unused", "unchanged", "not-a-folder", "other-kinds", "archive"}
-    | {"ranking", "saved"}
+    | {"ranking", "saved", "limit"}
 )
 
 
@@ -77,6 +78,9 @@ class Expected:
     kinds: tuple[str, ...] = ()  # extensions of the files it is about ("the .tmp files")
     folders: tuple[str, ...] = ()  # places it puts things into: folders afterwards
     packed: tuple[str, ...] = ()  # folders it packs into an archive
+    # the limits it sets, as said ("older than 30 days": ("age", ">30d")): what ran must
+    # select by them
+    limits: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,33 @@ def unused_names(expected: Expected, command: str, output: str, home: str = "") 
     if not missing:
         return []
     return [Doubt("unused", f"{', '.join(missing)} played no part in what ran")]
+
+
+# What in a command selects by an age or a size: find's tests, tools' options, a date or a
+# size read and compared.
+_SELECTS_BY = {
+    "age": re.compile(
+        r"-[acm](?:time|min)\b|-newer|--(?:since|until|after|before|newer|older)|\bdate\b|%[TAC]"
+    ),
+    "size": re.compile(r"-size\b|\bdu\b|%s\b|\bstat\b|--(?:min|max)-size|\bls\b[^|;&]*-\w*S"),
+}
+_MEASURES = {"age": "an age", "size": "a size"}
+
+
+def limit_doubts(expected: Expected, command: str) -> list[Doubt]:
+    """The limits the task sets ("older than 30 days", "larger than 100MB") that what ran
+    does not select by: it took every file ("archive the logs older than 30 days" packed
+    the whole folder)."""
+    doubts = []
+    for measure, said in expected.limits:
+        if not _SELECTS_BY[measure].search(command):
+            doubts.append(
+                Doubt(
+                    "limit",
+                    f"the request limits by {_MEASURES[measure]} ({said}); what ran did not",
+                )
+            )
+    return doubts
 
 
 # -- actions ---------------------------------------------------------------------------------

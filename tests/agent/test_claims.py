@@ -21,6 +21,7 @@ from shellagent.agent.confidence import (
     Ranking,
     Snapshot,
     action_doubts,
+    limit_doubts,
     question_doubts,
     read_snapshot,
     unused_names,
@@ -62,6 +63,24 @@ def test_a_named_file_the_command_never_used_is_a_doubt() -> None:
     home = Expected(named=("~/Downloads",))
     assert unused_names(home, "find /home/u/Downloads -type f", "", home="/home/u") == []
     assert unused_names(home, "find . -type f", "", home="/home/u") != []
+
+
+def test_a_limit_the_request_sets_that_what_ran_ignores_is_a_doubt() -> None:
+    from shellagent.agent.claims import expected
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
+
+    said = "Archive all files in /data/sessions older than 30 days into /tmp/old.tar.gz"
+    wanted = expected(task_values(read_task(said)))
+    assert wanted.limits == (("age", ">30d"),)
+    whole = "tar -czf /tmp/old.tar.gz -C /data/sessions ."
+    assert [d.check for d in limit_doubts(wanted, whole)] == ["limit"]
+    assert limit_doubts(wanted, "find /data/sessions -type f -mtime +30 -print0 | tar …") == []
+    big = expected(task_values(read_task("list the files in /srv bigger than 100MB")))
+    assert [d.check for d in limit_doubts(big, "ls /srv")] == ["limit"]
+    assert limit_doubts(big, "find /srv -type f -size +100M") == []
+    # a size or an age only mentioned, with no direction, sets no limit
+    assert expected(task_values(read_task("how big is /srv/x.iso"))).limits == ()
 
 
 def test_a_destination_folder_made_as_a_file_is_a_doubt() -> None:
