@@ -100,7 +100,9 @@ def test_ask_no_daemon_yes_runs_a_task_end_to_end_and_streams_json_events(
     summary = events[-1]
     assert summary["exit_code"] == done.returncode
     # 0 only for a finished result presented as done (the exit-code table, daemon/outcome.py)
-    assert (done.returncode == 0) == (summary["reason"] == "finished" and summary["claimed"])
+    assert (done.returncode == 0) == (
+        summary["reason"] == "finished" and summary.get("claimed", False)
+    )
 
 
 @pytest.mark.model
