@@ -650,7 +650,8 @@ class Summary(_Wire):
     exit_code: int
     transcript: str
     # confirmed (the user said it did), failed, unverified (nobody checked), discarded or
-    # kept (the change set did not reach the files: the user discarded it or kept it)
+    # kept (the change set did not reach the files: the user discarded it or kept it),
+    # dry_run, or scheduled (a job the task asked for was installed)
     verdict: str = _optional("")
     cwd: str | None = _optional()  # the sandbox shell's working directory at the end
     unsupported: tuple[str, ...] = _optional(())  # see ``ConfirmRequest``

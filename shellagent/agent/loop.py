@@ -211,6 +211,7 @@ def run_task(
         doubts=stop.doubts,
         alternatives=stop.alternatives,
         picked=state.picked,
+        scheduled=stop.scheduled,
     )
 
 

@@ -45,6 +45,9 @@ class Outcome:
     alternatives: tuple[Alternative, ...] = ()
     # the alternative the user picked, with its arguments (``SessionState.picked``)
     picked: tuple[Recipe, tuple[tuple[str, str], ...]] | None = None
+    # the id of the job the session installed: what a recurring request asked for is done
+    # whatever becomes of the first run's change set
+    scheduled: str = ""
 
     @property
     def finished(self) -> bool:

@@ -102,6 +102,7 @@ def _schedule(state: SessionState, command: str, what: str, when: Recurrence, tu
         f"Scheduled job {outcome.job_id}: {when.schedule.words()}, writing {where}. {once}. "
         f"See it with `shellagent jobs show {outcome.job_id}`; run it now with "
         f"`shellagent jobs run {outcome.job_id}`.",
+        scheduled=outcome.job_id,
     )
 
 

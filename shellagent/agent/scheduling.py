@@ -89,6 +89,7 @@ def propose_job(state: SessionState, action: ScheduleAction, turn: int) -> None:
         "finished",
         f"Scheduled job {outcome.job_id}: {job.schedule.words()}. "
         f"See it with `shellagent jobs show {outcome.job_id}`.",
+        scheduled=outcome.job_id,
     )
 
 

@@ -68,6 +68,7 @@ class SessionEnd(Exception):
         ran: str = "",
         doubts: tuple[str, ...] = (),
         alternatives: tuple[Alternative, ...] = (),
+        scheduled: str = "",
     ) -> None:
         super().__init__(summary)
         self.reason: EndReason = reason
@@ -83,6 +84,8 @@ class SessionEnd(Exception):
         self.ran = ran
         self.doubts = doubts
         self.alternatives = alternatives
+        # the id of the job this session installed (a recurring request, a schedule action)
+        self.scheduled = scheduled
 
 
 def _redactor() -> Callable[[str], str]:

@@ -480,6 +480,8 @@ class AskUI:
             return self.style("1", verdict) + (f": {summary}" if summary else "")
         if m.verdict == "failed":
             return self.style("1;31", "failed: you said it did not do it") + said
+        if m.verdict == "scheduled":  # the job is the result; the first run was a preview
+            return self.style("1", "scheduled") + (f": {summary}" if summary else "")
         if m.verdict == "discarded":  # whatever the model said, nothing of it was kept
             return self.style("1", "discarded: your files are as they were") + said
         if m.verdict == "dry_run":  # whatever the model said, it was said of a copy

@@ -5,7 +5,8 @@ the task here), so a script can tell from the status alone whether the task was 
 
     0    done: you confirmed it, or the result was presented as done (``claimed``) and
          nothing in the session contradicts it (also when its changes are kept for later
-         with -y, and for a dry run)
+         with -y, and for a dry run); a job it asked for was installed (whatever became
+         of the first run's change set)
     1    not done, or not known to be: you said it did not do it; you discarded its
          changes; it is not shown to be done (the last command failed, or the summary
          claims what nothing shows); a command was refused and nothing ran; the result is
@@ -46,6 +47,8 @@ def verdict(outcome: Outcome, *, dry_run: bool = False) -> str:
         return "confirmed" if outcome.success else "failed"
     if outcome.reason != "finished":
         return "failed"
+    if outcome.scheduled:
+        return "scheduled"  # the job was what was asked; the first run's copy was a preview
     if dry_run:
         return "dry_run"
     if outcome.changes in ("discarded", "kept"):
@@ -63,8 +66,8 @@ def exit_status(outcome: Outcome, verdict: str, *, refused: int = 0) -> int:
         return 130
     if outcome.reason != "finished":
         return NOT_DONE
-    if verdict == "confirmed":
-        return DONE  # the user's word over everything the session shows
+    if verdict in ("confirmed", "scheduled"):
+        return DONE  # the user's word over everything the session shows; a job installed
     if verdict in ("failed", "discarded") or outcome.changes == "refused":
         return NOT_DONE
     if refused and not outcome.commands:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +260,18 @@ def test_the_command_line_exits_the_same_both_ways(
     assert refused.returncode == 1, refused.stderr  # no terminal, no -y: refused, nothing ran
     usage = ask_cli(*way, "--max-turns", "0", "x", cwd=workdir)
     assert usage.returncode == 2
+
+
+def test_0_a_job_installed_whatever_became_of_the_first_run_s_copy() -> None:
+    from shellagent.agent.outcome import Outcome
+    from shellagent.daemon.outcome import exit_status, verdict
+
+    ran = Outcome("finished", "Scheduled job j1: every Monday at 09:00.", 2, "s", ())
+    for changes in ("discarded", "kept", "applied", "none"):
+        job = replace(ran, scheduled="j1", changes=changes)
+        assert verdict(job) == "scheduled" and exit_status(job, verdict(job)) == 0
+    # without a job, a discarded change set is not done; a no to "did that do it?" wins
+    discarded = replace(ran, changes="discarded")
+    assert exit_status(discarded, verdict(discarded)) == 1
+    said_no = replace(ran, scheduled="j1", success=False)
+    assert exit_status(said_no, verdict(said_no)) == 1
