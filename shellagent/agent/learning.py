@@ -21,14 +21,14 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    from shellagent.agent.recipe_step import RecipeBook
     from shellagent.policy import PolicyEngine
     from shellagent.recipes import Recipe
     from shellagent.recipes.learn import Learned
     from shellagent.recipes.model import Kind
+    from shellagent.recipes.shortlist import Shelf
 
 __all__ = ["BookWatch", "kind_of", "learn_commands", "learn_pick"]
 
@@ -71,6 +71,11 @@ def _signature() -> tuple[int, int, int] | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+# a recipe book (``recipe_step.RecipeBook``, a dataclass): named by what it has, so that
+# this module, below the recipe step, does not import it
+_Book = TypeVar("_Book", bound="Shelf")
+
+
 class BookWatch:
     """Keeps a recipe book up with ``taught.toml`` (see the module docstring)."""
 
@@ -83,7 +88,7 @@ class BookWatch:
         with self._lock:
             self._seen = _signature()
 
-    def __call__(self, book: RecipeBook) -> RecipeBook:
+    def __call__(self, book: _Book) -> _Book:
         """``book``, or a new one with the taught recipes as they are now when the file
         changed since it was read. The book's other recipes stay as they were: their
         ranker was trained on them."""
@@ -103,4 +108,6 @@ class BookWatch:
             except (ShellagentError, OSError, ValueError):
                 return book  # tried again at the next task
             self._seen = now
-            return dataclasses.replace(book, recipes=recipes, ranker=ranker)
+            return cast(
+                "_Book", dataclasses.replace(cast(Any, book), recipes=recipes, ranker=ranker)
+            )

@@ -8,9 +8,9 @@ task. Only a request counts: "what did I change last week", "the weekly report f
 neither does a request that names a cron file ("add a line to /etc/cron.d/backup that runs
 … every night": that is a file to edit, ``names_cron_file``).
 
-The vocabulary is a table of ``Term``s, each with phrasings it must match and must not
-match (one test runs them all), in the form of the recipe step's other word lists, so it
-can join one lexicon.
+The vocabulary is the lexicon's (``data/lexicon/recurrence.toml``): each term with
+phrasings it must match and must not match, run by the lexicon's test with every other
+entry.
 """
 
 from __future__ import annotations
@@ -65,173 +65,40 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return found
 
 
-_DAY = r"(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_NUMBER = r"(?P<n>\d{1,2}|two|three|four|six|eight|twelve)"
-# not part of a name ("weekly-report.sh", "daily_backup", "/srv/monthly")
-_B = r"(?<![\w./'-])"
-_E = r"(?![\w/'-]|\.\w)"
-
 # How often, most specific first: the first term that finds something in the request
-# decides the unit; the others found there are taken out of the what too.
-TERMS: tuple[Term, ...] = (
-    Term(
-        "unsupported",
-        _B + r"(?:every\s+other\s+(?:day|week|month|hour)|every\s+(?:\d+|two|three|four|five|"
-        r"six|seven|ten|fifteen|twenty|thirty)\s+(?:days|weeks|months|minutes|mins)|"
-        r"every\s+(?:minute|weekend|year)|on\s+weekends|fortnightly|bi-?weekly|"
-        r"twice\s+(?:a|per|every)\s+(?:day|week|month)|yearly|annually)" + _E,
-        match=(
-            "back up my photos every other day",
-            "every 15 minutes check the disk",
-            "clean the tmp folder on weekends",
-            "sync it fortnightly",
-            "twice a day copy notes.txt",
-        ),
-        not_match=("every day", "the weekend photos", "last year's taxes folder"),
-    ),
-    Term(
-        "every_n_hours",
-        _B + r"every\s+" + _NUMBER + r"\s+hours?" + _E,
-        match=("every 2 hours", "copy it every six hours", "every 12 hours, please"),
-        not_match=("every hour", "files from the last 2 hours"),
-    ),
-    Term(
-        "hourly",
-        _B + r"(?:hourly|every\s+hour|each\s+hour|once\s+(?:an|per|every)\s+hour|"
-        r"at\s+the\s+top\s+of\s+(?:every|each)\s+hour)" + _E,
-        match=("hourly", "copy the log every hour", "once an hour", "each hour"),
-        not_match=("the last hour", "an hourly_report.csv", "within an hour"),
-    ),
-    Term(
-        "weekdays",
-        _B + r"(?:(?:on|every|each)\s+(?:week\s*days?|work\s*days?|working\s+days?|business\s+"
-        r"days?)|weekdays|(?:from\s+)?monday\s+(?:to|through|thru|till|until)\s+friday|"
-        r"mon\s*-\s*fri)" + _E,
-        match=("on weekdays at 9", "every workday", "Monday to Friday at 8", "weekdays at 7:30"),
-        not_match=("the weekday of 2024-05-01", "what weekday is it"),
-    ),
-    Term(
-        "weekly_on_day",
-        _B + r"(?:(?:every|each)\s+" + _DAY + r"|on\s+" + _DAY.replace("day>", "days>") + r"s|"
-        r"^" + _DAY.replace("day>", "lead>") + r"s)" + _E,
-        match=("every Sunday", "each friday", "on Mondays at 7", "Sundays at 3am, back up x"),
-        not_match=("on Sunday", "last Monday", "since Tuesday", "the sunday.txt file"),
-    ),
-    Term(
-        "weekly",
-        _B + r"(?:weekly|every\s+week|each\s+week|once\s+(?:a|per|every)\s+week)" + _E,
-        match=("back up Documents weekly", "every week", "once a week", "weekly on Sunday"),
-        not_match=("last week", "the weekly-report.sh script", "in the past week", "weeks"),
-    ),
-    Term(
-        "part_of_day",
-        _B + r"(?:nightly|(?:every|each)\s+(?P<part>night|morning|evening|afternoon))" + _E,
-        match=("nightly", "every morning", "each evening at 7", "every night"),
-        not_match=("this morning", "last night", "tonight"),
-    ),
-    Term(
-        "daily",
-        _B + r"(?:daily|every\s+(?:single\s+)?day|each\s+day|once\s+(?:a|per|every)\s+day|"
-        r"every\s+24\s+hours)" + _E,
-        match=("daily", "every day at 18:00", "once a day", "each day"),
-        not_match=("today", "the last day", "every daylight", "daily_report.txt", "days"),
-    ),
-    Term(
-        "monthly",
-        _B + r"(?:monthly|every\s+month|each\s+month|once\s+(?:a|per|every)\s+month)" + _E,
-        match=("monthly", "every month", "once a month", "on the 1st of each month"),
-        not_match=("files older than a month", "last month", "this month's logs"),
-    ),
+# decides the unit; the others found there are taken out of the what too. The terms are
+# the lexicon's (data/lexicon/recurrence.toml), with their examples.
+HOW_OFTEN = (
+    "unsupported",
+    "every_n_hours",
+    "hourly",
+    "weekdays",
+    "weekly_on_day",
+    "weekly",
+    "part_of_day",
+    "daily",
+    "monthly",
 )
 
+
+def _term(name: str) -> Term:
+    from shellagent.recipes.lexicon import lexicon as words
+
+    entry = words()[f"recurrence.{name}"]
+    return Term(name, entry.source_pattern, entry.match, entry.not_match)
+
+
+TERMS: tuple[Term, ...] = tuple(_term(name) for name in HOW_OFTEN)
 # Said beside how often: the time of day, the day of the month, the weekday of a weekly one.
-TIME = Term(
-    "time",
-    r"\bat\s+(?P<named>noon|midnight)\b|"
-    r"\bat\s+minute\s+(?P<mm>[0-5]?\d)\b|\bat\s+:(?P<mm2>[0-5]\d)\b|"
-    r"\b(?P<mm3>[0-5]?\d)\s+(?:minutes\s+)?past\s+(?:the|each|every)\s+hour\b|"
-    r"(?:\bat\s+)?(?<![\d:.])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s*(?P<ampm>[ap]\.m\.|[ap]m\b)|"
-    r"(?:\bat\s+)?(?<![\d:.])(?P<h2>\d{1,2}):(?P<m2>[0-5]\d)(?![\d:])|"
-    r"\bat\s+(?P<h3>\d{1,2})(?:\s+o'?clock)?"
-    r"(?![\d:]|[.,]\d|\s*%|\s*(?:mb|gb|kb|files?|days?|lines?|copies|backups?)\b)",
-    match=(
-        "at 18:00",
-        "at 6pm",
-        "at 6:30 p.m.",
-        "at noon",
-        "at 9",
-        "7am",
-        "at 3 o'clock",
-        "at minute 15",
-        "20 past the hour",
-    ),
-    not_match=("at least 5", "at ~/Backups", "at 100MB", "version 2.4.1", "at 5%"),
-)
-MONTH_DAY = Term(
-    "month_day",
-    r"\bon\s+the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)(?:\s+(?:day\s+)?of\s+(?:every|each|the)\s+"
-    r"month)?|\bon\s+day\s+(?P<d2>\d{1,2})(?:\s+of\s+(?:every|each|the)\s+month)?\b|"
-    r"\b(?:on\s+)?the\s+(?P<first>first|last)\s+(?:day\s+)?of\s+(?:every|each|the)\s+month",
-    match=("on the 1st", "on the 15th of every month", "on day 3", "the first of each month"),
-    not_match=("the 1st file", "day 3 of the logs"),
-)
-ON_DAY = Term(
-    "on_day",
-    r"\bon\s+(?:a\s+)?" + _DAY + r"s?\b",
-    match=("weekly on Sunday", "on a friday"),
-    not_match=("on the desk", "Sunday"),
-)
-# How a sentence that asks for something starts: the imperative, the person asking, or
-# the when itself ("Every day at 18:00 copy …"). A question ("what did I change …?",
-# "which script runs every day at midnight?") asks for no job.
-REQUEST = Term(
-    "request",
-    r"^(?:(?:and|then|also|so|now|just|ok|okay|hey)[,\s]+)*(?:please[,\s]+)?"
-    r"(?:(?:can|could|would|will)\s+you|i\s+(?:want|need|would\s+like|'d\s+like)|i'd\s+like|"
-    r"we\s+(?:want|need)|let's|make\s+sure|ensure|please|remind|"
-    r"back|backup|copy|move|sync|mirror|archive|compress|pack|zip|tar|save|store|"
-    r"delete|remove|clean|clear|empty|prune|purge|rotate|trim|wipe|"
-    r"run|start|execute|launch|check|verify|update|pull|fetch|download|export|dump|"
-    r"list|show|count|report|send|email|mail|write|append|log|record|snapshot|"
-    r"set\s+up|setup|schedule|create|make|add|keep|put|take|do|rename|convert|gzip|"
-    r"every|each|daily|weekly|nightly|hourly|monthly|once|at|on|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|"
-    r"wednesdays|thursdays|fridays|saturdays|sundays|weekdays)\b",
-    match=(
-        "back up Documents weekly",
-        "Every day at 18:00 copy todo.txt to ~/Backups",
-        "Can you empty ~/tmp every night?",
-        "I want my notes copied every week",
-        "at 6pm every Friday, clear ~/Downloads/tmp",
-    ),
-    not_match=(
-        "what did I change last week",
-        "Which script runs every day at midnight?",
-        "The 'x' service generates daily reports in /var/x.",
-        "A backup script creates archives every day.",
-    ),
-)
+TIME = _term("time")
+MONTH_DAY = _term("month_day")
+ON_DAY = _term("on_day")
+# How a sentence that asks for something starts ("Every day at 18:00 copy …" too); a
+# question ("which script runs every day at midnight?") asks for no job.
+REQUEST = _term("request")
 # A cron file named: the cron_add recipes write lines into such a file, and a request
 # naming one is about the file, not a job of ours.
-CRON_FILE = Term(
-    "cron_file",
-    r"/etc/cron\.d\b|\bcron\.d\b|/etc/crontab\b|/var/spool/cron|\bcron\.(?:hourly|daily|"
-    r"weekly|monthly)\b|\bcron\s*(?:file|table|tab\s+file)\b|\bcrontab\s+file\b|"
-    r"\bcrontab[\w-]*\.(?:txt|conf|cfg|bak)\b|[\w~/.-]+\.cron\b",
-    match=(
-        "add a line to /etc/cron.d/backup",
-        "put it in the cron file",
-        "append it to ~/dotfiles/crontab.txt",
-        "in /etc/crontab",
-        "a script in /etc/cron.daily",
-    ),
-    not_match=(
-        "back up Documents every night with cron",
-        "add a cron job for backup.sh",
-        "put it in my crontab",
-        "run ~/bin/cron-backup.sh every night",
-    ),
-)
+CRON_FILE = _term("cron_file")
 _RELATIVE = re.compile(r"\b(?:that|which|who|whose)\b((?:\s+[\w'/.~-]+){0,3})\s*$", re.I)
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|gets?|been|being)\s+(?:[\w-]+\s+){0,2}$", re.I)
 _ASKED_AS_QUESTION = re.compile(

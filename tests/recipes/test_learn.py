@@ -357,7 +357,8 @@ def test_a_long_lived_book_takes_in_what_another_process_taught(shelf: Path) -> 
 
 def test_whose_commands_a_recipe_runs_is_on_it_and_kept_when_composed(shelf: Path) -> None:
     from shellagent.recipes import DATA_DIR
-    from shellagent.recipes.compose import compose, ending_for
+    from shellagent.recipes.compose import ENDINGS, compose
+    from shellagent.recipes.reading import read_task
 
     shipped = load([DATA_DIR]).recipes["largest_files"]
     assert (shipped.origin, shipped.taught) == ("shipped", False)
@@ -371,7 +372,7 @@ def test_whose_commands_a_recipe_runs_is_on_it_and_kept_when_composed(shelf: Pat
     )
     own = catalog(shelf).recipes["empty_logs"]
     assert (own.origin, own.taught) == ("yours", False)
-    ending = ending_for("delete the empty logs in /srv")
+    ending = ENDINGS.get(read_task("delete the empty logs in /srv").ending)
     assert ending is not None
     composed = compose(own, ending)
     assert composed is not None and composed.origin == "yours"
