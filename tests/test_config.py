@@ -134,5 +134,6 @@ def test_ask_without_model_uses_the_configured_one(tmp_path: Path) -> None:
         [sys.executable, "-m", "shellagent.cli.ask", "-y", "--no-daemon", "say it"],
         cwd=work, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    # the model's own commands, nobody confirmed them: not claimed, exit 1 (the exit-code table)
+    assert done.returncode == 1, done.stderr
     assert "$ echo from-config" in done.stdout and "model scripted:model.json" in done.stdout

@@ -272,7 +272,8 @@ def test_the_reviews_case_leaves_no_piece_of_the_key_on_disk_or_in_the_export(
          f"scripted:{script}", "show me the blob"],
         cwd=outside_tmp, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    # the model's own commands, nobody confirmed them: exit 1 (the exit-code table)
+    assert done.returncode == 1, done.stderr
     [transcript] = _transcripts()
     on_disk = transcript.read_text()
     sft = _export_sft(tmp_path)
