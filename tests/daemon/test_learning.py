@@ -131,9 +131,9 @@ def test_an_alternative_picked_and_confirmed_is_learned_for_the_request(
     picked = choice.alternatives[0]
     assert run.summary.verdict == "confirmed"
     line = learned_line(run)
-    name = re.search(r"`shellagent recipes rm (\w+)`", line)
-    assert name is not None
-    learned = load().recipes[name.group(1)]
+    forget = re.search(r"`shellagent recipes rm (\w+)`", line)
+    assert forget is not None
+    learned = load().recipes[forget.group(1)]
     assert picked.recipe in (learned.base, learned.name.removeprefix("my_"))
     ranker = Ranker.cached(list(load().recipes.values()), Path(os.environ["SHELLAGENT_CACHE_DIR"]))
     assert ranker is not None
