@@ -172,14 +172,24 @@ class DiskWatch:
             walked_at = time.monotonic()
             walk_s = walked_at - now
             if stored > cap_mark:
-                cap_mark = stored + SLACK
                 self._trip(
                     f"the session's changes take {gib(stored)}, more than the {gib(limit)} "
                     "a session may keep (SHELLAGENT_CHANGES_CAP_GB sets it)"
                 )
             elif low is not None and low_mark is not None and stored > low_mark + SLACK:
-                low_mark = stored
                 self._trip(f"only {gib(low)} is left on the disk that holds the session's changes")
+            else:
+                continue
+            # What the killed processes wrote up to the kill counts toward the mark, not as
+            # growth of the next command: otherwise the walk after it trips again and
+            # kills a command that wrote nothing.
+            time.sleep(POLL_S)
+            stored, grew = stored_bytes(self.uppers), 0
+            last, _ = self._used()
+            walked_at = time.monotonic()
+            cap_mark = max(cap_mark, stored + SLACK)
+            if low_mark is not None:
+                low_mark = max(low_mark, stored)
 
     def _trip(self, reason: str) -> None:
         self.reason = reason
