@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shellagent.errors import InputError
+from shellagent.recipes.lexicon import Entry
+from shellagent.recipes.lexicon import lexicon as words
 from shellagent.schedule import Schedule
 
 if TYPE_CHECKING:
@@ -39,30 +41,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Term:
-    """One way of saying something about when: a regex (case-insensitive) and phrasings it
-    must find (``match``) and must not find (``not_match``)."""
+    """One way of saying something about when: the lexicon's entry (its regex, its
+    examples) under its short name, which says the unit (``daily``, ``weekly`` …)."""
 
     name: str
-    pattern: str
-    match: tuple[str, ...]
-    not_match: tuple[str, ...] = ()
+    entry: Entry
 
     @property
     def regex(self) -> re.Pattern[str]:
-        return _compiled(self.pattern)
+        return self.entry.regex
 
     def finds(self, text: str) -> bool:
-        return self.regex.search(text) is not None
-
-
-_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def _compiled(pattern: str) -> re.Pattern[str]:
-    found = _CACHE.get(pattern)
-    if found is None:
-        found = _CACHE[pattern] = re.compile(pattern, re.I)
-    return found
+        return self.entry.says(text)
 
 
 # How often, most specific first: the first term that finds something in the request
@@ -82,10 +72,7 @@ HOW_OFTEN = (
 
 
 def _term(name: str) -> Term:
-    from shellagent.recipes.lexicon import lexicon as words
-
-    entry = words()[f"recurrence.{name}"]
-    return Term(name, entry.source_pattern, entry.match, entry.not_match)
+    return Term(name, words()[f"recurrence.{name}"])
 
 
 TERMS: tuple[Term, ...] = tuple(_term(name) for name in HOW_OFTEN)
@@ -380,5 +367,5 @@ def _tidy(text: str) -> str:
 
 
 def lexicon() -> Mapping[str, Term]:
-    """Every term of this module by name (for the one lexicon test)."""
+    """Every term of this module by name."""
     return {t.name: t for t in (*TERMS, TIME, MONTH_DAY, ON_DAY, REQUEST, CRON_FILE)}
