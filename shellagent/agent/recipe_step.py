@@ -265,8 +265,18 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
             state.turn += 1
             # the first choice failed: the second is never sure of itself
             second = ranking(usable, again.recipe.name, confident=False)
-            _run_filled(state, again, values, run, state.turn, second, after)
+            failed = _run_filled(state, again, values, run, state.turn, second, after)
             filled = again
+    if (
+        failed
+        and not state.cancel.is_set()
+        and not getattr(state.backend, "writes_commands", False)
+    ):
+        # A small model's own commands after a recipe that ran and failed solved 0 of 36
+        # tasks (dev, everyday, newcomer; 7 s each): the session ends here, saying what
+        # ran and how it failed, with the next recipes that fit. A model that writes
+        # commands well goes on with the shortlist as tools.
+        raise after.failed(filled)
     _to_free(state, f"the recipe {filled.recipe.name} did not do it", chosen)
 
 
@@ -409,6 +419,21 @@ class _Next:
         if picked is None:
             return unsure
         return self.run_pick(picked) or unsure
+
+    def failed(self, filled: _Filled) -> SessionEnd:
+        """The end of a session whose recipe ran and failed: not done, what ran in plain
+        words and how it failed, and the next recipes that fit for the user to pick."""
+        result = self.state.commands[-1]
+        lines = [line for line in result.output.strip().splitlines() if line.strip()]
+        said = f": {lines[-1].strip()[:160]}" if lines else ", printing nothing"
+        how = f"{says(filled.recipe, filled.use.arguments)}: the command failed"
+        summary = f"{how} (exit code {result.exit_code}){said}"
+        offered = self.offers(filled.recipe.name)
+        not_done = SessionEnd("finished", summary, claimed=False, alternatives=offered)
+        picked = self.ask(Choice("", (summary,), offered))
+        if picked is None:
+            return not_done
+        return self.run_pick(picked) or not_done
 
     def ask(self, choice: Choice) -> Alternative | None:
         """The alternative the user picks, or None (kept as it is, or nobody to ask)."""

@@ -859,3 +859,47 @@ def test_ctrl_c_while_the_model_fills_a_recipe_runs_nothing_after_it(
     assert "ls -S big | head -n 1" not in fake.ran and sink.of_type(Execution) == []
     assert outcome.reason == "cancelled"
     assert outcome.summary == "cancelled before `ls -S big | head -n 1` ran; it did not run"
+
+
+@pytest.mark.parametrize("writes_commands", [False, True])
+def test_a_recipe_that_ran_and_failed_ends_not_done_unless_the_model_writes_commands_well(
+    writes_commands: bool, book: RecipeBook, workspace: Path
+) -> None:
+    """A small model's own commands after a failed recipe solved nothing measured: the
+    session ends there, not done, saying how the command failed, with the next recipes.
+    A model that writes commands well still gets its turn (with the shortlist as tools)."""
+    fake = FakeShell(
+        {"wc -l < notes.txt": ("bash: notes.txt: Permission denied\n", 1)},
+        default=("no such thing\n", 2),
+        cwd=str(workspace),
+    )
+    backend = ScriptedBackend(
+        [use("count_lines", file="notes.txt"), cmd("cat notes.txt | wc -l"), '{"done": "3"}'],
+        writes_commands=writes_commands,
+    )
+    outcome = run_task(
+        "how many lines are in notes.txt",
+        Parts(
+            backend=backend,
+            shell=fake,
+            policy=PolicyEngine.load(workspace=workspace),
+            config=AgentConfig(examples=0),
+            recipes=book,
+        ),
+        Oversight(approver=AutoApprover()),
+        Recording(sink=MemorySink()),
+        Hooks(cancel=threading.Event()),
+    )
+    assert "wc -l < notes.txt" in fake.ran
+    if writes_commands:
+        assert "cat notes.txt | wc -l" in fake.ran and len(backend.calls) >= 2
+        return
+    assert len(backend.calls) == 1  # the model filled the recipe and was asked nothing more
+    assert "cat notes.txt | wc -l" not in fake.ran
+    assert outcome.reason == "finished" and not outcome.claimed
+    # what ran in the recipe's plain words, and how it failed: the last line says "not done"
+    assert outcome.summary.endswith(
+        ": the command failed (exit code 1): bash: notes.txt: Permission denied"
+    ), outcome.summary
+    assert "notes.txt" in outcome.summary.split(": the command failed")[0]
+    assert not outcome.doubts and not outcome.ran
