@@ -25,7 +25,9 @@ from shellagent.agent.confidence import (
     Snapshot,
     action_doubts,
     archive_command,
+    files_command,
     limit_doubts,
+    nothing_counted,
     question_doubts,
     ranking_doubts,
     read_snapshot,
@@ -87,13 +89,23 @@ def expected(values: TaskValues) -> Expected:
     ]
     reading = values.reading
     limits = [(q.measure, str(q)) for q in (*reading.ages, *reading.size_limits) if q.direction]
+    # the space one thing takes in all: not "the largest folder", nor "how big are the logs"
+    things = [p for p in (*reading.dirs, *reading.files) if p != reading.output]
+    whole = reading.total == "size" and not reading.superlative and reading.one is not False
     return Expected(
         count=values.reading.count,
         limits=tuple(dict.fromkeys(limits)),
         named=tuple(dict.fromkeys(named)),
         kinds=values.exts,
         folders=tuple(dict.fromkeys(folders)),
+        size_of=things[0] if whole and len(things) == 1 else "",
+        pick_exts=reading.kind_exts if reading.superlative in _FILE_SUPERLATIVES else (),
+        sum=reading.total == "sum",
     )
+
+
+# the superlatives that pick files ("the most" and "the least" rank lines, words, users …)
+_FILE_SUPERLATIVES = frozenset({"largest", "smallest", "newest", "oldest", "longest", "shortest"})
 
 
 # Folders of a home that are folders whatever the task says of them ("put a copy in
@@ -170,7 +182,8 @@ def judge(
         # (sizes in KB, names without their folder, oldest first …); nobody saw them
         doubts.append(Doubt("saved", SAVED))
     elif recipe.kind == "question":
-        doubts += question_doubts(wanted, output)
+        doubts += question_doubts(wanted, output, result.command)
+        doubts += _nothing_matched(state, recipe, args, wanted, result)
     elif watch is not None and watch.before is not None:
         after = _snapshot(state, watch.roots)
         if after is not None:
@@ -223,6 +236,27 @@ def alternatives(
                 output = tried.output.strip()[:ALTERNATIVE_OUTPUT]
         found.append(Alternative(recipe.name, says(recipe, args), command, output))
     return tuple(found)
+
+
+def _nothing_matched(
+    state: SessionState,
+    recipe: Recipe,
+    args: Mapping[str, str],
+    wanted: Expected,
+    result: CommandResult,
+) -> list[Doubt]:
+    """A count of 0 by a selection of names (``*.jpg``) in a folder that holds files: none
+    of them matched, the same evidence as a question that printed nothing. A folder with
+    no file at all makes 0 the answer."""
+    patterns = nothing_counted(wanted, result.command, result.output)
+    if not patterns:
+        return []
+    dirs = [v for n, v in args.items() if n in recipe.slots and recipe.slots[n].type == "dir"]
+    folder = next((d for d in dirs if d), ".")
+    if not _read(state, files_command(folder)):
+        return []
+    matched = " and ".join(patterns)
+    return [Doubt("empty", f"counted 0: nothing matched {matched} in {folder}, which holds files")]
 
 
 def _snapshot(state: SessionState, roots: Sequence[str]) -> Snapshot | None:

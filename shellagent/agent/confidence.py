@@ -9,10 +9,12 @@ only when what was observed supports it:
 
 - the ranking: the recipe was the ranker's confident choice, or a trial preferred it;
 - the result's shape, checked after the run against what the task asks (``Expected``):
-  one number for "how many", every file and folder the task names used, something
-  changed when a file-changing recipe ran, a destination that is a folder when the task
-  puts things into one, only files of the kind asked deleted, an archive that holds the
-  folder packed.
+  one number for "how many", and a count of 0 only from a folder with no files its
+  selection missed; the space one folder takes as one size, of that folder; "the newest
+  photo" as a file of that kind; a sum as numbers added up, not lines counted; every file
+  and folder the task names used; something changed when a file-changing recipe ran, a
+  destination that is a folder when the task puts things into one, only files of the
+  kind asked deleted, an archive that holds the folder packed.
 
 Below that, nothing is said to be done: the last line says what ran in the recipe's plain
 words (``says``), that it may not be what was asked, and offers the next candidates.
@@ -45,7 +47,9 @@ __all__ = [
     "Snapshot",
     "action_doubts",
     "archive_command",
+    "files_command",
     "limit_doubts",
+    "nothing_counted",
     "one_number",
     "question_doubts",
     "says",
@@ -65,7 +69,7 @@ ROOTS_MAX = 8
 # ones measured to mark wrong answers (bench/claims_bench.py).
 BLOCKING = frozenset(
     {"count", "empty", "unused", "unchanged", "not-a-folder", "other-kinds", "archive"}
-    | {"ranking", "saved", "limit"}
+    | {"ranking", "saved", "limit", "part", "kind", "sum"}
 )
 
 
@@ -81,6 +85,12 @@ class Expected:
     # the limits it sets, as said ("older than 30 days": ("age", ">30d")): what ran must
     # select by them
     limits: tuple[tuple[str, str], ...] = ()
+    # the one folder or file whose space in all is asked ("how much space does ~/Music
+    # take"): one size, of it
+    size_of: str = ""
+    # the extensions the file a superlative picks may have ("the newest photo": jpg, png …)
+    pick_exts: tuple[str, ...] = ()
+    sum: bool = False  # numbers added up ("what do the amounts add up to"), not a count
 
 
 @dataclass(frozen=True)
@@ -146,15 +156,105 @@ def one_number(output: str) -> bool:
     return bool(_A_NUMBER.fullmatch(output.strip()))
 
 
-def question_doubts(expected: Expected, output: str) -> list[Doubt]:
-    """What a question's output does not answer of what was asked."""
+def question_doubts(expected: Expected, output: str, command: str = "") -> list[Doubt]:
+    """What a question's output (printed by ``command``) does not answer of what was
+    asked."""
     text = output.strip()
     if not text:
         return [Doubt("empty", "it printed nothing: nothing matched, or it looked elsewhere")]
     if expected.count and not one_number(text):
         lines = len(text.splitlines())
         return [Doubt("count", f"'how many' was asked, and the answer is {lines} lines")]
-    return []
+    return [*_part_doubts(expected, text), *_kind_doubts(expected, text)] + (
+        _sum_doubts(command) if expected.sum else []
+    )
+
+
+# a size as du and ls print it, then what it is the size of ("3.0M\tMusic/album/")
+_SIZE_LINE = re.compile(
+    r"\s*\d+(?:[.,]\d+)?\s*(?:[KMGTPE]i?B?|[kmgtp]B?|B|bytes?)?(?:\s+(.*?))?\s*"
+)
+
+
+def _part_doubts(expected: Expected, text: str) -> list[Doubt]:
+    """The space one folder takes answered with the sizes of its parts: several sizes (no
+    total among them), or the size of a folder inside it ("how much space does ~/Music
+    take" answered ``3.0M  Music/album/``)."""
+    if not expected.size_of:
+        return []
+    sized = [m.group(1) or "" for line in text.splitlines() if (m := _SIZE_LINE.fullmatch(line))]
+    asked = expected.size_of
+    base = posixpath.basename(asked.rstrip("/"))
+    paths = [[p for p in said.rstrip("/").split("/") if p] for said in sized]
+    # du without -s lists the folders inside, then the folder itself; du -c ends on a total
+    if not sized or any(p and p[-1] in (base, "total") for p in paths):
+        return []
+    if len(sized) > 1:
+        return [
+            Doubt(
+                "part",
+                f"the space {asked} takes in all was asked, and it printed {len(sized)} sizes",
+            )
+        ]
+    if base in ("", "~", ".") or not paths[0] or base not in paths[0][:-1]:
+        return []
+    return [
+        Doubt("part", f"it printed the size of {sized[0]}, inside {asked}, not of {asked} in all")
+    ]
+
+
+def _kind_doubts(expected: Expected, text: str) -> list[Doubt]:
+    """A superlative's answer ("the newest photo") naming files of none of the kind's
+    extensions (``budget.ods``); a name without an extension says nothing either way."""
+    if not expected.pick_exts:
+        return []
+    others = []
+    for line in text.splitlines():
+        words = line.split()
+        name = posixpath.basename(words[-1].rstrip("/")) if words else ""
+        exts = [e.lower() for e in name.split(".")[1:]]
+        if _NAMED_FILE.fullmatch(name) and not set(exts) & set(expected.pick_exts):
+            others.append(name)
+    if not others:
+        return []
+    kinds = "/".join(f".{e}" for e in expected.pick_exts[:4])
+    more = "…" if len(expected.pick_exts) > 4 else ""
+    return [Doubt("kind", f"it answered {', '.join(others[:3])}, not a {kinds}{more} file")]
+
+
+_NAMED_FILE = re.compile(r"[^\s/]*[^\s/.]\.[A-Za-z0-9]{1,6}")
+# What in a command counts lines rather than adding numbers up.
+_COUNTS_LINES = re.compile(
+    r"\bwc\s+(?:-\w*l\w*|--lines)\b|\bwc\s*(?:$|[|;&)])"
+    r"|\bgrep\b[^|;&]*\s(?:-[A-Za-z]*c[A-Za-z]*|--count)\b|\bEND\s*\{\s*print\s+NR\b"
+)
+
+
+def _sum_doubts(command: str) -> list[Doubt]:
+    """A sum asked ("what do the amounts add up to") answered by a count of lines."""
+    counted = _COUNTS_LINES.search(command)
+    if counted is None:
+        return []
+    said = counted.group(0).strip()
+    return [Doubt("sum", f"a sum was asked, and what ran counted lines ({said})")]
+
+
+# What in a command selects files by name: find's name tests, a shell glob.
+_NAME_TEST = re.compile(r"-i?name\s+(?:'([^']*)'|\"([^\"]*)\"|(\S+))")
+_GLOB = re.compile(r"(?<![\w-])['\"]?(\S*\*\.\w+)")
+
+
+def nothing_counted(expected: Expected, command: str, output: str) -> tuple[str, ...]:
+    """The name patterns a count of 0 selected files by (``*.jpg``): nothing matched them.
+    Empty when the output is no count of 0 or the count selected by no name. Whether it is
+    evidence depends on what the folder holds (``claims.judge`` looks): a folder with files
+    none of which matched is the same evidence as a question that printed nothing."""
+    if not expected.count or not one_number(output) or output.split()[0] not in ("0", "0.0"):
+        return ()
+    found = [next(g for g in m.groups() if g is not None) for m in _NAME_TEST.finditer(command)]
+    if not found:
+        found = [posixpath.basename(m.group(1).strip("'\"")) for m in _GLOB.finditer(command)]
+    return tuple(dict.fromkeys(f for f in found if f))
 
 
 def unused_names(expected: Expected, command: str, output: str, home: str = "") -> list[Doubt]:
@@ -293,6 +393,20 @@ def compare(before: Snapshot, after: Snapshot) -> Change:
         removed=tuple(p for p in old if p not in new),
         modified=tuple(p for p in new if p in old and new[p] != old[p] and new[p].type != "d"),
     )
+
+
+def files_command(folder: str) -> str:
+    """A read-only command that prints one file of ``folder`` (to ``SNAPSHOT_DEPTH``
+    levels), or nothing when it holds none."""
+    word = _word(folder or ".")
+    return f"find {word} -maxdepth {SNAPSHOT_DEPTH} -type f -print -quit 2>/dev/null"
+
+
+def _word(path: str) -> str:
+    """``path`` as one shell word, ``~`` expanded."""
+    if path == "~" or path.startswith("~/"):
+        return '"$HOME"' + shlex.quote(path[1:]) if path != "~" else '"$HOME"'
+    return shlex.quote(path if not path.startswith("-") else f"./{path}")
 
 
 def archive_command(archive: str) -> str:

@@ -13,8 +13,9 @@ The reading holds, for the request (the sentence that asks, after any context):
   count of files), a ``superlative``, a ``count`` asked, ``one`` thing or several;
 - quantities with their direction (``ages``, ``size_limits``: ``>30d``, ``<1k``);
 - quoted text and what it is (``look_for``, ``quoted_names``);
-- the paths, files and folders named, kinds of file, columns and keys said of the
-  tables named (``fields``, ``tables``);
+- the paths, files and folders named, kinds of file and every extension a file of them
+  may have (``kind_exts``), columns and keys said of the tables named (``fields``,
+  ``tables``);
 - where an answer is saved (``saving``, ``output``) and where things go (``dest``, and
   whether that is a folder);
 - and the values a slot may take from the words alone (numbers, sizes, days, times …).
@@ -95,6 +96,9 @@ class TaskReading:
     one: bool | None = None  # about one thing (a named file, the largest) or several
     superlative: str = ""
     count: bool = False
+    # "size": the space one thing takes, in all ("how much space does ~/Music take");
+    # "sum": numbers added up ("what do the amounts add up to"), not a count of lines
+    total: str = ""
     ranking_end: str = ""  # "head" or "tail": a ranking's end the task asks for
     quoted: tuple[Quoted, ...] = ()
     paths: tuple[str, ...] = ()  # every path and file name said, in order
@@ -105,6 +109,9 @@ class TaskReading:
     numbers: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()  # kinds of file asked about in prose ("PDFs": pdf)
     unmistakable_kinds: tuple[str, ...] = ()  # of them, those whose word names nothing else
+    # every extension a file of the kinds said may have ("the newest photo": jpg, png …),
+    # a folder named by a kind's word aside ("my Documents folder")
+    kind_exts: tuple[str, ...] = ()
     quoted_globs: tuple[str, ...] = ()  # "ending in '_copy.txt'": *_copy.txt
     sizes: tuple[str, ...] = ()  # as a size slot takes them: 100M
     days: tuple[int, ...] = ()
@@ -352,6 +359,37 @@ def _kinds(task: str, lx: Lexicon) -> tuple[list[str], list[str]]:
     return said, list(dict.fromkeys(strict))
 
 
+def _kind_exts(task: str, dirs: Sequence[str], lx: Lexicon) -> list[str]:
+    """Every extension a file of the kinds the prose says may have: a kind's word or
+    extension and its family ("photos": jpg, jpeg, png …); a word that names a folder
+    ("my Documents folder", "~/Music") is no kind."""
+    folders = {d for d in dirs if "/" not in d and not d.startswith("~")}  # said as words
+    families, words = lx["kinds.families"], lx["kinds.words"]
+    prose = _FILENAME.sub(" ", _PATH.sub(" ", task))  # "sales.csv" says no kind
+    found: list[str] = []
+    for word in re.findall(r"[\w-]+", prose):
+        if word in folders:
+            continue
+        family = families.value(word)
+        single = words.value(word)
+        found += family.split() if family else [single] if single else []
+    for m in _DOT_EXT.finditer(prose):
+        ext = m.group(1).lower()
+        found += (families.value(ext) or ext).split()
+    return found
+
+
+def _total(request: str, count: bool, lx: Lexicon) -> str:
+    """What total the request asks: "size" (the space a thing takes, in all), "sum"
+    (numbers added up; a sum of lines or rows is a count, and a count asked is no sum),
+    or ""."""
+    if lx["totals.size"].says(request):
+        return "size"
+    if not count and lx["totals.sum"].says(request) and not lx["totals.counted"].says(request):
+        return "sum"
+    return ""
+
+
 def _fields(text: str, lx: Lexicon) -> list[str]:
     """Columns and keys said as such: "the email column", "the 'score' field", "key
     version"."""
@@ -496,6 +534,8 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
     ]
     tables = [f for f in files if f.rsplit(".", 1)[-1].lower() in lx["kinds.tables"].words]
     common = lx["files.common"]
+    dirs = _dirs(text, paths, lx)
+    count = lx["superlatives.count"].says(request)
     selection = asking.selection_text(text, request, ending, "", lx) if ending or pick else ""
     pick_selection = asking.selection_text(text, request, ending, pick, lx) if pick else ""
     return TaskReading(
@@ -510,12 +550,13 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         one_asked=one_asked,
         one=_one(request, request_files, lx["superlatives.any"].says(text), one_asked, lx),
         superlative=superlative,
-        count=lx["superlatives.count"].says(request),
+        count=count,
+        total=_total(request, count, lx),
         ranking_end=asking.ranking_end(text, one_asked, lx),
         quoted=quoted,
         paths=paths,
         files=_unique(files),
-        dirs=tuple(_dirs(text, paths, lx)),
+        dirs=tuple(dirs),
         joined=joined,
         plain=tuple(
             w for w in re.findall(r"[A-Za-z][\w.-]{2,}", text) if not lx["files.stop"].says(w)
@@ -523,6 +564,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         numbers=tuple(dict.fromkeys(numbers)),
         kinds=_unique(kinds),
         unmistakable_kinds=tuple(unmistakable),
+        kind_exts=_unique(_kind_exts(text, dirs, lx)),
         quoted_globs=_unique(quoted_globs),
         sizes=_unique([f"{amount}{unit}" for amount, unit, _, _ in amounts.sizes(text, lx)]),
         days=tuple(dict.fromkeys(max(1, round(m / 1440)) for m, _ in spans)),

@@ -6,6 +6,7 @@ the doubt says what ran in plain words, and the next recipes are offered."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +15,10 @@ from typing import Any
 import pytest
 
 from shellagent.agent import AgentConfig, AutoApprover, Hooks, Oversight, Parts, Recording, run_task
+from shellagent.agent.claims import CLAIM_SCORE
 from shellagent.agent.confidence import (
     Confidence,
+    Doubt,
     Entry,
     Expected,
     Ranking,
@@ -320,3 +323,266 @@ def test_an_answer_saved_to_a_file_is_not_claimed(
     assert outcome.reason == "finished" and outcome.summary.startswith("Saved to count.txt")
     assert not outcome.claimed
     assert any("as the recipe prints it" in d for d in outcome.doubts)
+
+
+# -- the shape of an answer to what was asked ------------------------------------------------
+
+
+def wanted_by(task: str) -> Expected:
+    from shellagent.agent.claims import expected
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
+
+    return expected(task_values(read_task(task)))
+
+
+def checks(doubts: list[Doubt]) -> list[str]:
+    return [d.check for d in doubts]
+
+
+def test_the_size_of_a_folder_inside_the_one_asked_is_a_doubt() -> None:
+    wanted = wanted_by("How much space does my Music folder take?")
+    assert wanted.size_of == "Music"
+    doubts = question_doubts(wanted, "3.0M\tMusic/album/\n")
+    assert checks(doubts) == ["part"] and "inside Music" in doubts[0].says
+    # one size a line for each folder inside: no total among them
+    several = question_doubts(wanted, "3.0M\tMusic/album/\n1.0M\tMusic/live/\n")
+    assert checks(several) == ["part"] and "2 sizes" in several[0].says
+    assert question_doubts(wanted, "4.0M\tMusic\n") == []
+    assert question_doubts(wanted, "4.0M\n") == []
+    # du without -s ends on the folder itself, du -c on a total: the total is there
+    assert question_doubts(wanted, "3.0M\tMusic/album\n4.0M\tMusic\n") == []
+    assert question_doubts(wanted, "3.0M\tMusic/album\n3.0M\ttotal\n") == []
+    # the sizes of the folders inside are what is asked here
+    assert wanted_by("how big are the folders in ~/Music?").size_of == ""
+    assert wanted_by("which folder in ~/Music takes the most space?").size_of == ""
+
+
+def test_a_newest_file_of_another_kind_than_asked_is_a_doubt() -> None:
+    wanted = wanted_by("what is the latest document in ~/work?")
+    doubts = question_doubts(wanted, "budget.ods\n")
+    assert checks(doubts) == ["kind"] and "budget.ods" in doubts[0].says
+    assert question_doubts(wanted, "/home/u/work/letter.odt\n") == []
+    photos = wanted_by("which are the 2 newest photos in ~/Pictures")
+    assert question_doubts(photos, "a.png\nb.JPG\n") == []  # a photo is more than a .jpg
+    assert checks(question_doubts(photos, "a.png\nnotes.txt\n")) == ["kind"]
+    # a name without an extension says nothing; a rotated log is still a log
+    logs = wanted_by("which is the newest log in /var/log")
+    assert question_doubts(logs, "syslog\n") == [] and question_doubts(logs, "app.log.1\n") == []
+    # no kind asked, or a folder named by a kind's word: any file answers
+    assert question_doubts(wanted_by("the newest file in my Documents folder"), "a.ods") == []
+
+
+def test_a_sum_answered_by_counting_lines_is_a_doubt() -> None:
+    wanted = wanted_by("What do the amounts in ~/Documents/expenses.csv add up to?")
+    assert wanted.sum
+    counted = question_doubts(wanted, "4\n", "wc -l < ~/Documents/expenses.csv")
+    assert checks(counted) == ["sum"] and "wc -l" in counted[0].says
+    assert checks(question_doubts(wanted, "4", "grep -c , expenses.csv")) == ["sum"]
+    summed = "awk -F, 'NR > 1 { s += $2 } END { print s + 0 }' ~/Documents/expenses.csv"
+    assert question_doubts(wanted, "61.5\n", summed) == []
+    # lines added up are a count, and a count asked is no sum
+    assert not wanted_by("add up the lines of the .py files in src").sum
+    assert not wanted_by("what is the total number of files in /srv").sum
+
+
+def test_a_count_of_zero_by_a_name_pattern_says_what_matched_nothing() -> None:
+    from shellagent.agent.confidence import nothing_counted
+
+    wanted = Expected(count=True)
+    by_name = "find ~/Pictures -maxdepth 1 -type f -name '*.jpg' | wc -l"
+    assert nothing_counted(wanted, by_name, "0\n") == ("*.jpg",)
+    assert nothing_counted(wanted, "ls ~/Pictures/*.JPG | wc -l", "0") == ("*.JPG",)
+    assert nothing_counted(wanted, by_name, "3\n") == ()  # something matched
+    assert nothing_counted(wanted, "ls ~/Pictures | wc -l", "0") == ()  # no name selected
+    assert nothing_counted(Expected(), by_name, "0") == ()  # no count asked
+
+
+SHAPE_RECIPES = """
+area = "files"
+
+[[recipe]]
+name = "subfolder_sizes"
+summary = "the space each folder inside a folder takes"
+kind = "question"
+phrasings = [
+  "how much space does my {dir} folder take",
+  "sizes of the subfolders of {dir}",
+  "how big is every folder inside {dir}",
+  "disk usage per subfolder of {dir}",
+  "list the folders in {dir} with their sizes",
+]
+templates = ["du -sh {dir}/*/"]
+[recipe.slots]
+dir = { type = "dir" }
+
+[[recipe]]
+name = "folder_size"
+summary = "the space a folder takes in all"
+kind = "question"
+phrasings = [
+  "how big is {dir} in total",
+  "how big is {dir}",
+  "total size of {dir}",
+  "disk usage of {dir}",
+  "how much room does {dir} use",
+]
+templates = ["du -sh {dir}"]
+[recipe.slots]
+dir = { type = "dir" }
+
+[[recipe]]
+name = "newest_file"
+summary = "the file of a folder changed last"
+kind = "question"
+phrasings = [
+  "what is the newest file in {dir}",
+  "which file in {dir} changed last",
+  "the latest file in {dir}",
+  "most recently modified file in {dir}",
+  "what did I save last in {dir}",
+]
+templates = ["ls -t {dir} | head -n 1"]
+[recipe.slots]
+dir = { type = "dir" }
+
+[[recipe]]
+name = "count_by_ext"
+summary = "how many files of a folder end in an extension"
+kind = "question"
+phrasings = [
+  "how many {ext} files are in {dir}",
+  "count the {ext} files in {dir}",
+  "number of {ext} files in {dir}",
+  "how many photos are in {dir}",
+  "tally the {ext} files of {dir}",
+]
+templates = ["find {dir} -type f -name '*.{ext}' | wc -l"]
+[recipe.slots]
+dir = { type = "dir" }
+ext = { type = "ext" }
+
+[[recipe]]
+name = "count_lines"
+summary = "how many lines a file has"
+kind = "question"
+phrasings = [
+  "what do the entries in {file} add up to",
+  "how many lines does {file} have",
+  "count the lines of {file}",
+  "line count of {file}",
+  "number of lines in {file}",
+  "how long is {file} in lines",
+]
+templates = ["wc -l < {file}"]
+[recipe.slots]
+file = { type = "file" }
+
+[[recipe]]
+name = "sum_column"
+summary = "the total of a CSV file's Nth column (skips the header)"
+kind = "question"
+phrasings = [
+  "sum column {col} of {file}",
+  "the total of column {col} in {file}",
+  "add up the numbers in column {col} of {file}",
+  "what is the sum of {file}'s column {col}",
+]
+templates = ["awk -F, 'NR > 1 { s += ${col} } END { print s + 0 }' {file}"]
+[recipe.slots]
+file = { type = "file" }
+col = { type = "number" }
+"""
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory: pytest.TempPathFactory) -> RecipeBook:
+    folder = tmp_path_factory.mktemp("shape-recipes")
+    (folder / "files.toml").write_text(SHAPE_RECIPES)
+    catalog = load([folder])
+    assert not catalog.problems, catalog.problems
+    recipes = dict(catalog.recipes)
+    return RecipeBook(recipes, Ranker.train(list(recipes.values())), confident=-99.0)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    ws = tmp_path / "home"
+    (ws / "Music" / "album").mkdir(parents=True)
+    (ws / "Music" / "album" / "a.mp3").write_bytes(b"\0" * 300_000)
+    (ws / "Music" / "b.mp3").write_bytes(b"\0" * 200_000)
+    (ws / "Pictures").mkdir()
+    (ws / "Pictures" / "beach.png").write_bytes(b"\x89PNG")
+    (ws / "Nothing").mkdir()
+    for folder, older, newer in (
+        ("Documents", "letter.pdf", "budget.ods"),
+        ("Papers", "a.ods", "b.pdf"),
+    ):
+        (ws / folder).mkdir()
+        (ws / folder / older).write_text("x\n")
+        (ws / folder / newer).write_text("y\n")
+        os.utime(ws / folder / older, (1_700_000_000, 1_700_000_000))
+    (ws / "expenses.csv").write_text("what,amount\nrent,40\nfood,20\ncoffee,1.5\n")
+    return ws
+
+
+@pytest.fixture
+def home_shell(home: Path) -> Iterator[Sandbox]:
+    with Sandbox(get_profile("default", cwd=home), timeout=10) as session:
+        yield session
+
+
+@pytest.mark.parametrize(
+    ("task", "reply", "said"),
+    [
+        (
+            "how much space does my Music folder take?",
+            use("subfolder_sizes", dir="Music"),
+            "inside Music, not of Music in all",
+        ),
+        (
+            "what is the latest document in Documents?",
+            use("newest_file", dir="Documents"),
+            "it answered budget.ods, not a .pdf",
+        ),
+        (
+            "what do the amounts in expenses.csv add up to?",
+            use("count_lines", file="expenses.csv"),
+            "a sum was asked, and what ran counted lines (wc -l)",
+        ),
+        (
+            "how many photos are in Pictures?",
+            use("count_by_ext", dir="Pictures", ext="jpg"),
+            "counted 0: nothing matched *.jpg in Pictures",
+        ),
+    ],
+)
+def test_an_answer_of_another_shape_than_asked_is_not_claimed_and_says_what_ran(
+    task: str, reply: str, said: str, shapes: RecipeBook, home_shell: Sandbox, home: Path
+) -> None:
+    outcome, sink = run(task, reply, home_shell, shapes, home)
+    assert outcome.reason == "finished" and not outcome.claimed
+    recipe = json.loads(reply)["use"]
+    assert outcome.ran.startswith(shapes.recipes[recipe].summary)  # in plain words
+    assert any(said in d for d in outcome.doubts), outcome.doubts
+    # the ranking was sure: the answer's shape alone keeps it from being claimed
+    ranking = json.loads(sink.of_type(ModelTurn)[0].action["ranking"])
+    assert ranking["score"] >= CLAIM_SCORE
+
+
+@pytest.mark.parametrize(
+    ("task", "reply", "answer"),
+    [
+        ("how big is Music in total?", use("folder_size", dir="Music"), "Music"),
+        ("what is the latest document in Papers?", use("newest_file", dir="Papers"), "b.pdf"),
+        ("sum column 2 of expenses.csv", use("sum_column", file="expenses.csv", col="2"), "61.5"),
+        # a folder that holds no file at all: 0 is the answer
+        ("how many photos are in Nothing?", use("count_by_ext", dir="Nothing", ext="jpg"), "0"),
+    ],
+)
+def test_an_answer_of_the_shape_asked_is_claimed(
+    task: str, reply: str, answer: str, shapes: RecipeBook, home_shell: Sandbox, home: Path
+) -> None:
+    outcome, _ = run(task, reply, home_shell, shapes, home)
+    assert outcome.reason == "finished" and outcome.claimed, outcome.doubts
+    assert outcome.summary.strip().endswith(answer)

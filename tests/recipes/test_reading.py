@@ -146,6 +146,39 @@ def test_an_act_said_negated_is_not_asked(task: str, act: str, negated: bool, ki
     assert (reading.act, reading.negated, reading.kind) == (act, negated, kind)
 
 
+@pytest.mark.parametrize(
+    ("task", "total"),
+    [
+        ("How much space does my Music folder take?", "size"),
+        ("what is the total size of ~/Videos", "size"),
+        ("What do the amounts in ~/Documents/expenses.csv add up to?", "sum"),
+        ("what is the total of the price column in sales.csv", "sum"),
+        ("how many lines in total do the .py files in src have", ""),  # a count
+        ("add up the lines of the .py files", ""),  # lines added up are a count
+        ("show a summary of app.log", ""),
+    ],
+)
+def test_a_total_is_read_as_a_size_or_a_sum(task: str, total: str) -> None:
+    assert read_task(task).total == total
+
+
+@pytest.mark.parametrize(
+    ("task", "has", "has_not"),
+    [
+        ("what is the newest photo in ~/Pictures", {"jpg", "png", "heic"}, {"pdf"}),
+        ("the latest document in ~/work", {"pdf", "odt", "docx"}, {"ods", "jpg"}),
+        ("the newest .tar.gz in /backups", {"tar", "gz"}, {"zip"}),
+        ("what is the total of the price column in sales.csv", set(), {"csv"}),  # a file
+        ("the newest file in my Documents folder", set(), {"pdf"}),  # a folder
+    ],
+)
+def test_the_extensions_of_the_kinds_said_are_read(
+    task: str, has: set[str], has_not: set[str]
+) -> None:
+    exts = set(read_task(task).kind_exts)
+    assert has <= exts and not has_not & exts
+
+
 def test_the_reading_is_made_once_and_cannot_change() -> None:
     reading = read_task("delete the logs older than a week")
     with pytest.raises(AttributeError):
