@@ -11,7 +11,13 @@ Reads one or more eval output folders (``recipes_bench.py eval --out DIR`` or
   block a claim);
 - a sweep of the claim rule over the ranker's score (``claims.CLAIM_SCORE``) with the shape
   doubts held, and with each doubt ignored in turn: precision and coverage at each, to
-  calibrate the threshold on these sets.
+  calibrate the threshold on these sets;
+- the question doubts judged again from each transcript (the task, the recipe's command
+  and what it printed) with today's checks (``REJUDGED``), beside the ones saved when it
+  ran: each one's count and how many of those were solved anyway, and the claims before
+  and after. A count of 0 by a name pattern is taken as if its folder held files (the
+  transcript does not say; at run time ``claims.judge`` looks), so its figure is an
+  upper bound of what that doubt costs.
 
     python bench/claims_bench.py /tmp/fv-everyday /tmp/fv-dev
 """
@@ -20,13 +26,18 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 SCORES = (-1.0, -0.8, -0.7, -0.6, -0.5, -0.4, -0.2, 0.0)
+# the doubts judged again from a transcript: a question's, from what it printed
+REJUDGED = ("part", "kind", "sum", "empty")
+_EXIT = re.compile(r"exit -?\d+(?: \(.*\))?")
 
 
 @dataclass
@@ -36,6 +47,7 @@ class Task:
     claimed: bool
     origin: str = "none"
     evidence: dict[str, Any] = field(default_factory=dict)
+    rejudged: tuple[str, ...] = ()  # the question doubts judged again (``REJUDGED``)
 
 
 def _rows(folder: Path) -> list[dict[str, Any]]:
@@ -46,23 +58,61 @@ def _rows(folder: Path) -> list[dict[str, Any]]:
     raise SystemExit(f"{folder}: no results.jsonl or records.jsonl (give an eval --out folder)")
 
 
-def _evidence(transcript: Path) -> tuple[str, dict[str, Any]]:
+def _evidence(transcript: Path, answer: str) -> tuple[str, dict[str, Any], tuple[str, ...]]:
     origin: str = "none"
     evidence: dict[str, Any] = {}
+    rejudged: tuple[str, ...] = ()
     if not transcript.exists():
-        return origin, evidence
+        return origin, evidence, rejudged
+    task, recipe, command, output = "", "", "", ""
     for line in transcript.read_text().splitlines():
         event = json.loads(line)
-        if event.get("type") == "model_turn":
+        kind = event.get("type")
+        if kind == "session_start":
+            task = event.get("task") or ""
+        if kind == "model_turn":
             action = event.get("action") or {}
             if action.get("origin") == "recipe":
-                origin = "recipe"
+                origin, recipe = "recipe", action.get("use") or recipe
             elif action.get("origin") == "free" and origin == "none":
                 origin = "free"
+        if kind == "execution" and event.get("origin") == "recipe":
+            command, output = event.get("command") or "", event.get("output") or ""
         content = event.get("content") or ""
-        if event.get("type") == "message" and content.startswith("(recipes: evidence "):
+        if kind == "message" and content.startswith("(recipes: evidence "):
             evidence = json.loads(content[len("(recipes: evidence ") : -1])
-    return origin, evidence
+            rejudged = _rejudge(task, recipe, command, output, evidence, answer)
+    return origin, evidence, rejudged
+
+
+@functools.cache
+def _kinds() -> dict[str, str]:
+    from shellagent.recipes import DATA_DIR, load
+
+    return {name: r.kind for name, r in load([DATA_DIR]).recipes.items()}
+
+
+def _rejudge(
+    task: str, recipe: str, command: str, output: str, evidence: dict[str, Any], answer: str
+) -> tuple[str, ...]:
+    """The question doubts of ``REJUDGED`` that today's checks find in what ran. A recipe
+    composed at run time is not in the catalog: a question unless its ``answer`` says it
+    was done ("Done with the recipe …")."""
+    from shellagent.agent.claims import expected
+    from shellagent.agent.confidence import nothing_counted, question_doubts
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
+
+    first, _, rest = output.partition("\n")
+    printed = rest if _EXIT.fullmatch(first) else output
+    kind = _kinds().get(recipe) or ("action" if answer.startswith("Done with") else "question")
+    if kind != "question" or "saved" in evidence.get("doubts", []) or not task:
+        return ()
+    wanted = expected(task_values(read_task(task)))
+    found = [d.check for d in question_doubts(wanted, printed, command)]
+    if nothing_counted(wanted, command, printed):
+        found.append("empty")
+    return tuple(dict.fromkeys(d for d in found if d in REJUDGED))
 
 
 def read(folder: Path) -> list[Task]:
@@ -70,10 +120,10 @@ def read(folder: Path) -> list[Task]:
     for row in _rows(folder):
         if row.get("status") not in ("solved", "failed"):
             continue
-        origin, evidence = _evidence(folder / "transcripts" / f"{row.get('session')}.jsonl")
-        tasks.append(
-            Task(row["id"], row["status"] == "solved", bool(row.get("claimed")), origin, evidence)
-        )
+        transcript = folder / "transcripts" / f"{row.get('session')}.jsonl"
+        origin, evidence, rejudged = _evidence(transcript, row.get("answer") or "")
+        solved, claimed = row["status"] == "solved", bool(row.get("claimed"))
+        tasks.append(Task(row["id"], solved, claimed, origin, evidence, rejudged))
     return tasks
 
 
@@ -123,6 +173,26 @@ def report(name: str, tasks: list[Task]) -> None:
     wrong = [t.id for t in tasks if t.claimed and not t.solved]
     if wrong:
         print(f"  claimed but wrong: {', '.join(wrong[:40])}")
+    _report_rejudged(tasks)
+
+
+def _report_rejudged(tasks: list[Task]) -> None:
+    """The doubts judged again: each one's cost, and the claims with them held."""
+    from shellagent.agent.confidence import BLOCKING
+
+    print("  judged again from the transcripts:")
+    for d in REJUDGED:
+        had = [t for t in tasks if d in t.rejudged]
+        saved = sum(d in t.evidence.get("doubts", []) for t in had)
+        ids = ", ".join(f"{t.id}{'' if t.solved else ' (wrong)'}" for t in had[:8])
+        print(
+            f"    doubt {d:<6} {len(had):>4} results ({saved} saved at run time), "
+            f"{sum(t.solved for t in had):>4} of them solved anyway{': ' + ids if ids else ''}"
+        )
+    before = [t for t in tasks if t.claimed]
+    after = [t for t in before if not BLOCKING.intersection(t.rejudged)]
+    print("    " + _line("claims as saved", tasks, before))
+    print("    " + _line("claims, doubts judged again", tasks, after))
 
 
 def main(argv: list[str] | None = None) -> int:
