@@ -411,9 +411,7 @@ def _word(path: str) -> str:
 
 def archive_command(archive: str) -> str:
     """A read-only command that lists what an archive holds, one path a line."""
-    word = shlex.quote(archive if not archive.startswith("-") else f"./{archive}")
-    if archive == "~" or archive.startswith("~/"):
-        word = '"$HOME"' + shlex.quote(archive[1:])
+    word = _word(archive)
     if archive.lower().endswith(".zip"):
         return f"unzip -Z1 {word} 2>/dev/null | head -n 2000"
     return f"tar -tf {word} 2>/dev/null | head -n 2000"
