@@ -205,16 +205,24 @@ def _part_doubts(expected: Expected, text: str) -> list[Doubt]:
 
 def _kind_doubts(expected: Expected, text: str) -> list[Doubt]:
     """A superlative's answer ("the newest photo") naming files of none of the kind's
-    extensions (``budget.ods``); a name without an extension says nothing either way."""
+    extensions (``budget.ods``). Only an answer that is a list of files, each line ending
+    in a path or a file's name, is judged (not the lines of "the latest log entries"); a
+    name without an extension says nothing either way."""
     if not expected.pick_exts:
         return []
-    others = []
+    names = []
     for line in text.splitlines():
-        words = line.split()
-        name = posixpath.basename(words[-1].rstrip("/")) if words else ""
-        exts = [e.lower() for e in name.split(".")[1:]]
-        if _NAMED_FILE.fullmatch(name) and not set(exts) & set(expected.pick_exts):
-            others.append(name)
+        last = line.split()[-1] if line.split() else ""
+        name = posixpath.basename(last.rstrip("/"))
+        if "/" not in last and not _NAMED_FILE.fullmatch(name):
+            return []  # a line that is no file's: not a list of files
+        names.append(name)
+    others = [
+        n
+        for n in names
+        if _NAMED_FILE.fullmatch(n)
+        and not {e.lower() for e in n.split(".")[1:]} & set(expected.pick_exts)
+    ]
     if not others:
         return []
     kinds = "/".join(f".{e}" for e in expected.pick_exts[:4])

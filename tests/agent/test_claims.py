@@ -369,6 +369,9 @@ def test_a_newest_file_of_another_kind_than_asked_is_a_doubt() -> None:
     # a name without an extension says nothing; a rotated log is still a log
     logs = wanted_by("which is the newest log in /var/log")
     assert question_doubts(logs, "syslog\n") == [] and question_doubts(logs, "app.log.1\n") == []
+    # the lines of a log are no list of files, whatever file a line ends on
+    entries = wanted_by("show the latest log entries in app.log")
+    assert question_doubts(entries, "12:00 started\n12:01 loaded config.yaml\n") == []
     # no kind asked, or a folder named by a kind's word: any file answers
     assert question_doubts(wanted_by("the newest file in my Documents folder"), "a.ods") == []
 
