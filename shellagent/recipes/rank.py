@@ -407,11 +407,12 @@ class Ranker:
                 isinstance(stored, _LayerFile)
                 and stored.versions == _versions()
                 and stored.layer.names_ == self.names
+                and hasattr(stored.layer, "pool_labels_")  # a layer of an older version
             ):
                 return stored.layer
-        texts, _ = _training_set(base)
+        texts, labels = _training_set(base)
         features, clf = self._model.named_steps["features"], self._model.named_steps["clf"]
-        layer = TaughtLayer().fit(features, clf, texts, self.names)
+        layer = TaughtLayer().fit(features, clf, texts, self.names, labels)
         if path is not None:
             with contextlib.suppress(OSError):
                 path.parent.mkdir(parents=True, exist_ok=True)

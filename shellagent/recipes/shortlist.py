@@ -242,7 +242,8 @@ def _ranked(
         for c in ranked
         if c.name in shelf.recipes and (cron_file or not writes_cron_lines(shelf.recipes[c.name]))
     ]
-    if not shelf.shapes:
+    if not shelf.shapes or (usable and shelf.recipes[usable[0].name].taught):
+        # what the user taught this request to mean is not composed over
         return shelf.recipes, usable
     return _with_endings(shelf, shelf.recipes, usable, reading)
 

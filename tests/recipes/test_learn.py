@@ -396,3 +396,29 @@ def test_a_phrasing_of_a_recipe_that_is_gone_is_a_one_line_problem(shelf: Path) 
     )
     assert forget("my_old", catalog=found) == ["my_old"]
     assert not load([shelf, user_dir()]).problems
+
+
+def test_a_taught_request_overrules_the_recipe_it_corrected_for_its_paraphrases(
+    shelf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taught with a command of its own, a request the ranker gave to count_entries says
+    count_entries is not what it means: a paraphrase a little nearer to count_entries'
+    own phrasings than to the taught text goes to what was taught; a plain count_entries
+    request, far from the taught text, keeps count_entries."""
+    from shellagent.recipes import nearest
+
+    paraphrase = "number of entries in ./photos, leaving out the hidden ones"
+    plain = ["how many entries does /srv have", "tally the entries of ./photos"]
+    assert book_of(shelf).ranker.rank(paraphrase)[0].name == "count_entries"
+    learned = teach_commands(
+        "How many entries are in ./big, leaving out the hidden ones?",
+        ["ls ./big | wc -l"],
+        redact=same,
+        kind="question",
+        catalog=catalog(shelf),
+    )
+    ranker = book_of(shelf).ranker
+    assert ranker.rank(paraphrase)[0].name == learned.name
+    assert [ranker.rank(t)[0].name for t in plain] == ["count_entries"] * 2
+    monkeypatch.setattr(nearest, "OVERRULED", 0.0)  # without the overrule: the nearest wins
+    assert ranker.rank(paraphrase)[0].name == "count_entries"
