@@ -9,6 +9,13 @@ success check, the template of the final answer, answers the check must refuse, 
 ``slots`` (every path and name the instance was made with, so an example can later be
 rewritten to another task's paths). Families are registered in ``FAMILIES`` when their
 module (under ``families/``) is imported.
+
+A family that stands for a recipe takes its gold command from it: ``d.recipe("largest_files",
+dir=where, count=k)`` renders the shipped recipe (``shellagent/recipes/data/*.toml``) with
+those values, one of its templates drawn when it has several, and the instance lists the
+``RecipeUse`` in ``recipes``. The command a user's recipe runs and the one the training data
+teaches are then one and the same (a test re-renders every use). A family whose task no
+recipe does keeps gold of its own, with a comment that says why.
 """
 
 from __future__ import annotations
@@ -17,12 +24,28 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Literal, TypeVar
 
+from shellagent.errors import InternalError
 from shellagent.taskgen import vocab
+
+if TYPE_CHECKING:
+    from shellagent.recipes import Catalog
 
 Kind = Literal["action", "question"]
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RecipeUse:
+    """A gold command rendered from a shipped recipe: which one, with what, and the result."""
+
+    recipe: str
+    args: Mapping[str, str]
+    """The values the family gave (validated; the slots left out take their defaults)."""
+    template: int
+    command: str
 
 
 @dataclass(frozen=True)
@@ -38,6 +61,8 @@ class Instance:
     slots: Mapping[str, str] = field(default_factory=dict)
     wrong_answers: tuple[str, ...] = ()
     kind: Kind = "action"
+    recipes: tuple[RecipeUse, ...] = ()
+    """The recipes whose rendered commands are among ``gold`` (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +126,33 @@ class Draw:
         self.rng.shuffle(out)
         return out
 
+    def recipe(self, name: str, /, template: int | None = None, **args: object) -> RecipeUse:
+        """The shipped recipe ``name`` rendered with ``args``: template number ``template``,
+        or one drawn when the recipe has several (none drawn when it has one, so a family's
+        stream of choices stays as it was). A name no shipped recipe has, a slot it lacks or
+        a value its type refuses is a bug of the family: ``InternalError``."""
+        from shellagent.recipes import SlotError, render
+
+        recipe = shipped_recipes().recipes.get(name)
+        if recipe is None:
+            raise InternalError(
+                f"no shipped recipe named {name!r}",
+                hint="name one of shellagent/recipes/data/*.toml in the family",
+            )
+        count = len(recipe.templates)
+        if template is None:
+            template = self.num(0, count - 1) if count > 1 else 0
+        if not 0 <= template < count:
+            raise InternalError(f"recipe {name} has no template number {template}")
+        try:
+            values = recipe.args(args)
+            command = render(recipe, values, template)
+        except SlotError as exc:  # its message names the recipe, or the value it refused
+            where = "" if name in exc.message else f"recipe {name}: "
+            raise InternalError(where + exc.message, hint=exc.hint) from None
+        given = {k: v for k, v in values.items() if k in args}
+        return RecipeUse(name, given, template, command)
+
     def phrase(self, templates: Sequence[str], **values: object) -> str:
         """One of ``templates`` filled in, with light variation in how it is put: an
         instruction that starts with a verb may get "Please", "Could you …?" and the like."""
@@ -159,3 +211,12 @@ class Draw:
         """``k`` distinct stems from ``pool``, some with a number to vary them."""
         picked = self.sample(pool, k)
         return [s if self.chance(0.6) else f"{s}-{self.num(2, 98)}" for s in picked]
+
+
+@cache
+def shipped_recipes() -> Catalog:
+    """The recipes shipped with the package (never a user's: a family's gold must not depend
+    on who generates it)."""
+    from shellagent.recipes import DATA_DIR, load
+
+    return load([DATA_DIR])

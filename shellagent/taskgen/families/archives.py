@@ -49,11 +49,12 @@ def archive_create(d: Draw) -> Instance:
         out=out,
     )
     listing = f"tar -tzf {path(out)}"
+    use = d.recipe("archive_create", dir=src, archive=out)
     return Instance(
         task=task,
         setup=tuple(_make_tree(src, files)) + (mkdir(out.rsplit("/", 1)[0]),),
         gold=(
-            f"tar -czf {path(out)} -C {path(parent)} {q(name)}",
+            use.command,
             f"tar -tzf {path(out)} | sort",
         ),
         check=all_of(
@@ -62,6 +63,7 @@ def archive_create(d: Draw) -> Instance:
         ),
         answer=f"Created {out}; it holds: {{out|lines}}.",
         slots={"src": src, "out": out},
+        recipes=(use,),
     )
 
 
@@ -87,18 +89,15 @@ def archive_extract(d: Draw) -> Instance:
         archive=archive,
         dest=dest,
     )
-    unpack = (
-        f"mkdir -p {path(dest)} && unzip -q {path(archive)} -d {path(dest)}"
-        if zipped
-        else f"mkdir -p {path(dest)} && tar -xzf {path(archive)} -C {path(dest)}"
-    )
+    use = d.recipe("archive_extract", archive=archive, dest=dest)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(unpack, f"find {path(dest)} -type f | sort"),
+        gold=(use.command, f"find {path(dest)} -type f | sort"),
         check=all_of(*(file_has(join(dest, f), f) for f in files)),
         answer=f"Extracted into {dest}: {{out|lines}}.",
         slots={"archive": archive, "dest": dest},
+        recipes=(use,),
     )
 
 
@@ -130,20 +129,17 @@ def archive_list(d: Draw) -> Instance:
             ),
             archive=archive,
         )
-        gold = (
-            f"unzip -Z1 {path(archive)} | grep -v '/$'"
-            if zipped
-            else f"tar -tzf {path(archive)} | grep -v '/$'"
-        )
+        use = d.recipe("archive_list", archive=archive)
         return Instance(
             task=task,
             setup=setup,
-            gold=(gold,),
+            gold=(use.command,),
             check=has(*names),
             answer=f"{archive} holds: {{out|lines}}.",
             slots={"archive": archive},
             wrong_answers=(", ".join(names[:-1]),),
             kind="question",
+            recipes=(use,),
         )
     task = d.phrase(
         (
@@ -152,20 +148,17 @@ def archive_list(d: Draw) -> Instance:
         ),
         archive=archive,
     )
-    gold = (
-        f"unzip -Z1 {path(archive)} | grep -v '/$' | wc -l"
-        if zipped
-        else f"tar -tzf {path(archive)} | grep -v '/$' | wc -l"
-    )
+    use = d.recipe("archive_count_files", archive=archive)
     return Instance(
         task=task,
         setup=setup,
-        gold=(gold,),
+        gold=(use.command,),
         check=number(len(files)),
         answer=f"{archive} holds {{out}} files.",
         slots={"archive": archive},
         wrong_answers=(f"{len(files) + 1} files", f"{len(files) + 2} files"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -192,11 +185,12 @@ def archive_extract_one(d: Draw) -> Instance:
         archive=archive,
         dest=dest,
     )
+    use = d.recipe("archive_extract_one", archive=archive, member=wanted, dest=dest)
     return Instance(
         task=task,
         setup=setup,
         gold=(
-            f"mkdir -p {path(dest)} && tar -xzf {path(archive)} -C {path(dest)} ./{q(wanted)}",
+            use.command,
             f"find {path(dest)} -type f",
         ),
         check=all_of(
@@ -205,6 +199,7 @@ def archive_extract_one(d: Draw) -> Instance:
         ),
         answer=f"Extracted {wanted} to: {{out}}.",
         slots={"archive": archive, "file": wanted, "dest": dest},
+        recipes=(use,),
     )
 
 
@@ -228,10 +223,11 @@ def zip_files(d: Draw) -> Instance:
         out=out,
     )
     listing = f"unzip -Z1 {path(out)}"
+    use = d.recipe("zip_files", dir=where, ext=ext, archive=out)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"cd {path(where)} && zip -q {path(out)} *.{ext}", f"unzip -Z1 {path(out)}"),
+        gold=(use.command, f"unzip -Z1 {path(out)}"),
         check=all_of(
             exists(out),
             *(f"{listing} | grep -qx -- {q(n)}" for n in chosen),
@@ -239,6 +235,7 @@ def zip_files(d: Draw) -> Instance:
         ),
         answer=f"{out} holds: {{out|lines}}.",
         slots={"dir": where, "ext": ext, "out": out},
+        recipes=(use,),
     )
 
 
@@ -250,7 +247,6 @@ def zip_folder(d: Draw) -> Instance:
     name = src.rsplit("/", 1)[1]
     out = join(out_dir, f"{name}.zip" if d.chance(0.6) else f"{name}-{d.num(2020, 2025)}.zip")
     files = _tree(d, src, d.num(3, 6))
-    parent = src.rsplit("/", 1)[0]
     task = d.phrase(
         (
             "Zip the folder {src} as {out}.",
@@ -260,11 +256,12 @@ def zip_folder(d: Draw) -> Instance:
         src=src,
         out=out,
     )
+    use = d.recipe("zip_folder", dir=src, archive=out)
     return Instance(
         task=task,
         setup=tuple(_make_tree(src, files)),
         gold=(
-            f"mkdir -p {path(out_dir)} && (cd {path(parent)} && zip -qr {path(out)} {q(name)})",
+            use.command,
             f"unzip -Z1 {path(out)} | sort",
         ),
         check=all_of(
@@ -273,4 +270,5 @@ def zip_folder(d: Draw) -> Instance:
         ),
         answer=f"Created {out}; it holds: {{out|lines}}.",
         slots={"src": src, "out": out},
+        recipes=(use,),
     )

@@ -52,16 +52,18 @@ def backup_copy_dir(d: Draw) -> Instance:
     )
     same = f"diff -r {path(src)} {path(dest)} >/dev/null 2>&1"
     nested = f"diff -r {path(src)} {path(join(dest, name))} >/dev/null 2>&1"
+    use = d.recipe("backup_copy_dir", dir=src, dest=dest)
     return Instance(
         task=task,
         setup=tuple(_populate(src, files)),
         gold=(
-            f"mkdir -p {path(dest.rsplit('/', 1)[0])} && cp -a {path(src)} {path(dest)}",
+            use.command,
             f"find {path(dest)} -type f | sort",
         ),
         check=f"{same} || {nested}",
         answer=f"Backed up to {dest}: {{out|lines}}",
         slots={"src": src, "dest": dest},
+        recipes=(use,),
     )
 
 
@@ -91,12 +93,12 @@ def backup_by_extension(d: Draw) -> Instance:
         src=src,
         dest=dest,
     )
+    use = d.recipe("backup_by_extension", dir=src, ext=ext, dest=dest)
     return Instance(
         task=task,
         setup=tuple(_populate(src, files)),
         gold=(
-            f"mkdir -p {path(dest)} && cd {path(src)} && find . -name '*.{ext}' "
-            f"-exec cp --parents {{}} {path(dest)}/ \\;",
+            use.command,
             f"find {path(dest)} -type f | sort",
         ),
         check=all_of(
@@ -105,6 +107,7 @@ def backup_by_extension(d: Draw) -> Instance:
         ),
         answer=f"Copied into {dest}: {{out|lines}}",
         slots={"src": src, "dest": dest, "ext": ext},
+        recipes=(use,),
     )
 
 
@@ -128,15 +131,17 @@ def backup_diff(d: Draw) -> Instance:
         src=src,
         bak=bak,
     )
+    use = d.recipe("backup_diff", dir=src, backup=bak)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"diff -rq {path(src)} {path(bak)} || true",),
+        gold=(use.command,),
         check=all_of(has(*names), lacks(*same)),
         answer="These differ: {out|lines}",
         slots={"src": src, "backup": bak},
         wrong_answers=(", ".join(same), ", ".join(same + names)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -157,11 +162,12 @@ def restore_from_backup(d: Draw) -> Instance:
         file=join(src, target),
         bak=bak,
     )
+    use = d.recipe("restore_from_backup", file=join(src, target), backup=bak)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"cp -a {path(join(bak, target))} {path(join(src, target))}",
+            use.command,
             f"cmp {path(join(src, target))} {path(join(bak, target))} && echo identical",
         ),
         check=all_of(
@@ -171,4 +177,5 @@ def restore_from_backup(d: Draw) -> Instance:
         ),
         answer=f"Restored {join(src, target)} from {bak}; compared: {{out}}.",
         slots={"file": join(src, target), "backup": bak},
+        recipes=(use,),
     )

@@ -53,15 +53,17 @@ def csv_sum_column(d: Draw) -> Instance:
         ),
         file=file,
     )
+    use = d.recipe("csv_sum_column", file=file, field="amount")
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *_csv_lines(rows))),
-        gold=(f"awk -F, 'NR > 1 {{ s += $4 }} END {{ print s }}' {path(file)}",),
+        gold=(use.command,),
         check=number(total),
         answer="The amounts add up to {out}.",
         slots={"file": file, "column": "amount"},
         wrong_answers=(f"{total - rows[0][3]}", f"{total + 1}"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -81,11 +83,12 @@ def csv_filter_rows(d: Draw) -> Instance:
         out=out,
     )
     header = "date,product,city,amount"
+    use = d.recipe("csv_filter_rows", file=file, field="city", value=city, out=out)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *_csv_lines(rows))),
         gold=(
-            f"{{ head -1 {path(file)}; awk -F, '$3 == \"{city}\"' {path(file)}; }} > {path(out)}",
+            use.command,
             f"wc -l < {path(out)}",
         ),
         check=all_of(
@@ -96,6 +99,7 @@ def csv_filter_rows(d: Draw) -> Instance:
         ),
         answer=f"{out} has {{out}} lines: the header and the {city} rows.",
         slots={"file": file, "out": out, "value": city},
+        recipes=(use,),
     )
 
 
@@ -110,10 +114,11 @@ def csv_count_distinct(d: Draw) -> Instance:
         ),
         file=file,
     )
+    use = d.recipe("csv_count_distinct", file=file, field="product")
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *_csv_lines(rows))),
-        gold=(f"tail -n +2 {path(file)} | cut -d, -f2 | sort -u | wc -l",),
+        gold=(use.command,),
         check=number(len(products)),
         answer=f"{{out}} different products appear in {file}.",
         slots={"file": file, "column": "product"},
@@ -121,6 +126,7 @@ def csv_count_distinct(d: Draw) -> Instance:
             f"{n} products" for n in sorted({len(rows), len(products) + 1} - {len(products)})
         ),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -138,15 +144,17 @@ def csv_top_row(d: Draw) -> Instance:
         file=file,
     )
     runner_up = sorted(rows, key=lambda r: -r[3])[1]
+    use = d.recipe("csv_top_row", file=file, field="amount")
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *_csv_lines(rows))),
-        gold=(f"tail -n +2 {path(file)} | sort -t, -k4 -rn | head -1",),
+        gold=(use.command,),
         check=all_of(token(str(top[3])), has(top[0]), no_token(str(runner_up[3]))),
         answer="The biggest amount: {out}",
         slots={"file": file},
         wrong_answers=(",".join(map(str, runner_up)),),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -186,15 +194,17 @@ def json_get_field(d: Draw) -> Instance:
         what=spoken[which],
         file=file,
     )
+    use = d.recipe("json_get_field", file=file, field=which)
     return Instance(
         task=task,
         setup=(mkdir(where), f"echo {q(json.dumps(doc, indent=2))} > {path(file)}"),
-        gold=(f"jq -r .{which} {path(file)}",),
+        gold=(use.command,),
         check=token(value),
         answer=f"{which} in {file}: {{out}}",
         slots={"file": file, "field": which},
         wrong_answers=(f"{pool}", "1.0.0"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -218,15 +228,17 @@ def json_filter(d: Draw) -> Instance:
         ),
         file=file,
     )
+    use = d.recipe("json_filter", file=file, field="active", value="true", show="login")
     return Instance(
         task=task,
         setup=(mkdir(where), f"echo {q(json.dumps(records))} > {path(file)}"),
-        gold=(f"jq -r '.[] | select(.active) | .login' {path(file)}",),
+        gold=(use.command,),
         check=all_of(has(*active), lacks(*inactive)),
         answer="Active: {out|lines}.",
         slots={"file": file},
         wrong_answers=(", ".join(inactive), ", ".join(active + inactive)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -252,12 +264,12 @@ def json_set_field(d: Draw) -> Instance:
         shown=value.strip('"'),
         file=file,
     )
+    use = d.recipe("json_set_field", file=file, field=key, value=value)
     return Instance(
         task=task,
         setup=(mkdir(where), f"echo {q(json.dumps(doc, indent=2))} > {path(file)}"),
         gold=(
-            f"jq '.{key} = {value}' {path(file)} > /tmp/config.json && mv /tmp/config.json "
-            f"{path(file)}",
+            use.command,
             f"jq -c . {path(file)}",
         ),
         check=all_of(
@@ -266,6 +278,7 @@ def json_set_field(d: Draw) -> Instance:
         ),
         answer=f"{file} is now: {{out}}",
         slots={"file": file, "field": key},
+        recipes=(use,),
     )
 
 
@@ -286,15 +299,17 @@ def json_count(d: Draw) -> Instance:
         file=file,
         status=status,
     )
+    use = d.recipe("json_count", file=file, field="status", value=status)
     return Instance(
         task=task,
         setup=(mkdir(where), f"echo {q(json.dumps(jobs))} > {path(file)}"),
-        gold=(f"jq '[.[] | select(.status == \"{status}\")] | length' {path(file)}",),
+        gold=(use.command,),
         check=number(n),
         answer=f"{{out}} entries have status {status}.",
         slots={"file": file, "status": status},
         wrong_answers=(f"{len(jobs)} entries", f"{n + 1} entries"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -328,15 +343,17 @@ def csv_show_matching_rows(d: Draw) -> Instance:
         file=file,
         city=said,
     )
+    use = d.recipe("csv_show_matching_rows", file=file, field="city", value=said)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *_csv_lines(rows))),
-        gold=(f"awk -F, 'NR > 1 && tolower($3) == \"{city.lower()}\"' {path(file)}",),
+        gold=(use.command,),
         check=reported(matching, other),
         answer=f"The {city} rows: {{out|lines}}",
         slots={"file": file, "column": "city", "value": said},
         wrong_answers=(", ".join(other), ", ".join(matching + other)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -355,15 +372,17 @@ def csv_count_matching(d: Draw) -> Instance:
         product=product,
     )
     wrong = sorted({len(rows), n + 1, n - 1} - {n, 0})
+    use = d.recipe("csv_count_matching", file=file, field="product", value=product)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *_csv_lines(rows))),
-        gold=(f"awk -F, 'NR > 1 && $2 == \"{product}\"' {path(file)} | wc -l",),
+        gold=(use.command,),
         check=number(n),
         answer=f"{{out}} rows of {file} are for {product}.",
         slots={"file": file, "column": "product", "value": product},
         wrong_answers=tuple(f"{w} rows" for w in wrong),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -385,15 +404,17 @@ def csv_rows_below(d: Draw) -> Instance:
         file=file,
         limit=limit,
     )
+    use = d.recipe("csv_rows_below", file=file, field="amount", number=limit)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *_csv_lines(rows))),
-        gold=(f"awk -F, 'NR > 1 && $4 < {limit}' {path(file)}",),
+        gold=(use.command,),
         check=reported(below, rest),
         answer=f"Rows with an amount under {limit}: {{out|lines}}",
         slots={"file": file, "column": "amount", "number": str(limit)},
         wrong_answers=(", ".join(rest), ", ".join(below + rest)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -421,15 +442,17 @@ def json_records_where(d: Draw) -> Instance:
         file=file,
         role=role,
     )
+    use = d.recipe("json_records_where", file=file, field="role", value=role)
     return Instance(
         task=task,
         setup=(mkdir(where), f"echo {q(json.dumps(records))} > {path(file)}"),
-        gold=(f"jq -c '.[] | select(.role == \"{role}\")' {path(file)}",),
+        gold=(use.command,),
         check=reported(wanted, others),
         answer=f"The {role} records: {{out|lines}}",
         slots={"file": file, "field": "role", "value": role},
         wrong_answers=(", ".join(others), ", ".join(wanted + others)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -454,13 +477,15 @@ def json_records_above(d: Draw) -> Instance:
         file=file,
         limit=limit,
     )
+    use = d.recipe("json_records_above", file=file, field="total", number=limit)
     return Instance(
         task=task,
         setup=(mkdir(where), f"echo {q(json.dumps(records))} > {path(file)}"),
-        gold=(f"jq -c '.[] | select(.total > {limit})' {path(file)}",),
+        gold=(use.command,),
         check=reported(over, rest),
         answer=f"Over {limit}: {{out|lines}}",
         slots={"file": file, "field": "total", "number": str(limit)},
         wrong_answers=(", ".join(rest), ", ".join(over + rest)),
         kind="question",
+        recipes=(use,),
     )

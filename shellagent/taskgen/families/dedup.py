@@ -37,15 +37,17 @@ def duplicate_files(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("duplicate_files", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"cd {path(where)} && md5sum * | sort | uniq -w32 -D | awk '{{print $2}}'",),
+        gold=(use.command,),
         check=all_of(has(*dups), lacks(*unique)),
-        answer="Identical content: {out|lines}.",
+        answer="Identical content: {out|names}.",
         slots={"dir": where},
         wrong_answers=(", ".join(unique), ", ".join(names)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -71,11 +73,12 @@ def remove_copies(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("remove_copies", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"find {path(where)} -maxdepth 1 -name '* ([0-9]).*' -print -delete | sort",
+            use.command,
             f"ls {path(where)}",
         ),
         check=all_of(
@@ -84,6 +87,7 @@ def remove_copies(d: Draw) -> Instance:
         ),
         answer=f"Deleted {{out1|count}} copies; {where} holds: {{out2|lines}}.",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -107,14 +111,16 @@ def dedup_lines(d: Draw) -> Instance:
         ),
         file=file,
     )
+    use = d.recipe("dedup_lines", file=file)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *lines)),
         gold=(
-            f"awk '!seen[$0]++' {path(file)} > /tmp/dedup.txt && mv /tmp/dedup.txt {path(file)}",
+            use.command,
             f"cat {path(file)}",
         ),
         check=file_is(file, *seen),
         answer=f"{file} now reads: {{out|lines}}.",
         slots={"file": file},
+        recipes=(use,),
     )

@@ -21,7 +21,8 @@ PAGE = 4096
 
 
 def _subdirs(d: Draw, where: str, low: int, high: int) -> list[str]:
-    """Subfolder names that appear nowhere in ``where`` (checks look for ``/name``)."""
+    """Subfolder names that appear nowhere in ``where`` (checks look for ``/name``, or
+    for the bare name where the answer gives no paths)."""
     taken = set(where.split("/"))
     pool = [w for w in vocab.WORDS + vocab.SERVICES if w not in taken]
     return d.sample(pool, d.num(low, high))
@@ -58,20 +59,17 @@ def biggest_subdir(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
-    gold = (
-        f"du -s {path(where)}/*/ | sort -rn | head -1"
-        if d.chance(0.5)
-        else f"du -sk {path(where)}/* | sort -rn | head -n 1"
-    )
+    use = d.recipe("biggest_subdir", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(has(f"/{ranked[0]}"), lacks(*(f"/{s}" for s in ranked[1:]))),
         answer="The biggest subfolder (size, path): {out}",
         slots={"dir": where},
         wrong_answers=(join(where, ranked[1]), join(where, ranked[-1])),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -89,15 +87,17 @@ def dir_size(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("dir_size", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"du -sh {path(where)}",),
+        gold=(use.command,),
         check=size_near(total),
         answer="Total size (du -sh): {out}",
         slots={"dir": where},
         wrong_answers=(f"{total * 2} bytes", f"{total // 3} bytes"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -120,20 +120,13 @@ def size_by_extension(d: Draw) -> Instance:
         ext=ext,
         dir=spoken,
     )
-    if d.chance(0.5):
-        gold, answer = f"du -ch {path(where)}/*.{ext} | tail -1", "Together: {out}"
-    else:
-        gold = (
-            f"find {path(where)} -name '*.{ext}' -printf '%s\\n' "
-            "| awk '{s += $1} END {print s}'"
-        )
-        answer = "Together they take {out} bytes."
+    use = d.recipe("size_by_extension", dir=where, ext=ext)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
+        gold=(use.command,),
         check=size_near(total),
-        answer=answer,
+        answer="Together they take {out}.",
         slots={"dir": where, "ext": ext},
         wrong_answers=tuple(
             f"{w} bytes"
@@ -141,6 +134,7 @@ def size_by_extension(d: Draw) -> Instance:
             if abs(w - total) > total / 4
         ),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -160,19 +154,17 @@ def most_files_subdir(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
-    gold = (
-        f'for d in {path(where)}/*/; do echo "$(find "$d" -type f | wc -l) $d"; done '
-        "| sort -rn | head -1"
-    )
+    use = d.recipe("most_files_subdir", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
-        check=all_of(has(f"/{ranked[0]}"), lacks(*(f"/{s}" for s in ranked[1:]))),
+        gold=(use.command,),
+        check=all_of(has(ranked[0]), lacks(*ranked[1:])),  # the recipe names them bare
         answer="Most files (count, folder): {out}",
         slots={"dir": where},
         wrong_answers=(join(where, ranked[1]), " ".join(join(where, s) for s in ranked)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -192,10 +184,11 @@ def usage_report(d: Draw) -> Instance:
         dir=spoken,
         out=out,
     )
+    use = d.recipe("usage_report", dir=where, out=out)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"du -s {path(where)}/*/ | sort -rn > {path(out)}", f"cat {path(out)}"),
+        gold=(use.command, f"cat {path(out)}"),
         check=all_of(
             is_file(out),
             f'[ "$(grep -c . {path(out)})" -eq {len(subdirs)} ]',
@@ -204,4 +197,5 @@ def usage_report(d: Draw) -> Instance:
         ),
         answer=f"Report written to {out}: {{out|lines}}",
         slots={"dir": where, "out": out},
+        recipes=(use,),
     )

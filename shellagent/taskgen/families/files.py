@@ -62,13 +62,7 @@ def largest_files(d: Draw) -> Instance:
             dir=spoken,
             k=k,
         )
-    if d.chance(0.5):
-        gold = f"ls -S {path(where)} | head -{k}"
-    else:
-        gold = (
-            f"find {path(where)} -maxdepth 1 -type f -printf '%s %f\\n' | sort -rn "
-            f"| head -{k} | cut -d' ' -f2"
-        )
+    use = d.recipe("largest_files", dir=where, count=k)
     answer = (
         f"The largest file in {where} is {{out|first}}."
         if k == 1
@@ -77,12 +71,13 @@ def largest_files(d: Draw) -> Instance:
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(has(*top), lacks(*rest)),
         answer=answer,
         slots={"dir": where, "count": str(k)},
         wrong_answers=(", ".join(rest[:k]), ", ".join(names)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -109,15 +104,17 @@ def count_by_extension(d: Draw) -> Instance:
         dir=spoken,
     )
     wrong = {n + 1, n - 1, top_level} - {n}
+    use = d.recipe("count_by_extension", dir=where, ext=ext)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"find {path(where)} -type f -name '*.{ext}' | wc -l",),
+        gold=(use.command,),
         check=number(n),
         answer=f"There are {{out}} .{ext} files in {where}, subfolders included.",
         slots={"dir": where, "ext": ext},
         wrong_answers=tuple(f"There are {w} .{ext} files." for w in sorted(wrong)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -159,21 +156,18 @@ def delete_old_files(d: Draw) -> Instance:
         dir=spoken,
         days=days,
     )
-    gold = (
-        f"find {path(where)} -maxdepth 1 -type f -name '*.{ext}' -mtime +{days} -print -delete"
-        " | sort",
-        f"ls {path(where)}",
-    )
+    use = d.recipe("delete_old_files", dir=where, ext=ext, days=days)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=gold,
+        gold=(use.command, f"ls {path(where)}"),
         check=all_of(
             *(missing(join(where, n)) for n in old),
             *(exists(join(where, n)) for n in new + keep),
         ),
-        answer=f"Deleted {{out1|count}} old .{ext} files; {where} now holds: {{out2|lines}}.",
+        answer=f"Deleted the old .{ext} files; {where} now holds: {{out2|lines}}.",
         slots={"dir": where, "ext": ext, "days": str(days)},
+        recipes=(use,),
     )
 
 
@@ -208,12 +202,11 @@ def move_by_extension(d: Draw) -> Instance:
         src=spoken,
         dest=dest,
     )
-    globs = " ".join(f"{path(src)}/*.{e}" for e in exts)
-    gold = (f"mkdir -p {path(dest)} && mv {globs} {path(dest)}/", f"ls {path(dest)}")
+    uses = tuple(d.recipe("move_by_extension", src=src, dest=dest, ext=e) for e in exts)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=gold,
+        gold=(*(u.command for u in uses), f"ls {path(dest)}"),
         check=all_of(
             *(exists(join(dest, n)) for n in moved),
             *(missing(join(src, n)) for n in moved),
@@ -221,6 +214,7 @@ def move_by_extension(d: Draw) -> Instance:
         ),
         answer=f"Moved them; {dest} now holds: {{out|lines}}.",
         slots={"src": src, "dest": dest, "exts": ",".join(exts)},
+        recipes=uses,
     )
 
 
@@ -247,15 +241,17 @@ def empty_files(d: Draw) -> Instance:
         )
         base = [n.rsplit("/", 1)[-1] for n in empties]
         rest = [n.rsplit("/", 1)[-1] for n in full]
+        listed = d.recipe("empty_files", dir=where)
         return Instance(
             task=task,
             setup=tuple(setup),
-            gold=(f"find {path(where)} -type f -empty | sort",),
+            gold=(listed.command,),
             check=all_of(has(*base), lacks(*rest)),
             answer="The empty files: {out|names}.",
             slots={"dir": where},
             wrong_answers=(", ".join(rest), ", ".join(base + rest)),
             kind="question",
+            recipes=(listed,),
         )
     task = d.phrase(
         (
@@ -265,19 +261,18 @@ def empty_files(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("delete_empty_files", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(
-            f"find {path(where)} -type f -empty -print -delete | sort",
-            f"find {path(where)} -type f | sort",
-        ),
+        gold=(use.command, f"find {path(where)} -type f | sort"),
         check=all_of(
             *(missing(join(where, n)) for n in empties),
             *(exists(join(where, n)) for n in full),
         ),
-        answer="Deleted {out1|count} empty files; left: {out2|names}.",
+        answer="Deleted the empty files; left: {out2|names}.",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -302,15 +297,17 @@ def recently_modified(d: Draw) -> Instance:
         dir=spoken,
         days=days,
     )
+    use = d.recipe("recently_modified", dir=where, days=days)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"find {path(where)} -type f -mtime -{days} | sort",),
+        gold=(use.command,),
         check=reported(recent, old),
         answer=f"Modified in the last {days} days: {{out|names}}.",
         slots={"dir": where, "days": str(days)},
         wrong_answers=(", ".join(old), ", ".join(names)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -330,18 +327,17 @@ def newest_file(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
-    gold = (
-        f"ls -t {path(where)} | head -1" if d.chance(0.6) else f"ls -1t {path(where)} | head -n 1"
-    )
+    use = d.recipe("newest_file", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(has(names[0]), lacks(*names[1:])),
         answer=f"The newest file in {where} is {{out}}.",
         slots={"dir": where},
         wrong_answers=(names[-1], names[1]),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -367,15 +363,11 @@ def files_larger_than(d: Draw) -> Instance:
         dest=dest,
         name=dest.rsplit("/", 1)[1],
     )
-    gold = (
-        f"mkdir -p {path(dest)} && find {path(where)} -maxdepth 1 -type f -size +{limit}k "
-        f"-exec mv -t {path(dest)} {{}} +",
-        f"ls {path(dest)}",
-    )
+    use = d.recipe("files_larger_than", dir=where, dest=dest, size=f"{limit}k")
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=gold,
+        gold=(use.command, f"ls {path(dest)}"),
         check=all_of(
             *(exists(join(dest, n)) for n in big),
             *(missing(join(where, n)) for n in big),
@@ -383,6 +375,7 @@ def files_larger_than(d: Draw) -> Instance:
         ),
         answer=f"Moved into {dest}: {{out|lines}}.",
         slots={"dir": where, "dest": dest, "limit_kb": str(limit)},
+        recipes=(use,),
     )
 
 
@@ -407,16 +400,17 @@ def find_by_name(d: Draw) -> Instance:
         name=target,
         dir=spoken,
     )
-    gold = f"find {path(where)} -name {q(target)}"
+    use = d.recipe("find_by_name", dir=where, name=target)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(has(spot), lacks(*decoys)),
         answer="It is at {out}.",
         slots={"dir": where, "name": target},
         wrong_answers=tuple(join(where, p) for p in decoys),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -441,13 +435,15 @@ def files_by_type(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("files_by_type", dir=where, kind="PNG image")
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"file {path(where)}/* | grep 'PNG image' | cut -d: -f1",),
+        gold=(use.command,),
         check=all_of(has(*pngs), lacks(*fakes)),
         answer="These are PNG images: {out|names}.",
         slots={"dir": where},
         wrong_answers=(", ".join(fakes), ", ".join(pngs + fakes)),
         kind="question",
+        recipes=(use,),
     )

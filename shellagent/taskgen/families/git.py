@@ -84,20 +84,17 @@ def git_last_author(d: Draw) -> Instance:
         ),
         repo=where,
     )
-    gold = (
-        f"git -C {path(where)} log -1 --format=%an"
-        if d.chance(0.5)
-        else f"git -C {path(where)} log -1 --format='%an <%ae>'"
-    )
+    use = d.recipe("git_last_author", repo=where)
     return Instance(
         task=task,
         setup=tuple(_build(where, commits)),
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(has(authors[0]), lacks(*authors[1:])),
         answer="The last commit was made by {out}.",
         slots={"repo": where},
         wrong_answers=tuple(authors[1:]),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -115,20 +112,17 @@ def git_commit_count(d: Draw) -> Instance:
         ),
         repo=where,
     )
-    gold = (
-        f"git -C {path(where)} rev-list --count HEAD"
-        if d.chance(0.5)
-        else f"git -C {path(where)} log --oneline | wc -l"
-    )
+    use = d.recipe("git_commit_count", repo=where)
     return Instance(
         task=task,
         setup=tuple(_build(where, commits)),
-        gold=(gold,),
+        gold=(use.command,),
         check=number(n),
         answer=f"{where} has {{out}} commits.",
         slots={"repo": where},
         wrong_answers=(f"{n + 1} commits", f"{n - 1} commits"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -151,15 +145,17 @@ def git_changed_files(d: Draw) -> Instance:
         ),
         repo=where,
     )
+    use = d.recipe("git_changed_files", repo=where)
     return Instance(
         task=task,
         setup=tuple(_build(where, commits)),
-        gold=(f"git -C {path(where)} show --name-only --format= HEAD",),
+        gold=(use.command,),
         check=all_of(has(*last), lacks(*untouched)),
         answer="The last commit changed: {out|lines}.",
         slots={"repo": where},
         wrong_answers=(", ".join(untouched), ", ".join(names)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -184,15 +180,17 @@ def git_current_branch(d: Draw) -> Instance:
         ),
         repo=where,
     )
+    use = d.recipe("git_current_branch", repo=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"git -C {path(where)} branch --show-current",),
+        gold=(use.command,),
         check=all_of(token(current), no_token(*rest)),
         answer=f"{where} is on branch {{out}}.",
         slots={"repo": where},
         wrong_answers=tuple(rest[:2]),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -222,10 +220,11 @@ def git_commit_changes(d: Draw) -> Instance:
         msg=message,
     )
     git = f"git -C {path(where)}"
+    use = d.recipe("git_commit_all", repo=where, message=message)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"{git} add -A && {git} commit -qm {q(message)}", f"{git} log -1 --format=%s"),
+        gold=(use.command, f"{git} log -1 --format=%s"),
         check=all_of(
             f'[ -z "$({git} status --porcelain)" ]',
             f'[ "$({git} log -1 --format=%s)" = {q(message)} ]',
@@ -234,6 +233,7 @@ def git_commit_changes(d: Draw) -> Instance:
         ),
         answer=f"Committed in {where} with the message: {{out}}",
         slots={"repo": where, "message": message},
+        recipes=(use,),
     )
 
 
@@ -256,13 +256,15 @@ def git_tag(d: Draw) -> Instance:
     )
     git = f"git -C {path(where)}"
     tagged = f"$({git} rev-parse -q --verify '{tag}^{{commit}}')"
+    use = d.recipe("git_tag", repo=where, tag=tag)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"{git} tag {tag}", f"{git} tag --list"),
+        gold=(use.command, f"{git} tag --list"),
         check=f'[ "{tagged}" = "$({git} rev-parse HEAD)" ]',
         answer="Tagged. Tags now: {out|lines}.",
         slots={"repo": where, "tag": tag},
+        recipes=(use,),
     )
 
 
@@ -283,20 +285,17 @@ def git_untracked(d: Draw) -> Instance:
         ),
         repo=where,
     )
-    gold = (
-        f"git -C {path(where)} ls-files --others --exclude-standard"
-        if d.chance(0.5)
-        else f"git -C {path(where)} status --porcelain | grep '^??'"
-    )
+    use = d.recipe("git_untracked", repo=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(has(*extra), lacks(*tracked)),
         answer="Untracked: {out|lines}.",
         slots={"repo": where},
         wrong_answers=(", ".join(tracked),),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -317,13 +316,15 @@ def git_author_of_change(d: Draw) -> Instance:
         repo=where,
         topic=topic,
     )
+    use = d.recipe("git_author_of_change", repo=where, pattern=topic)
     return Instance(
         task=task,
         setup=tuple(_build(where, commits)),
-        gold=(f"git -C {path(where)} log --grep={q(topic)} --format='%an: %s'",),
+        gold=(use.command,),
         check=all_of(has(authors[0]), lacks(*authors[1:])),
         answer="{out}",
         slots={"repo": where, "topic": topic},
         wrong_answers=tuple(authors[1:]),
         kind="question",
+        recipes=(use,),
     )

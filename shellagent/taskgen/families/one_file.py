@@ -63,15 +63,17 @@ def find_in_home(d: Draw) -> Instance:
         ),
         name=name,
     )
+    use = d.recipe("find_in_home", name=name)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"find ~ \\( -iname {q(name)} -o -iname {q(name + '.*')} \\) | sort",),
+        gold=(use.command,),
         check=all_of(has(join(spot, stored)[2:]), lacks(*(p[2:] for p in decoys))),
         answer="It is at {out}.",
         slots={"name": name},
         wrong_answers=tuple(p[2:] for p in decoys),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -99,11 +101,12 @@ def copy_file_into_dir(d: Draw) -> Instance:
         file=join(where, name),
         dest=dest,
     )
+    use = d.recipe("copy_file_into_dir", file=join(where, name), dest=dest)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"mkdir -p {path(dest)} && cp -p {path(join(where, name))} {path(dest)}/",
+            use.command,
             f"ls {path(dest)}",
         ),
         check=all_of(
@@ -113,6 +116,7 @@ def copy_file_into_dir(d: Draw) -> Instance:
         ),
         answer=f"Copied; {dest} holds: {{out|lines}}.",
         slots={"file": join(where, name), "dest": dest},
+        recipes=(use,),
     )
 
 
@@ -129,16 +133,18 @@ def move_file_into_dir(d: Draw) -> Instance:
         file=join(where, name),
         dest=dest,
     )
+    use = d.recipe("move_file_into_dir", file=join(where, name), dest=dest)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"mkdir -p {path(dest)} && mv {path(join(where, name))} {path(dest)}/",
+            use.command,
             f"ls {path(dest)}",
         ),
         check=all_of(is_dir(dest), file_has(join(dest, name), content), missing(join(where, name))),
         answer=f"Moved; {dest} holds: {{out|lines}}.",
         slots={"file": join(where, name), "dest": dest},
+        recipes=(use,),
     )
 
 
@@ -162,13 +168,15 @@ def copy_file_as(d: Draw) -> Instance:
         file=join(where, name),
         new=new,
     )
+    use = d.recipe("copy_file_as", file=join(where, name), copy=new)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"cp -p {path(join(where, name))} {path(join(where, new))}", f"ls {path(where)}"),
+        gold=(use.command, f"ls {path(where)}"),
         check=all_of(file_has(join(where, new), content), file_has(join(where, name), content)),
         answer=f"Copied; {where} holds: {{out|lines}}.",
         slots={"file": join(where, name), "copy": new},
+        recipes=(use,),
     )
 
 
@@ -185,13 +193,15 @@ def rename_file(d: Draw) -> Instance:
         file=join(where, name),
         new=new,
     )
+    use = d.recipe("rename_file", file=join(where, name), new=new)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"mv {path(join(where, name))} {path(join(where, new))}", f"ls {path(where)}"),
+        gold=(use.command, f"ls {path(where)}"),
         check=all_of(file_has(join(where, new), content), missing(join(where, name))),
         answer=f"Renamed; {where} holds: {{out|lines}}.",
         slots={"file": join(where, name), "new": new},
+        recipes=(use,),
     )
 
 
@@ -210,13 +220,15 @@ def copy_file(d: Draw) -> Instance:
         file=join(where, name),
         target=target,
     )
+    use = d.recipe("copy_file", path=join(where, name), dest=target)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"cp -a {path(join(where, name))} {path(target)}", f"ls {path(there)}"),
+        gold=(use.command, f"ls {path(there)}"),
         check=all_of(file_has(target, content), file_has(join(where, name), content)),
         answer=f"Copied; {there} holds: {{out|lines}}.",
         slots={"path": join(where, name), "dest": target},
+        recipes=(use,),
     )
 
 
@@ -237,11 +249,13 @@ def move_file(d: Draw) -> Instance:
         src=src,
         target=target,
     )
+    use = d.recipe("move_file", path=src, dest=target)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"mv {path(src)} {path(target)}", f"ls {path(target)}"),
+        gold=(use.command, f"ls {path(target)}"),
         check=all_of(missing(src), *(file_has(join(target, n), n) for n in names), is_dir(target)),
         answer=f"Moved; {target} holds: {{out|lines}}.",
         slots={"path": src, "dest": target},
+        recipes=(use,),
     )

@@ -23,7 +23,6 @@ from shellagent.taskgen.sh import (
     mkdir,
     number,
     path,
-    q,
     reported,
 )
 
@@ -75,15 +74,17 @@ def older_than_days(d: Draw) -> Instance:
         dir=spoken,
         days=days,
     )
+    use = d.recipe("older_than_days", dir=where, days=days)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"find {path(where)} -type f -mtime +{days} | sort",),
+        gold=(use.command,),
         check=reported([_base(f) for f in old], [_base(f) for f in recent]),
         answer=f"Not changed in the last {days} days: {{out|names}}.",
         slots={"dir": where, "days": str(days)},
         wrong_answers=(", ".join(_base(f) for f in recent), ", ".join(map(_base, old + recent))),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -101,15 +102,17 @@ def count_older_than_days(d: Draw) -> Instance:
         days=days,
     )
     wrong = sorted({len(recent), len(recent) + len(old), len(old) + 1} - {len(old)})
+    use = d.recipe("count_older_than_days", dir=where, days=days)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"find {path(where)} -type f -mtime +{days} | wc -l",),
+        gold=(use.command,),
         check=number(len(old)),
         answer=f"{{out}} files in {where} were not changed in the last {days} days.",
         slots={"dir": where, "days": str(days)},
         wrong_answers=tuple(f"{n} files" for n in wrong),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -127,15 +130,17 @@ def count_recently_modified(d: Draw) -> Instance:
         days=days,
     )
     wrong = sorted({len(old), len(recent) + len(old), len(recent) + 1} - {len(recent)})
+    use = d.recipe("count_recently_modified", dir=where, days=days)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"find {path(where)} -type f -mtime -{days} | wc -l",),
+        gold=(use.command,),
         check=number(len(recent)),
         answer=f"{{out}} files in {where} were changed in the last {days} days.",
         slots={"dir": where, "days": str(days)},
         wrong_answers=tuple(f"{n} files" for n in wrong),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -151,10 +156,10 @@ def _by_size(d: Draw) -> tuple[str, str, int, list[str], list[tuple[str, int]]]:
     return where, spoken, limit, setup, list(zip(files, sizes, strict=True))
 
 
-def _size_question(d: Draw, templates: tuple[str, ...], keep: str, gold_test: str) -> Instance:
+def _size_question(d: Draw, templates: tuple[str, ...], keep: str, recipe: str) -> Instance:
     """A question for the files on one side of a limit: ``keep`` says which side
-    ("over", "at_least", "under", "at_most"); ``gold_test`` is find's test for it, with
-    ``{kb}`` and ``{bytes}`` for the limit. One file of each instance sits at the limit
+    ("over", "at_least", "under", "at_most"); ``recipe`` is the recipe that lists them,
+    given the limit in KB. One file of each instance sits at the limit
     itself (``at_least``: 1024 bytes a KB; ``at_most``: 1000), so a bound said inclusive
     is told from a strict one whatever a KB is taken to be."""
     where, spoken, limit, setup, files = _by_size(d)
@@ -173,18 +178,19 @@ def _size_question(d: Draw, templates: tuple[str, ...], keep: str, gold_test: st
     inside = [_base(f) for f, n in files if sides[keep](n)]
     outside = [_base(f) for f, n in files if not sides[keep](n)]
     if not inside or not outside:  # both sides are needed to tell a direction
-        return _size_question(d, templates, keep, gold_test)
+        return _size_question(d, templates, keep, recipe)
     task = d.phrase(templates, dir=spoken, limit=limit)
-    test = gold_test.format(kb=limit, bytes=bound)
+    use = d.recipe(recipe, dir=where, size=f"{limit}k")
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"find {path(where)} -type f {test} | sort",),
+        gold=(use.command,),
         check=reported(inside, outside),
         answer="These files: {out|names}.",
         slots={"dir": where, "limit_kb": str(limit)},
         wrong_answers=(", ".join(outside), ", ".join(inside + outside)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -195,7 +201,7 @@ def find_larger_than(d: Draw) -> Instance:
         "List everything under {dir} that is more than {limit}K.",
         "Find the files in {dir} (subfolders too) over {limit} kilobytes.",
     )
-    return _size_question(d, templates, "over", "-size +{kb}k")
+    return _size_question(d, templates, "over", "find_larger_than")
 
 
 @family("find_smaller_than", "files", "which files are smaller than a size")
@@ -205,7 +211,7 @@ def find_smaller_than(d: Draw) -> Instance:
         "List the files under {dir} that are less than {limit}K.",
         "Find the files in {dir}, subfolders included, under {limit} kilobytes.",
     )
-    return _size_question(d, templates, "under", "-size -{bytes}c")
+    return _size_question(d, templates, "under", "find_smaller_than")
 
 
 @family("find_at_least_size", "files", "which files are at least a size")
@@ -215,7 +221,7 @@ def find_at_least_size(d: Draw) -> Instance:
         "List the files under {dir} of {limit}K or more.",
         "Find everything in {dir} that is no smaller than {limit} kilobytes.",
     )
-    return _size_question(d, templates, "at_least", "! -size -{bytes}c")
+    return _size_question(d, templates, "at_least", "find_at_least_size")
 
 
 @family("find_at_most_size", "files", "which files are not bigger than a size")
@@ -225,7 +231,7 @@ def find_at_most_size(d: Draw) -> Instance:
         "List the files under {dir} of {limit}K or less.",
         "Find everything in {dir} that is at most {limit} kilobytes.",
     )
-    return _size_question(d, templates, "at_most", "! -size +{bytes}c")
+    return _size_question(d, templates, "at_most", "find_at_most_size")
 
 
 @family("oldest_file", "files", "the file modified longest ago")
@@ -244,15 +250,17 @@ def oldest_file(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("oldest_file", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"ls -tr {path(where)} | head -n 1",),
+        gold=(use.command,),
         check=all_of(has(names[0]), lacks(*names[1:])),
         answer=f"The oldest file in {where} is {{out}}.",
         slots={"dir": where},
         wrong_answers=(names[-1], names[1]),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -277,16 +285,15 @@ def delete_by_extension(d: Draw) -> Instance:
         ext=ext,
         dir=spoken,
     )
+    use = d.recipe("delete_by_extension", dir=where, ext=ext)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(
-            f"find {path(where)} -type f -name {q('*.' + ext)} -print -delete | sort",
-            f"find {path(where)} -type f | sort",
-        ),
+        gold=(use.command, f"find {path(where)} -type f | sort"),
         check=all_of(*(missing(f) for f in gone), *(exists(f) for f in others)),
-        answer="Deleted {out1|count} files; left: {out2|names}.",
+        answer=f"Deleted the .{ext} files; left: {{out2|names}}.",
         slots={"dir": where, "ext": ext},
+        recipes=(use,),
     )
 
 
@@ -309,14 +316,11 @@ def move_images_to_folder(d: Draw) -> Instance:
         src=spoken,
         dest=dest,
     )
+    use = d.recipe("move_images_to_folder", dir=src, dest=dest)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(
-            f"mkdir -p {path(dest)} && find {path(src)} -maxdepth 1 -type f \\( -iname '*.jpg' "
-            f"-o -iname '*.jpeg' -o -iname '*.png' \\) -exec mv -t {path(dest)} {{}} +",
-            f"ls {path(dest)}",
-        ),
+        gold=(use.command, f"ls {path(dest)}"),
         check=all_of(
             *(exists(join(dest, f)) for f in images),
             *(missing(join(src, f)) for f in images),
@@ -324,6 +328,7 @@ def move_images_to_folder(d: Draw) -> Instance:
         ),
         answer=f"Moved the pictures; {dest} holds: {{out|lines}}.",
         slots={"src": src, "dest": dest},
+        recipes=(use,),
     )
 
 
@@ -340,14 +345,13 @@ def delete_older_than_days(d: Draw) -> Instance:
         dir=spoken,
         days=days,
     )
+    use = d.recipe("delete_older_than_days", dir=where, days=days)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(
-            f"find {path(where)} -type f -mtime +{days} -print -delete | sort",
-            f"find {path(where)} -type f | sort",
-        ),
+        gold=(use.command, f"find {path(where)} -type f | sort"),
         check=all_of(*(missing(f) for f in old), *(exists(f) for f in recent)),
         answer="Deleted {out1|count} files; left: {out2|names}.",
         slots={"dir": where, "days": str(days)},
+        recipes=(use,),
     )
