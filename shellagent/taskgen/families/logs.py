@@ -80,16 +80,17 @@ def log_count_level(d: Draw) -> Instance:
         log=log,
     )
     n = counts[level]
-    gold = f"grep -c ' {level} ' {path(log)}"
+    use = d.recipe("log_count_level", file=log, level=level)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *lines)),
-        gold=(gold,),
+        gold=(use.command,),
         check=number(n),
         answer=f"{log} has {{out}} {level} lines.",
         slots={"log": log, "level": level},
         wrong_answers=(f"{n + 1} {level} lines", f"{len(lines)} lines"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -117,10 +118,11 @@ def log_extract_level(d: Draw) -> Instance:
         out=out,
     )
     n = counts[level]
+    use = d.recipe("log_extract_level", file=log, level=level, output=out)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *lines)),
-        gold=(f"grep ' {level} ' {path(log)} > {path(out)}", f"wc -l < {path(out)}"),
+        gold=(use.command, f"wc -l < {path(out)}"),
         check=all_of(
             is_file(out),
             f"[ \"$(grep -c ' {level} ' {path(out)})\" -eq {n} ]",
@@ -128,6 +130,7 @@ def log_extract_level(d: Draw) -> Instance:
         ),
         answer=f"Saved {{out}} {level} lines to {out}.",
         slots={"log": log, "level": level, "out": out},
+        recipes=(use,),
     )
 
 
@@ -182,20 +185,17 @@ def log_top_ip(d: Draw) -> Instance:
         ),
         log=log,
     )
-    pipeline = f"awk '{{print $1}}' {path(log)} | sort | uniq -c | sort -rn | head -1"
-    if d.chance(0.5):
-        gold, answer = pipeline, "Requests and address of the busiest client: {out}."
-    else:
-        gold, answer = pipeline + " | awk '{print $2}'", "The busiest client is {out}."
+    use = d.recipe("log_top_ip", file=log)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *_access_log(d, hits))),
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(token(ips[0]), no_token(*ips[1:])),
-        answer=answer,
+        answer="Requests and address of the busiest client: {out}.",
         slots={"log": log},
         wrong_answers=(ips[1], " ".join(ips)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -219,15 +219,17 @@ def log_status_count(d: Draw) -> Instance:
         log=log,
         code=code,
     )
+    use = d.recipe("log_status_count", file=log, code=code)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *_access_log(d, hits, {code: n, other: m}))),
-        gold=(f"awk '$9 == {code}' {path(log)} | wc -l",),
+        gold=(use.command,),
         check=number(n),
         answer=f"{{out}} requests returned {code}.",
         slots={"log": log, "status": code},
         wrong_answers=(f"{m} requests", f"{total} requests", f"{n + 1} requests"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -253,13 +255,6 @@ def log_rotate(d: Draw) -> Instance:
         prev=" ".join(steps) + (" " if steps else ""),
         gz=" (gzip-compressed)" if compress else "",
     )
-    gold = []
-    if previous:
-        gold.append(f"mv {path(log + '.1')} {path(log + '.2')}")
-    gold.append(f"mv {path(log)} {path(log + '.1')} && touch {path(log)}")
-    if compress:
-        gold.append(f"gzip {path(log + '.1')}")
-    gold.append(f"ls {path(where)}")
     first = lines[0]
     read = f"zcat {path(log + '.1.gz')}" if compress else f"cat {path(log + '.1')}"
     check = [is_file(log), f"[ ! -s {path(log)} ]", f"{read} | grep -qF -- {q(first)}"]
@@ -267,13 +262,15 @@ def log_rotate(d: Draw) -> Instance:
         check.append(missing(log + ".1"))
     if previous:
         check.append(file_has(log + ".2", "older rotation"))
+    use = d.recipe("log_rotate_gzip" if compress else "log_rotate", file=log)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=tuple(gold),
+        gold=(use.command, f"ls {path(where)}"),
         check=all_of(*check),
         answer=f"Rotated {log}; {where} now has: {{out|lines}}.",
         slots={"log": log, "dir": where},
+        recipes=(use,),
     )
 
 
@@ -299,11 +296,12 @@ def log_compress_old(d: Draw) -> Instance:
         dir=where,
         days=days,
     )
+    use = d.recipe("log_compress_old", dir=where, days=days)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"find {path(where)} -name '*.log' -mtime +{days} -exec gzip {{}} +",
+            use.command,
             f"ls {path(where)}",
         ),
         check=all_of(
@@ -312,6 +310,7 @@ def log_compress_old(d: Draw) -> Instance:
         ),
         answer=f"Compressed the old logs; {where} now holds: {{out|lines}}.",
         slots={"dir": where, "days": str(days)},
+        recipes=(use,),
     )
 
 
@@ -333,10 +332,11 @@ def log_lines_on_date(d: Draw) -> Instance:
         date=_spoken_date(d, day),
         out=out,
     )
+    use = d.recipe("log_lines_on_date", file=log, date=day.isoformat(), output=out)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *lines)),
-        gold=(f"grep '^{day.isoformat()}' {path(log)} > {path(out)}", f"wc -l < {path(out)}"),
+        gold=(use.command, f"wc -l < {path(out)}"),
         check=all_of(
             is_file(out),
             f'[ "$(wc -l < {path(out)})" -eq {n} ]',
@@ -344,6 +344,7 @@ def log_lines_on_date(d: Draw) -> Instance:
         ),
         answer=f"Wrote {{out}} lines from {day.isoformat()} to {out}.",
         slots={"log": log, "date": day.isoformat(), "out": out},
+        recipes=(use,),
     )
 
 
@@ -360,17 +361,15 @@ def log_truncate(d: Draw) -> Instance:
         ),
         log=log,
     )
-    gold = (
-        f"truncate -s 0 {path(log)}" if d.chance(0.5) else f": > {path(log)}",
-        f"stat -c '%s bytes, mode %a: %n' {path(log)}",
-    )
+    use = d.recipe("log_truncate", file=log)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *lines), f"chmod {mode} {path(log)}"),
-        gold=gold,
+        gold=(use.command, f"stat -c '%s bytes, mode %a: %n' {path(log)}"),
         check=all_of(is_file(log), f"[ ! -s {path(log)} ]", mode_is(log, mode)),
         answer="Emptied it in place: {out}.",
         slots={"log": log},
+        recipes=(use,),
     )
 
 
@@ -394,15 +393,17 @@ def log_error_day(d: Draw) -> Instance:
         ),
         log=log,
     )
+    use = d.recipe("log_error_day", file=log)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *lines)),
-        gold=(f"grep ' ERROR ' {path(log)} | cut -c1-10 | sort | uniq -c | sort -rn | head -1",),
+        gold=(use.command,),
         check=all_of(token(worst.isoformat()), no_token(*(x.isoformat() for x in others))),
         answer="Most errors (count, date): {out}.",
         slots={"log": log},
         wrong_answers=(others[0].isoformat(), " ".join(x.isoformat() for x in days)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -420,13 +421,15 @@ def log_last_error(d: Draw) -> Instance:
         ),
         log=log,
     )
+    use = d.recipe("log_last_error", file=log)
     return Instance(
         task=task,
         setup=(mkdir(where), write(log, *lines)),
-        gold=(f"grep ' ERROR ' {path(log)} | tail -1",),
+        gold=(use.command,),
         check=reported([stamps[-1]], stamps[:-1]),
         answer="The last error: {out}",
         slots={"log": log},
         wrong_answers=(errors[0], "\n".join(errors)),
         kind="question",
+        recipes=(use,),
     )
