@@ -44,10 +44,11 @@ def symlink_current(d: Draw) -> Instance:
     )
     link = join(base, "current")
     target = join(base, "releases", new)
+    use = d.recipe("symlink_point", target=target, link=link)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"ln -sfn {path(target)} {path(link)}", f"readlink {path(link)}"),
+        gold=(use.command, f"readlink {path(link)}"),
         check=all_of(
             f"[ -L {path(link)} ]",
             f'[ "$(readlink -f {path(link)})" = "$(readlink -f {path(target)})" ]',
@@ -55,6 +56,7 @@ def symlink_current(d: Draw) -> Instance:
         ),
         answer=f"{link} now points to {{out}}.",
         slots={"link": link, "target": target},
+        recipes=(use,),
     )
 
 
@@ -79,11 +81,12 @@ def broken_symlinks(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("remove_broken_symlinks", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"find {path(where)} -xtype l -print -delete | sort",
+            use.command,
             f"find {path(where)} -type l | sort",
         ),
         check=all_of(
@@ -92,6 +95,7 @@ def broken_symlinks(d: Draw) -> Instance:
         ),
         answer="Removed {out1|count} broken links; still there: {out2|names}.",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -114,17 +118,17 @@ def checksum_mismatch(d: Draw) -> Instance:
         dir=spoken,
     )
     good = [n for n in names if n != bad]
+    use = d.recipe("checksum_mismatch", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(
-            f"cd {path(where)} && sha256sum -c SHA256SUMS 2>/dev/null | grep -v ': OK$' || true",
-        ),
+        gold=(use.command,),
         check=all_of(has(bad), lacks(*good)),
         answer="Checksum failures: {out}",
         slots={"dir": where},
         wrong_answers=(", ".join(good), ", ".join(names)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -141,16 +145,18 @@ def hosts_entry(d: Draw) -> Instance:
         name=name,
         ip=address,
     )
+    use = d.recipe("hosts_entry", host=name, address=address)
     return Instance(
         task=task,
         setup=("grep -q localhost /etc/hosts",),
-        gold=(f"echo {q(f'{address} {name}')} >> /etc/hosts", f"getent hosts {name}"),
+        gold=(use.command, f"getent hosts {name}"),
         check=all_of(
             f"getent hosts {name} | grep -q '^{address.replace('.', '[.]')}[[:space:]]'",
             "getent hosts localhost >/dev/null",
         ),
         answer=f"{name} now resolves: {{out}}",
         slots={"name": name, "address": address},
+        recipes=(use,),
     )
 
 
@@ -169,12 +175,12 @@ def project_skeleton(d: Draw) -> Instance:
         subs=", ".join(dirs),
         files=" and ".join(files),
     )
+    use = d.recipe("project_skeleton", dir=where, dirs=" ".join(dirs), files=" ".join(files))
     return Instance(
         task=task,
         setup=("true",),
         gold=(
-            f"mkdir -p {' '.join(path(join(where, s)) for s in dirs)} && touch "
-            + " ".join(path(join(where, f)) for f in files),
+            use.command,
             f"find {path(where)} | sort",
         ),
         check=all_of(
@@ -183,6 +189,7 @@ def project_skeleton(d: Draw) -> Instance:
         ),
         answer="Created: {out|lines}",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -210,15 +217,17 @@ def find_todo(d: Draw) -> Instance:
         ),
         dir=where,
     )
+    use = d.recipe("find_todo", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"grep -rl TODO {path(where)} | sort",),
+        gold=(use.command,),
         check=all_of(has(*with_todo), lacks(*clean)),
         answer="Files with TODOs: {out|names}.",
         slots={"dir": where},
         wrong_answers=(", ".join(clean), ", ".join(names)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -246,20 +255,17 @@ def count_code_lines(d: Draw) -> Instance:
         ext=ext,
         dir=where,
     )
-    gold = (
-        f"find {path(where)} -name '*.{ext}' -exec cat {{}} + | wc -l"
-        if d.chance(0.5)
-        else f"cat $(find {path(where)} -name '*.{ext}') | wc -l"
-    )
+    use = d.recipe("count_code_lines", dir=where, ext=ext)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(gold,),
+        gold=(use.command,),
         check=number(total),
         answer=f"{{out}} lines of .{ext} code.",
         slots={"dir": where, "ext": ext},
         wrong_answers=(f"{sum(counts)} lines", f"{total + 1} lines"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -284,15 +290,17 @@ def service_port(d: Draw) -> Instance:
         conf=conf,
         site=site,
     )
+    use = d.recipe("service_port", file=conf)
     return Instance(
         task=task,
         setup=(mkdir(conf.rsplit("/", 1)[0]), write(conf, *lines)),
-        gold=(f"grep -E '^\\s*listen' {path(conf)}",),
+        gold=(use.command,),
         check=all_of(token(str(port)), no_token(str(old))),
         answer="The site is configured with: {out}",
         slots={"conf": conf},
         wrong_answers=(str(old), "80"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -315,17 +323,18 @@ def temp_cleanup(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("temp_cleanup", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"find {path(where)} -type f \\( -name '*.tmp' -o -name '*~' -o -name '.*.swp' \\) "
-            "-print -delete | sort",
+            use.command,
             f"find {path(where)} -type f | sort",
         ),
         check=all_of(*(missing(f) for f in junk), *(f"[ -e {path(f)} ]" for f in kept)),
-        answer="Deleted {out1|count} leftovers; left: {out2|names}.",
+        answer="Deleted the leftovers; left: {out2|names}.",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 

@@ -39,16 +39,18 @@ def make_scripts_executable(d: Draw) -> Instance:
         ),
         dir=where,
     )
+    use = d.recipe("make_scripts_executable", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"chmod +x {path(where)}/*.sh", f"cd {path(where)} && stat -c '%A %n' *"),
+        gold=(use.command, f"cd {path(where)} && stat -c '%A %n' *"),
         check=all_of(
             *(f"[ -x {path(join(where, n))} ]" for n in scripts),
             *(f"[ ! -x {path(join(where, n))} ]" for n in others),
         ),
         answer="Done. Permissions now: {out|lines}",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -71,16 +73,18 @@ def fix_world_writable(d: Draw) -> Instance:
         ),
         dir=where,
     )
+    use = d.recipe("fix_world_writable", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"find {path(where)} -type f -perm -o+w -exec chmod o-w {{}} +",
+            use.command,
             f"find {path(where)} -type f -perm -o+w | wc -l",
         ),
         check=all_of(*(mode_is(join(where, n), m) for n, m in fixed.items())),
         answer="Removed the world write bit; world-writable files left: {out}.",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -111,11 +115,12 @@ def chown_tree(d: Draw) -> Instance:
         dir=where,
         name=full,
     )
+    use = d.recipe("chown_tree", user=login, dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"chown -R {login}:{login} {path(where)}",
+            use.command,
             f"find {path(where)} ! -user {login} -o ! -group {login} | wc -l",
         ),
         check=all_of(
@@ -124,6 +129,7 @@ def chown_tree(d: Draw) -> Instance:
         ),
         answer=f"{where} now belongs to {login}; entries owned by anyone else: {{out}}.",
         slots={"dir": where, "user": login},
+        recipes=(use,),
     )
 
 
@@ -144,15 +150,17 @@ def permission_query(d: Draw) -> Instance:
         ),
         file=file,
     )
+    use = d.recipe("permission_query", file=file)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"stat -c %a {path(file)}",),
+        gold=(use.command,),
         check=all_of(any_token((mode, "0" + mode)), no_token(*modes[1:])),
         answer=f"{file} has mode {{out}}.",
         slots={"file": file},
         wrong_answers=(f"mode {modes[1]}", f"{modes[2]}"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -177,16 +185,18 @@ def private_dir(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("private_dir", dir=where)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"chmod 700 {path(where)} && chmod 600 {path(where)}/*",
+            use.command,
             f"stat -c '%a %n' {path(where)} {path(where)}/*",
         ),
         check=all_of(mode_is(where, "700"), *(mode_is(join(where, n), "600") for n in files)),
         answer="Locked down: {out|lines}",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -209,17 +219,15 @@ def file_owner(d: Draw) -> Instance:
         ),
         file=file,
     )
+    use = d.recipe("file_owner", file=file)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(
-            f"stat -c %U {path(file)}"
-            if d.chance(0.5)
-            else f"ls -l {path(file)} | awk '{{print $3}}'",
-        ),
+        gold=(use.command,),
         check=all_of(has(owner), lacks(users[1][0], users[2][0])),
         answer=f"{file} is owned by {{out}}.",
         slots={"file": file},
         wrong_answers=(users[1][0], "root"),
         kind="question",
+        recipes=(use,),
     )

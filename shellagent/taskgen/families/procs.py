@@ -55,16 +55,18 @@ def kill_process(d: Draw) -> Instance:
         ),
         name=target,
     )
+    use = d.recipe("kill_process", name=target)
     return Instance(
         task=task,
         setup=tuple(setup),
         gold=(
-            f"pkill -x {q(target)}",
+            use.command,
             f"{_gone(target)} && echo {q(target + ' is no longer running')}",
         ),
         check=all_of(_gone(target), *(f"pgrep -x {q(o)} >/dev/null" for o in others)),
         answer="Stopped it: {out}.",
         slots={"process": target},
+        recipes=(use,),
     )
 
 
@@ -81,18 +83,20 @@ def port_owner(d: Draw) -> Instance:
         ),
         port=ports[0],
     )
+    use = d.recipe("port_owner", port=ports[0])
     return Instance(
         task=task,
         setup=tuple(setup),
         # `ss -p` cannot name a process another command started (each command runs in a
         # Landlock domain of its own, which keeps it out of the others' /proc/PID/fd); the
         # command line, which holds the port, is what ps and pgrep show.
-        gold=(f"ps -eo comm,args | grep -E '[ ]{ports[0]}( |$)'",),
+        gold=(use.command,),
         check=all_of(has(names[0]), lacks(*names[1:])),
         answer=f"Port {ports[0]} belongs to {{out}}.",
         slots={"port": str(ports[0])},
         wrong_answers=("python3", "nginx"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -109,15 +113,17 @@ def program_port(d: Draw) -> Instance:
         ),
         name=names[0],
     )
+    use = d.recipe("program_port", name=names[0])
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"pgrep -a {q(names[0])}",),
+        gold=(use.command,),
         check=all_of(token(str(ports[0])), no_token(*(str(p) for p in ports[1:]))),
         answer=f"{names[0]} listens on {{out}}.",
         slots={"process": names[0]},
         wrong_answers=tuple(str(p) for p in ports[1:]) + ("8080",),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -138,13 +144,15 @@ def count_processes(d: Draw) -> Instance:
         name=target,
     )
     total = k + sum(extra.values())
+    use = d.recipe("count_processes", name=target)
     return Instance(
         task=task,
         setup=tuple(setup),
-        gold=(f"pgrep -c -x {q(target)}",),
+        gold=(use.command,),
         check=number(k),
         answer=f"{{out}} {target} processes are running.",
         slots={"process": target},
         wrong_answers=(f"{k + 1} processes", f"{total} processes"),
         kind="question",
+        recipes=(use,),
     )
