@@ -31,11 +31,12 @@ def rename_extension(d: Draw) -> Instance:
         new=new,
         dir=spoken,
     )
+    use = d.recipe("rename_extension", dir=where, old=old, new=new)
     return Instance(
         task=task,
         setup=tuple(_setup(where, [f"{s}.{old}" for s in renamed] + other)),
         gold=(
-            f'for f in {path(where)}/*.{old}; do mv "$f" "${{f%.{old}}}.{new}"; done',
+            use.command,
             f"ls {path(where)}",
         ),
         check=all_of(
@@ -47,6 +48,7 @@ def rename_extension(d: Draw) -> Instance:
         ),
         answer=f"Renamed; {where} now holds: {{out|lines}}.",
         slots={"dir": where, "old_ext": old, "new_ext": new},
+        recipes=(use,),
     )
 
 
@@ -69,11 +71,12 @@ def rename_spaces(d: Draw) -> Instance:
         ),
         dir=spoken,
     )
+    use = d.recipe("rename_spaces", dir=where)
     return Instance(
         task=task,
         setup=tuple(_setup(where, names)),
         gold=(
-            f'cd {path(where)} && for f in *\\ *; do mv "$f" "${{f// /_}}"; done',
+            use.command,
             f"ls {path(where)}",
         ),
         check=all_of(
@@ -85,6 +88,7 @@ def rename_spaces(d: Draw) -> Instance:
         ),
         answer=f"Renamed; {where} now holds: {{out|lines}}.",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -105,12 +109,12 @@ def rename_lowercase(d: Draw) -> Instance:
         dir=spoken,
     )
     upper = [n for n in names if n != n.lower()]
+    use = d.recipe("rename_lowercase", dir=where)
     return Instance(
         task=task,
         setup=tuple(_setup(where, names)),
         gold=(
-            f'cd {path(where)} && for f in *[[:upper:]]*; do mv "$f" "$(echo "$f" | tr '
-            "'[:upper:]' '[:lower:]')\"; done",
+            use.command,
             f"ls {path(where)}",
         ),
         check=all_of(
@@ -119,6 +123,7 @@ def rename_lowercase(d: Draw) -> Instance:
         ),
         answer=f"Renamed; {where} now holds: {{out|lines}}.",
         slots={"dir": where},
+        recipes=(use,),
     )
 
 
@@ -140,11 +145,12 @@ def rename_prefix(d: Draw) -> Instance:
         ext=ext,
         dir=spoken,
     )
+    use = d.recipe("rename_prefix", dir=where, prefix=prefix, glob=f"*.{ext}")
     return Instance(
         task=task,
         setup=tuple(_setup(where, targets + others)),
         gold=(
-            f'cd {path(where)} && for f in *.{ext}; do mv "$f" {q(prefix)}"$f"; done',
+            use.command,
             f"ls {path(where)}",
         ),
         check=all_of(
@@ -153,4 +159,5 @@ def rename_prefix(d: Draw) -> Instance:
         ),
         answer=f"Renamed; {where} now holds: {{out|lines}}.",
         slots={"dir": where, "prefix": prefix, "ext": ext},
+        recipes=(use,),
     )

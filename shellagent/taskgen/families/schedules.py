@@ -71,16 +71,17 @@ def cron_add_job(d: Draw) -> Instance:
         user=user,
         file=file,
     )
-    line = " ".join(fields + [user, script])
     found = "{ found = 1 } END { exit !found }"
     awk = f"awk '!/^[[:space:]]*#/ && {_matches(fields, user, script)} {found}'"
+    use = d.recipe("cron_add_job", schedule=" ".join(fields), user=user, script=script, file=file)
     return Instance(
         task=task,
         setup=(mkdir("/etc/cron.d", f"/opt/{app}/bin"), f"printf '#!/bin/sh\\n' > {path(script)}"),
-        gold=(f"echo {q(line)} > {path(file)}", f"cat {path(file)}"),
+        gold=(use.command, f"cat {path(file)}"),
         check=all_of(f"[ -f {path(file)} ]", f"{awk} {path(file)}"),
         answer=f"Added to {file}: {{out}}",
         slots={"file": file, "script": script, "user": user},
+        recipes=(use,),
     )
 
 
@@ -103,15 +104,17 @@ def cron_which_script(d: Draw) -> Instance:
         file=file,
         clock=clock,
     )
+    use = d.recipe("cron_which_script", time=clock, file=file)
     return Instance(
         task=task,
         setup=(mkdir("/etc/cron.d"), write(file, *d.shuffled(lines[2:]))),
-        gold=(f"awk '$1 == {m} && $2 == {h}' {path(file)}",),
+        gold=(use.command,),
         check=all_of(has(script), lacks(*others)),
         answer=f"At {clock} every day: {{out}}",
         slots={"file": file},
         wrong_answers=(", ".join(others),),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -131,12 +134,12 @@ def cron_disable(d: Draw) -> Instance:
         file=file,
         script=target,
     )
-    sed_target = target.replace("/", "\\/")
     active = "grep -v '^[[:space:]]*#' " + path(file)
+    use = d.recipe("cron_disable", script=target, file=file)
     return Instance(
         task=task,
         setup=(mkdir("/etc/cron.d"), write(file, *d.shuffled(lines))),
-        gold=(f"sed -i '/{sed_target}/s/^/# /' {path(file)}", f"cat {path(file)}"),
+        gold=(use.command, f"cat {path(file)}"),
         check=all_of(
             f"! {active} | grep -qF -- {q(target)}",
             f"grep -q '^[[:space:]]*#.*{target}' {path(file)}",
@@ -144,6 +147,7 @@ def cron_disable(d: Draw) -> Instance:
         ),
         answer=f"Commented out; {file} now reads: {{out|lines}}",
         slots={"file": file, "script": target},
+        recipes=(use,),
     )
 
 
@@ -169,12 +173,12 @@ def cron_change_time(d: Draw) -> Instance:
     )
     moved = _matches([str(m2), str(h2), "*", "*", "*"], "root", script)
     awk = f"awk '!/^[[:space:]]*#/ && {moved} {{ n++ }} END {{ exit n != 1 }}'"
-    sed_script = script.replace("/", "\\/")
+    use = d.recipe("cron_change_time", script=script, time=f"{h2:02d}:{m2:02d}", file=file)
     return Instance(
         task=task,
         setup=(mkdir("/etc/cron.d"), write(file, *lines)),
         gold=(
-            f"sed -i 's/^{m1} {h1} \\(.*{sed_script}\\)$/{m2} {h2} \\1/' {path(file)}",
+            use.command,
             f"cat {path(file)}",
         ),
         check=all_of(
@@ -184,4 +188,5 @@ def cron_change_time(d: Draw) -> Instance:
         ),
         answer=f"{file} now reads: {{out|lines}}",
         slots={"file": file, "script": script},
+        recipes=(use,),
     )

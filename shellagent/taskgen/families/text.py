@@ -66,12 +66,12 @@ def replace_in_file(d: Draw) -> Instance:
         old=old_host,
         new=new_host,
     )
-    pattern = old_host.replace(".", "\\.")
+    use = d.recipe("replace_in_file", file=conf, old=old_host, new=new_host)
     return Instance(
         task=task,
         setup=(mkdir(conf.rsplit("/", 1)[0]), write(conf, *lines)),
         gold=(
-            f"sed -i 's/{pattern}/{new_host}/g' {path(conf)}",
+            use.command,
             f"grep -n {q(new_host)} {path(conf)}",
         ),
         check=all_of(
@@ -82,6 +82,7 @@ def replace_in_file(d: Draw) -> Instance:
         ),
         answer=f"Replaced {old_host} with {new_host}; these lines now use it: {{out|lines}}.",
         slots={"conf": conf, "old": old_host, "new": new_host},
+        recipes=(use,),
     )
 
 
@@ -110,16 +111,18 @@ def extract_column(d: Draw) -> Instance:
         src=src,
         out=out,
     )
+    use = d.recipe("extract_column", file=src, column=number_, sep=sep, output=out)
     return Instance(
         task=task,
         setup=(mkdir(where), write(src, header, *rows)),
         gold=(
-            f"cut -d{q(sep)} -f{number_} {path(src)} | tail -n +2 > {path(out)}",
+            use.command,
             f"wc -l < {path(out)}",
         ),
         check=file_is(out, *wanted),
         answer=f"Wrote {{out}} values of the {column} column to {out}.",
         slots={"src": src, "out": out, "column": column},
+        recipes=(use,),
     )
 
 
@@ -139,13 +142,15 @@ def unique_sorted(d: Draw) -> Instance:
         src=src,
         out=out,
     )
+    use = d.recipe("unique_sorted", file=src, output=out)
     return Instance(
         task=task,
         setup=(mkdir(where), write(src, *lines)),
-        gold=(f"sort -u {path(src)} > {path(out)}", f"wc -l < {path(out)}"),
+        gold=(use.command, f"wc -l < {path(out)}"),
         check=file_is(out, *sorted(set(words))),
         answer=f"{out} has the {{out}} distinct lines, sorted.",
         slots={"src": src, "out": out},
+        recipes=(use,),
     )
 
 
@@ -164,15 +169,17 @@ def count_matching_lines(d: Draw) -> Instance:
         word=word,
     )
     n = len(marked)
+    use = d.recipe("count_matching_lines", file=file, pattern=word)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *lines)),
-        gold=(f"grep -c {q(word)} {path(file)}",),
+        gold=(use.command,),
         check=number(n),
         answer=f"{{out}} lines of {file} mention {word}.",
         slots={"file": file, "word": word},
         wrong_answers=(f"{n + 1} lines", f"{len(lines)} lines"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -189,16 +196,17 @@ def line_count(d: Draw) -> Instance:
         ),
         file=file,
     )
-    gold = f"wc -l < {path(file)}" if d.chance(0.5) else f"wc -l {path(file)}"
+    use = d.recipe("line_count", file=file)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *lines)),
-        gold=(gold,),
+        gold=(use.command,),
         check=number(n),
         answer="Line count: {out}.",
         slots={"file": file},
         wrong_answers=(f"{n - 1} lines", f"{n + 1} lines"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -234,15 +242,17 @@ def config_value(d: Draw) -> Instance:
         key=key,
         conf=conf,
     )
+    use = d.recipe("config_value", file=conf, key=key)
     return Instance(
         task=task,
         setup=(mkdir(where), write(conf, *lines)),
-        gold=(f"grep -E '^\\s*{key}\\s*=' {path(conf)}",),
+        gold=(use.command,),
         check=all_of(token(value), no_token(stale)),
         answer=f"In {conf}: {{out}}",
         slots={"conf": conf, "key": key},
         wrong_answers=(stale, f"{key} = {stale}"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -255,10 +265,10 @@ def config_set_value(d: Draw) -> Instance:
     if env_style:
         conf = conf.rsplit(".", 1)[0] + ".env.conf"
         lines = [f"{k.upper()}={v}" for k, v in pairs]
-        name, sep = key.upper(), "="
+        name = key.upper()
     else:
         lines = [f"{k} = {v}" for k, v in pairs]
-        name, sep = key, " = "
+        name = key
     task = d.phrase(
         (
             "Set {name} to {new} in {conf}.",
@@ -271,10 +281,11 @@ def config_set_value(d: Draw) -> Instance:
         conf=conf,
     )
     active = f"grep -E '^\\s*{name}\\s*=' {path(conf)}"
+    use = d.recipe("config_set_value", file=conf, key=name, value=new)
     return Instance(
         task=task,
         setup=(mkdir(where), write(conf, *lines)),
-        gold=(f"sed -i 's/^{name}{sep}.*/{name}{sep}{new}/' {path(conf)}", active),
+        gold=(use.command, active),
         check=all_of(
             f'[ "$({active} | wc -l)" -eq 1 ]',
             f"{active} | grep -Eq {q('=[[:space:]]*' + new + '[[:space:]]*$')}",
@@ -282,6 +293,7 @@ def config_set_value(d: Draw) -> Instance:
         ),
         answer="Now set: {out}.",
         slots={"conf": conf, "key": name, "value": new},
+        recipes=(use,),
     )
 
 
@@ -303,14 +315,15 @@ def head_tail_save(d: Draw) -> Instance:
         file=file,
         out=out,
     )
-    tool = "head" if first else "tail"
+    use = d.recipe("head_save" if first else "tail_save", file=file, count=n, output=out)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *lines)),
-        gold=(f"{tool} -n {n} {path(file)} > {path(out)}", f"cat {path(out)}"),
+        gold=(use.command, f"cat {path(out)}"),
         check=file_is(out, *(lines[:n] if first else lines[-n:])),
         answer=f"{out} now holds: {{out|lines}}",
         slots={"file": file, "out": out, "count": str(n)},
+        recipes=(use,),
     )
 
 
@@ -334,13 +347,15 @@ def strip_comments(d: Draw) -> Instance:
         conf=conf,
         out=out,
     )
+    use = d.recipe("strip_comments", file=conf, output=out)
     return Instance(
         task=task,
         setup=(mkdir(where), write(conf, *lines)),
-        gold=(f"grep -Ev '^\\s*(#|$)' {path(conf)} > {path(out)}", f"cat {path(out)}"),
+        gold=(use.command, f"cat {path(out)}"),
         check=file_is(out, *active),
         answer=f"Active settings written to {out}: {{out|lines}}",
         slots={"conf": conf, "out": out},
+        recipes=(use,),
     )
 
 
@@ -358,13 +373,15 @@ def show_matching_lines(d: Draw) -> Instance:
         file=file,
         word=word,
     )
+    use = d.recipe("show_matching_lines", file=file, pattern=word)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *lines)),
-        gold=(f"grep {q(word)} {path(file)}",),
+        gold=(use.command,),
         check=reported(marked, plain),
         answer="The matching lines: {out|lines}",
         slots={"file": file, "word": word},
         wrong_answers=(plain[0], "\n".join(lines)),
         kind="question",
+        recipes=(use,),
     )

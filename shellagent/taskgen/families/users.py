@@ -57,15 +57,17 @@ def user_shell(d: Draw) -> Instance:
         login=login,
         full=full,
     )
+    use = d.recipe("user_shell", user=login)
     return Instance(
         task=task,
         setup=setup,
-        gold=(f"getent passwd {login} | cut -d: -f7",),
+        gold=(use.command,),
         check=all_of(token(shells[0]), no_token(*shells[1:])),
         answer=f"{login} logs in with {{out}}.",
         slots={"user": login},
         wrong_answers=(shells[1], shells[2]),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -89,16 +91,17 @@ def group_members(d: Draw) -> Instance:
         ),
         group=group,
     )
-    gold = f"getent group {group}" if d.chance(0.5) else f"getent group {group} | cut -d: -f4"
+    use = d.recipe("group_members", group=group)
     return Instance(
         task=task,
         setup=setup,
-        gold=(gold,),
+        gold=(use.command,),
         check=all_of(has(*members), lacks(*outsiders)),
         answer=f"Members of {group}: {{out}}",
         slots={"group": group},
         wrong_answers=(", ".join(outsiders), ", ".join(members + outsiders)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -124,15 +127,17 @@ def users_with_shell(d: Draw) -> Instance:
         ),
         shell=shell,
     )
+    use = d.recipe("users_with_shell", shell=shell)
     return Instance(
         task=task,
         setup=setup,
-        gold=(f"awk -F: '$7 == \"{shell}\" {{print $1}}' /etc/passwd",),
+        gold=(use.command,),
         check=all_of(has(*users), lacks(*rest)),
         answer=f"Accounts with {shell}: {{out|lines}}.",
         slots={"shell": shell},
         wrong_answers=(", ".join(rest), ", ".join(users + rest)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -156,15 +161,17 @@ def user_home(d: Draw) -> Instance:
         login=login,
         full=full,
     )
+    use = d.recipe("user_home", user=login)
     return Instance(
         task=task,
         setup=setup,
-        gold=(f"getent passwd {login} | cut -d: -f6",),
+        gold=(use.command,),
         check=all_of(token(homes[0]), no_token(*homes[1:])),
         answer=f"{login}'s home is {{out}}.",
         slots={"user": login},
         wrong_answers=(homes[1], f"/home/{login}x"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -181,16 +188,17 @@ def user_uid(d: Draw) -> Instance:
         ),
         login=login,
     )
-    gold = f"id -u {login}" if d.chance(0.5) else f"getent passwd {login} | cut -d: -f3"
+    use = d.recipe("user_uid", user=login)
     return Instance(
         task=task,
         setup=setup,
-        gold=(gold,),
+        gold=(use.command,),
         check=number(uid),
         answer=f"{login} has uid {{out}}.",
         slots={"user": login},
         wrong_answers=(f"uid {accounts[1][2]}", f"uid {uid + 100}"),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -214,15 +222,17 @@ def user_groups(d: Draw) -> Instance:
         login=login,
         full=full,
     )
+    use = d.recipe("user_groups", user=login)
     return Instance(
         task=task,
         setup=setup,
-        gold=(f"id -nG {login}",),
+        gold=(use.command,),
         check=all_of(*(token(g) for g in groups[:k]), no_token(*groups[k:])),
         answer=f"{login} is in: {{out}}.",
         slots={"user": login},
         wrong_answers=(" ".join(groups[k:]), " ".join(groups)),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -244,14 +254,16 @@ def change_shell(d: Draw) -> Instance:
         )
     task = d.phrase(templates, login=login, new=new, full=full)
     field = "getent passwd {} | cut -d: -f7"
+    use = d.recipe("change_shell", user=login, shell=new)
     return Instance(
         task=task,
         setup=setup,
-        gold=(f"chsh -s {new} {login}", field.format(login)),
+        gold=(use.command, field.format(login)),
         check=all_of(
             f'[ "$({field.format(login)})" = {q(new)} ]',
             f'[ "$({field.format(other)})" = {q(old)} ]',
         ),
         answer=f"{login}'s shell is now {{out}}.",
         slots={"user": login, "shell": new},
+        recipes=(use,),
     )
