@@ -133,12 +133,11 @@ class Draw:
         a value its type refuses is a bug of the family: ``InternalError``."""
         from shellagent.recipes import SlotError, render
 
-        recipe = shipped_recipes().recipes.get(name)
-        if recipe is None:
-            raise InternalError(
-                f"no shipped recipe named {name!r}",
-                hint="name one of shellagent/recipes/data/*.toml in the family",
-            )
+        catalog = shipped_recipes()
+        recipe = catalog.recipes.get(name)
+        if recipe is None:  # misspelt, or left out of the catalog for a problem of its file
+            hint = catalog.problems[0] if catalog.problems else "name a recipe of its data files"
+            raise InternalError(f"no shipped recipe named {name!r}", hint=hint)
         count = len(recipe.templates)
         if template is None:
             template = self.num(0, count - 1) if count > 1 else 0
