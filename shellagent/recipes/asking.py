@@ -194,7 +194,12 @@ def kind_of(task: str, lexicon: Lexicon) -> str:
 
 def _plural_nouns(lexicon: Lexicon) -> str:
     nouns = [w for w in lexicon["files.nouns"].words if w.endswith("s")]
-    kinds = [w for w in lexicon["kinds.words"].values if w.endswith("s")]
+    kinds = [
+        w
+        for entry in ("kinds.words", "kinds.categories")
+        for w in lexicon[entry].values
+        if w.endswith("s")
+    ]
     ordered = sorted(dict.fromkeys([*nouns, *kinds]), key=lambda w: (-len(w), w))
     return "|".join(map(re.escape, ordered))
 
@@ -268,7 +273,10 @@ def pick_of(task: str, one: bool, lexicon: Lexicon) -> str:
     before, after = task[: match.start()], task[match.end() :]
     # "keep the most recent 5 files", "all but the newest": not the one to act on;
     # "which five files are the largest": several; "the earliest date in app.log": no file
-    nouns = lexicon["files.nouns"].alternation
+    # a file, or a kind or sort of one ("the oldest pdf", "my latest song")
+    nouns = "|".join(
+        lexicon[e].alternation for e in ("files.nouns", "kinds.words", "kinds.categories")
+    )
     a_file = re.compile(rf"\s+(?:[\w.'-]+\s+){{0,3}}?(?:{nouns}|one)\b", re.I)
     file_before = re.compile(
         rf"\b(?:which|what|the)\s+(?:[\w.'-]+\s+){{0,2}}{nouns}\b[^.?!]*$", re.I

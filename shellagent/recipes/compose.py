@@ -38,8 +38,10 @@ __all__ = [
     "the_one_of_a_ranking",
 ]
 
-# a plain character of find's tests, or a placeholder with a filter ("{size|bytes}")
-_PLAIN = r"(?:[^|;&`$()<>\n]|\{\w+\|\w+\})"
+# a plain character of find's tests, an escaped parenthesis that groups them ("\( -iname
+# '*.jpg' -o -iname '*.png' \)": an ending after it acts on the whole group), or a
+# placeholder with a filter ("{size|bytes}")
+_PLAIN = r"(?:[^|;&`$()<>\n]|\\[()]|\{\w+\|\w+\})"
 _SELECTION = re.compile(rf"find \{{dir\}}(?P<test>{_PLAIN}*?-type f{_PLAIN}*?)(?: \| sort)?")
 
 # find's own actions and outputs: a template with one of them already does something else

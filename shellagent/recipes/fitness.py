@@ -22,13 +22,24 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shellagent.recipes.compose import is_selection
+from shellagent.recipes.lexicon import lexicon
 from shellagent.recipes.values import TaskValues, candidates_for, listed_folders, listed_paths
 
 if TYPE_CHECKING:
     from shellagent.recipes.model import Recipe
     from shellagent.recipes.rank import Candidate
+    from shellagent.recipes.reading import TaskReading
 
-__all__ = ["DOES", "Shape", "adjust", "rerank", "shape_of", "untold"]
+__all__ = [
+    "DOES",
+    "Shape",
+    "adjust",
+    "category_of",
+    "rerank",
+    "shape_of",
+    "sort_unsaid",
+    "untold",
+]
 
 # Weights, in the ranker's margin units (a right recipe leads a wrong one by 0.1-0.5
 # where the words alone confuse them). Measured with ``bench/recipes_bench.py intents``.
@@ -123,6 +134,7 @@ class Shape:
     names: tuple[str, ...]  # file names not found here: maybe names to look for
     saved: tuple[str, ...]  # files the task says to save an answer in
     kinds_of_file: tuple[str, ...]  # extensions it asks about ("PDFs" → pdf)
+    categories: tuple[str, ...] = ()  # sorts of file of many extensions ("photos")
     act: str = ""  # the find-then-act ending the task asks for ("delete", "move", …)
     texts: tuple[str, ...] = ()  # quoted words to look for ("the word 'timeout'")
     formats: tuple[str, ...] = ()  # formats of the files it names ("csv", "json", "log")
@@ -173,6 +185,7 @@ def shape_of(values: TaskValues) -> Shape:
         _by_base(names),
         saved,
         reading.unmistakable_kinds,
+        reading.categories,
         reading.ending if reading.kind == "action" else "",
         values.texts,
         tuple(dict.fromkeys(f for f in formats if f)),
@@ -263,11 +276,15 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     )
     penalty += UNUSED_VALUE * min(unused, 2)
     types = {slot.type for slot in recipe.slots.values()}
+    does = " ".join(recipe.templates)
     if shape.kinds_of_file and not ({"ext", "glob"} & types):
         said = f"{recipe.name} {recipe.summary} {' '.join(recipe.templates)}".lower()
         if not any(re.search(rf"\b{re.escape(k)}\b", said) for k in shape.kinds_of_file):
             penalty += NO_KIND_OF_FILE
-    does = " ".join(recipe.templates)
+    category = category_of(recipe)
+    if shape.categories and not category and ("ext" in types or "find {dir}" in does):
+        # "how many photos": jpg alone would miss the png ones, every file is too many
+        penalty += NO_KIND_OF_FILE
     if shape.act and recipe.kind == "action" and not re.search(DOES[shape.act], does):
         penalty += OTHER_ACT
     if shape.texts and not (types & _TEXT_SLOTS):
@@ -283,6 +300,32 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     if shape.count and is_selection(recipe):
         penalty += NOT_COUNTED
     return -penalty
+
+
+def sort_unsaid(recipe: Recipe, reading: TaskReading) -> bool:
+    """Whether ``recipe`` selects a sort of file ("the pictures": jpg, png …) the task does
+    not ask about: "how big is the Music folder" names a folder, not the songs in it, and
+    "how many PDFs are in my Documents" one extension. The ranker reads a folder's name as
+    the sort's word, so such a recipe is offered only when the sort is said, by its word
+    or by two of its formats ("the images (.jpg and .png)")."""
+    category = category_of(recipe)
+    if not category or category in reading.categories:
+        return False
+    said = {k.lower() for k in reading.kinds}
+    return len(said & set(lexicon()[f"kinds.{category}"].words)) < 2
+
+
+def category_of(recipe: Recipe) -> str:
+    """The sort of file ``recipe`` selects ("pictures": its first template names every
+    extension the lexicon gives pictures, as ``-iname '*.jpg'``), "" for none."""
+    lx = lexicon()
+    named = set(re.findall(r"-iname '\*\.(\w+)'", recipe.templates[0]))
+    if not named:
+        return ""
+    for category in dict.fromkeys(lx["kinds.categories"].values.values()):
+        if set(lx[f"kinds.{category}"].words) <= named:
+            return category
+    return ""
 
 
 # Which way a template limits an age or a size: find's "+N" is more than N ("-mtime +30":

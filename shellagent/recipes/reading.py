@@ -65,6 +65,8 @@ _MODE = re.compile(r"(?<![\w.])([0-7]{3,4})(?![\w.])")
 _CAPS = re.compile(r"\b[A-Z][A-Z0-9_]{1,30}\b")
 _CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
 _VERSION = re.compile(r"\d+(\.\d+)+")  # 2.3.1 is no file name
+# a file name with spaces, as people quote one: 'report final.docx'
+_SPACED_NAME = re.compile(r"[\w@+(-][\w .@+()-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ class TaskReading:
     # every extension a file of the kinds said may have ("the newest photo": jpg, png …),
     # a folder named by a kind's word aside ("my Documents folder")
     kind_exts: tuple[str, ...] = ()
+    # sorts of file of many extensions ("photos": pictures), when no extension is said
+    categories: tuple[str, ...] = ()
     quoted_globs: tuple[str, ...] = ()  # "ending in '_copy.txt'": *_copy.txt
     sizes: tuple[str, ...] = ()  # as a size slot takes them: 100M
     days: tuple[int, ...] = ()
@@ -125,6 +129,7 @@ class TaskReading:
     names: tuple[str, ...] = ()  # after "named", "user", "branch", "column" …
     signals: tuple[str, ...] = ()
     look_for: tuple[str, ...] = ()
+    mentioned: tuple[str, ...] = ()  # unquoted words to look for ("lines that mention timeout")
     quoted_names: tuple[str, ...] = ()
     saving: str = ""  # the saving clause ("save the list to /tmp/x")
     output: str = ""  # the file a result is saved in
@@ -194,7 +199,9 @@ class TaskReading:
         ``version``)."""
         words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", self.text)}
         return tuple(
-            f for f in fields if len(last := f.rsplit(".", 1)[-1]) > 2 and last.lower() in words
+            f
+            for f in fields
+            if len(last := f.rsplit(".", 1)[-1]) > 2 and _said_as(last.lower(), words)
         )
 
     def fields_first(self, fields: Sequence[str], holding: Sequence[str] = ()) -> list[str]:
@@ -204,7 +211,8 @@ class TaskReading:
 
         def said(field: str) -> tuple[int, bool]:
             last = field.rsplit(".", 1)[-1].lower()
-            return (words.index(last) if last in words else len(words), field not in holding)
+            at = [i for i, w in enumerate(words) if _said_as(last, {w})]
+            return (at[0] if at else len(words), field not in holding)
 
         return sorted(fields, key=said)
 
@@ -217,13 +225,20 @@ class TaskReading:
         def mark_in(text: str) -> str:
             return re.sub(
                 r"[A-Za-z][\w-]*",
-                lambda m: f"{m[0]} {mark}" if m[0].lower() in said else m[0],
+                lambda m: (
+                    f"{m[0]} {mark}" if any(_said_as(s, {m[0].lower()}) for s in said) else m[0]
+                ),
                 text,
             )
 
         if not said:
             return self.text, self.request
         return mark_in(self.text), mark_in(self.request)
+
+
+def _said_as(name: str, words: set[str]) -> bool:
+    """Whether ``words`` say ``name`` (lower case), or its plural ("the prices": price)."""
+    return name in words or f"{name}s" in words or f"{name}es" in words
 
 
 def quoted_spans(text: str) -> list[tuple[int, int, str]]:
@@ -235,14 +250,24 @@ def quoted_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def looks_like_file_name(text: str) -> bool:
-    """Whether ``text`` is a file name with an extension ("report.csv")."""
-    return bool(_FILENAME.fullmatch(text))
+    """Whether ``text`` is a file name with an extension ("report.csv", "report
+    final.docx")."""
+    return bool(_FILENAME.fullmatch(text) or _spaced_name(text))
+
+
+def _spaced_name(text: str) -> bool:
+    """Whether ``text`` is a file name with spaces ('report final.docx'), not a phrase
+    that ends in one ('error in main.py': a little word says it is a phrase)."""
+    if " " not in text or not _SPACED_NAME.fullmatch(text):
+        return False
+    little = lexicon()["files.stop"]
+    return not any(little.says(word) for word in text.rsplit(".", 1)[0].split())
 
 
 def looks_like_path(text: str) -> bool:
     """Whether ``text`` is a path or a file name."""
     return bool(text) and (
-        text.startswith(("/", "~", "./", "../")) or "/" in text or bool(_FILENAME.fullmatch(text))
+        text.startswith(("/", "~", "./", "../")) or "/" in text or looks_like_file_name(text)
     )
 
 
@@ -255,7 +280,10 @@ def explicit_paths(task: str) -> list[str]:
     found: list[tuple[int, str]] = []
     for m in _QUOTED.finditer(task):
         inner = next(g for g in m.groups() if g is not None).strip()
-        if looks_like_path(inner) and " " not in inner:
+        # spaces are part of a quoted name ('report final.docx', '/srv/My Files'), not
+        # of a quoted phrase that holds a path ('disk full on /var')
+        spaced = inner.startswith(("/", "~/", "./")) or _spaced_name(inner)
+        if looks_like_path(inner) and (" " not in inner or spaced):
             found.append((m.start(), inner))
     stripped = _QUOTED.sub(lambda m: " " * len(m.group(0)), task)
     for m in _PATH.finditer(stripped):
@@ -274,7 +302,7 @@ def explicit_paths(task: str) -> list[str]:
 
 
 def _is_file_shaped(path: str) -> bool:
-    return bool(_FILENAME.fullmatch(path.rstrip("/").rsplit("/", 1)[-1])) and not path.endswith("/")
+    return looks_like_file_name(path.rstrip("/").rsplit("/", 1)[-1]) and not path.endswith("/")
 
 
 def _joined(task: str, name: str, lx: Lexicon) -> tuple[str, ...]:
@@ -359,14 +387,17 @@ def _kinds(task: str, lx: Lexicon) -> tuple[list[str], list[str]]:
     return said, list(dict.fromkeys(strict))
 
 
-def _kind_exts(task: str, dirs: Sequence[str], lx: Lexicon) -> list[str]:
-    """Every extension a file of the kinds the prose says may have: a kind's word or
-    extension and its family ("photos": jpg, jpeg, png …); a word that names a folder
-    ("my Documents folder", "~/Music") is no kind."""
+def _kind_exts(
+    task: str, dirs: Sequence[str], categories: Sequence[str], lx: Lexicon
+) -> list[str]:
+    """Every extension a file of the kinds the prose says may have: a sort's extensions
+    ("photos": the lexicon's ``kinds.pictures``, as the recipes select them), a kind's word
+    or extension and its family ("tarballs": tar, gz …); a word that names a folder ("my
+    Documents folder", "~/Music") is no kind."""
     folders = {d for d in dirs if "/" not in d and not d.startswith("~")}  # said as words
     families, words = lx["kinds.families"], lx["kinds.words"]
     prose = _FILENAME.sub(" ", _PATH.sub(" ", task))  # "sales.csv" says no kind
-    found: list[str] = []
+    found: list[str] = [ext for sort in categories for ext in lx[f"kinds.{sort}"].words]
     for word in re.findall(r"[\w-]+", prose):
         if word in folders:
             continue
@@ -388,6 +419,21 @@ def _total(request: str, count: bool, lx: Lexicon) -> str:
     if not count and lx["totals.sum"].says(request) and not lx["totals.counted"].says(request):
         return "sum"
     return ""
+
+
+def _categories(task: str, kinds: Sequence[str], lx: Lexicon) -> list[str]:
+    """The sorts of file of many extensions the task asks about ("how many photos":
+    ``pictures``), none when it names an extension ("the .jpg photos" are jpgs alone); a
+    home's folder said by name ("in my Documents") is a place, not a sort of file."""
+    if kinds:
+        return []
+    said = lx["kinds.categories"]
+    home = lx["destinations.known_folders"].regex
+    return [
+        category
+        for m in said.finditer(task)
+        if not home.fullmatch(m.group(0)) and (category := said.value(said.word(m)))
+    ]
 
 
 def _fields(text: str, lx: Lexicon) -> list[str]:
@@ -564,7 +610,8 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         numbers=tuple(dict.fromkeys(numbers)),
         kinds=_unique(kinds),
         unmistakable_kinds=tuple(unmistakable),
-        kind_exts=_unique(_kind_exts(text, dirs, lx)),
+        kind_exts=_unique(_kind_exts(text, dirs, _categories(text, kinds, lx), lx)),
+        categories=_unique(_categories(text, kinds, lx)),
         quoted_globs=_unique(quoted_globs),
         sizes=_unique([f"{amount}{unit}" for amount, unit, _, _ in amounts.sizes(text, lx)]),
         days=tuple(dict.fromkeys(max(1, round(m / 1440)) for m, _ in spans)),
@@ -581,6 +628,9 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         names=_unique([m.group(1) for m in lx["quoted.name_after"].finditer(text)]),
         signals=tuple(s for s in SIGNALS if re.search(rf"\b(SIG)?{s}\b", text)),
         look_for=_unique([q.text.strip() for q in quoted if q.role == "look_for"]),
+        mentioned=_unique(
+            [m.group(1).rstrip(".") for m in lx["quoted.mention"].finditer(_QUOTED.sub(" ", text))]
+        ),
         quoted_names=_unique([q.text.strip() for q in quoted if q.role == "name"]),
         saving=saving,
         output=output,

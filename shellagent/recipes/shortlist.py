@@ -152,6 +152,7 @@ def _with_endings(
     action over its question twin. The recipes with the composed ones, and the ranking,
     best first."""
     from shellagent.recipes.compose import ENDINGS, compose, compose_pick, narrowed, pick_named
+    from shellagent.recipes.fitness import sort_unsaid
 
     ending = ENDINGS.get(reading.ending)
     pick = pick_named(reading.pick)
@@ -171,7 +172,7 @@ def _with_endings(
     scores: dict[str, Candidate] = {}
     for candidate in (*ranked, *described):
         recipe = recipes.get(candidate.name)
-        if recipe is None:
+        if recipe is None or sort_unsaid(recipe, reading):
             continue
         narrower = narrowed(recipe) if kinds else None
         for base in (recipe, *([narrower] if narrower else [])):
@@ -232,7 +233,9 @@ def _ranked(
     """The recipes ranked for ``text`` (the task as the ranker reads it, ``asked`` its
     request), with the composed ones the task asks for (``_with_endings``) and the
     recipes that hold them. A recipe that appends cron lines to a file is kept only for
-    a task that names a cron file."""
+    a task that names a cron file, and one that selects a sort of file ("the pictures")
+    only for a task that says that sort (``fitness.sort_unsaid``)."""
+    from shellagent.recipes.fitness import sort_unsaid
     from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
 
     ranked = shelf.ranker.rank(text, limit=max(shelf.offered, POOL), asked=asked)
@@ -240,7 +243,9 @@ def _ranked(
     usable = [
         c
         for c in ranked
-        if c.name in shelf.recipes and (cron_file or not writes_cron_lines(shelf.recipes[c.name]))
+        if c.name in shelf.recipes
+        and (cron_file or not writes_cron_lines(shelf.recipes[c.name]))
+        and not sort_unsaid(shelf.recipes[c.name], reading)
     ]
     if not shelf.shapes or (usable and shelf.recipes[usable[0].name].taught):
         # what the user taught this request to mean is not composed over

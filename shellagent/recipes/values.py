@@ -250,7 +250,9 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     bare = [f for f in values.files if "/" not in f]
     # what the request quotes to look for before what its context quotes ("the 'x' service")
     if slot_type in ("pattern", "text"):
-        return list(_unique([*values.texts, *values.quoted, *values.words, *values.names, *bare]))
+        mentioned = values.reading.mentioned
+        said = [*values.texts, *values.quoted, *mentioned, *values.words, *values.names, *bare]
+        return list(_unique(said))
     if slot_type == "key" and values.fields:
         return values.reading.fields_first(values.fields, values.holding_fields)
     if slot_type in ("name", "word", "key"):
