@@ -360,8 +360,8 @@ def test_the_size_of_a_folder_inside_the_one_asked_is_a_doubt() -> None:
 
 def test_a_newest_file_of_another_kind_than_asked_is_a_doubt() -> None:
     wanted = wanted_by("what is the latest document in ~/work?")
-    doubts = question_doubts(wanted, "budget.ods\n")
-    assert checks(doubts) == ["kind"] and "budget.ods" in doubts[0].says
+    doubts = question_doubts(wanted, "holiday.jpg\n")
+    assert checks(doubts) == ["kind"] and "holiday.jpg" in doubts[0].says
     assert question_doubts(wanted, "/home/u/work/letter.odt\n") == []
     photos = wanted_by("which are the 2 newest photos in ~/Pictures")
     assert question_doubts(photos, "a.png\nb.JPG\n") == []  # a photo is more than a .jpg
@@ -518,7 +518,7 @@ def home(tmp_path: Path) -> Path:
     (ws / "Pictures" / "beach.png").write_bytes(b"\x89PNG")
     (ws / "Nothing").mkdir()
     for folder, older, newer in (
-        ("Documents", "letter.pdf", "budget.ods"),
+        ("Documents", "letter.pdf", "holiday.jpg"),
         ("Papers", "a.ods", "b.pdf"),
     ):
         (ws / folder).mkdir()
@@ -546,7 +546,7 @@ def home_shell(home: Path) -> Iterator[Sandbox]:
         (
             "what is the latest document in Documents?",
             use("newest_file", dir="Documents"),
-            "it answered budget.ods, not a .pdf",
+            "it answered holiday.jpg, not a .pdf",
         ),
         (
             "what do the amounts in expenses.csv add up to?",
