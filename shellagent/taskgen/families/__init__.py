@@ -8,6 +8,7 @@ from shellagent.taskgen.families import (  # noqa: F401 - imported to register
     data,
     dedup,
     disk,
+    everyday_kinds,
     files,
     git,
     logs,
