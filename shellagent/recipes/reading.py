@@ -387,9 +387,7 @@ def _kinds(task: str, lx: Lexicon) -> tuple[list[str], list[str]]:
     return said, list(dict.fromkeys(strict))
 
 
-def _kind_exts(
-    task: str, dirs: Sequence[str], categories: Sequence[str], lx: Lexicon
-) -> list[str]:
+def _kind_exts(task: str, dirs: Sequence[str], categories: Sequence[str], lx: Lexicon) -> list[str]:
     """Every extension a file of the kinds the prose says may have: a sort's extensions
     ("photos": the lexicon's ``kinds.pictures``, as the recipes select them), a kind's word
     or extension and its family ("tarballs": tar, gz …); a word that names a folder ("my

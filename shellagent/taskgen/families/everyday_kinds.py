@@ -22,7 +22,6 @@ from shellagent.taskgen.sh import (
     mkdir,
     number,
     path,
-    q,
     reported,
     token,
     write,
@@ -174,7 +173,10 @@ def _by_time(d: Draw, sort: str, newest: bool) -> Instance:
 
 
 def _of_sort(d: Draw, sort: str) -> Instance:
-    """How many files of ``sort`` a folder holds, or its newest or oldest one."""
+    """How many files of ``sort`` a folder holds, or its newest or oldest one. The gold is
+    written here: what answers these is the count, newest or oldest the recipe step
+    composes at run time from the sort's selection (``pictures_under`` …), no shipped
+    recipe to render."""
     asked = d.pick(("count", "newest", "oldest"))
     return _count(d, sort) if asked == "count" else _by_time(d, sort, asked == "newest")
 
@@ -236,19 +238,18 @@ def csv_column_average(d: Draw) -> Instance:
         file=file,
     )
     total = sum(cents)
+    use = d.recipe("csv_average_column", file=file, field=header)
     wrong = sorted({f"{total // 100}.{total % 100:02d}", f"{sum(qty) / rows:.2f}"} - {said})
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *lines)),
-        gold=(
-            f"awk -F, 'NR > 1 {{ s += ${4}; n++ }} END {{ printf \"%.2f\\n\", s / n }}' "
-            f"{path(file)}",
-        ),
+        gold=(use.command,),
         check=token(said),
         answer=f"The average {word} in {file} is {{out}}.",
         slots={"file": file, "field": header},
         wrong_answers=tuple(wrong),
         kind="question",
+        recipes=(use,),
     )
 
 
@@ -275,13 +276,15 @@ def count_lines_any_case(d: Draw) -> Instance:
     )
     n = len(marked)
     exact = sum(1 for line in marked if f" {word} " in line)
+    use = d.recipe("count_matching_lines_any_case", file=file, pattern=word)
     return Instance(
         task=task,
         setup=(mkdir(where), write(file, *lines)),
-        gold=(f"grep -c -i -F -e {q(word)} {path(file)}",),
+        gold=(use.command,),
         check=number(n),
         answer=f"{{out}} lines of {file} mention {word}.",
         slots={"file": file, "pattern": word},
         wrong_answers=tuple(f"{k} lines" for k in sorted({exact, len(lines), n + 1} - {n})),
         kind="question",
+        recipes=(use,),
     )
