@@ -122,8 +122,14 @@ def shortlist(
     if not usable or usable[0].score < shelf.fits:
         return None
     values = read_values()
+    folders = _sorts_that_are_folders(reading, values)
+    if folders:  # "the docs listing" beside a docs/ folder: the folder, no sort of file
+        reading = replace(
+            reading, categories=tuple(c for c in reading.categories if c not in folders)
+        )
+        values = replace(values, reading=reading)
     marked, asked = _fields_marked(reading, values)
-    if marked != reading.text:
+    if marked != reading.text or folders:
         recipes, usable = _ranked(shelf, reading, marked, asked)
     if shelf.shapes:
         usable = rerank(usable, recipes, values)
@@ -137,6 +143,22 @@ def shortlist(
         ]
     offers = [make_offer(recipes[c.name], values) for c in offered]
     return Shortlist(recipes, usable, offered, offers, values, confident)
+
+
+def _sorts_that_are_folders(reading: TaskReading, values: TaskValues) -> set[str]:
+    """The sorts of file the reading took from a word that is the name of a folder the
+    task's values hold (from the working directory's listing: "docs", "music")."""
+    from shellagent.recipes.lexicon import lexicon
+
+    if not reading.categories:
+        return set()
+    names = {d.rstrip("/").rsplit("/", 1)[-1].lower() for d in values.dirs}
+    said = lexicon()["kinds.categories"]
+    return {
+        category
+        for m in said.finditer(reading.text)
+        if said.word(m).lower() in names and (category := said.value(said.word(m)))
+    }
 
 
 def _with_endings(
