@@ -36,7 +36,7 @@ def test_the_shipped_adapter_loads_by_name_and_changes_the_reply() -> None:
     plain = load_backend("smollm2-135m", n_ctx=4096).generate(prompt, max_tokens=48).text
     tuned_backend = load_backend(f"default+{NAME}", n_ctx=4096)
     assert tuned_backend.name == f"default+{NAME}"
-    tuned = tuned_backend.generate(prompt, max_tokens=48).text
+    tuned = tuned_backend.generate(prompt, max_tokens=256).text  # as the agent asks
     assert tuned != plain
     assert "cmd" in json.loads(tuned)  # still the action format
 
