@@ -152,7 +152,9 @@ def _sorts_that_are_folders(reading: TaskReading, values: TaskValues) -> set[str
 
     if not reading.categories:
         return set()
-    names = {d.rstrip("/").rsplit("/", 1)[-1].lower() for d in values.dirs}
+    # a folder said as a bare word, found in the listing ("docs"), not "~/Videos" beside
+    # "how many videos"
+    names = {d.rstrip("/").lower() for d in values.dirs if "/" not in d.rstrip("/")}
     said = lexicon()["kinds.categories"]
     return {
         category

@@ -73,18 +73,24 @@ class Family:
     make: Callable[[Draw], Instance]
     share: float = 1.0
     """How often it is drawn: ``share`` × the instances asked for per family (at least 1)."""
+    composed_from: str = ""
+    """The shipped recipe whose selection the recipe step composes into what this family
+    asks (a count, the newest, the oldest): no shipped recipe renders its gold, so it is
+    written by the family."""
 
 
 FAMILIES: dict[str, Family] = {}
 
 
-def family(name: str, area: str, summary: str) -> Callable[[Callable[[Draw], Instance]], Family]:
+def family(
+    name: str, area: str, summary: str, *, composed_from: str = ""
+) -> Callable[[Callable[[Draw], Instance]], Family]:
     """Register a family under ``name``; names are unique."""
 
     def register(make: Callable[[Draw], Instance]) -> Family:
         if name in FAMILIES:
             raise ValueError(f"family {name!r} is registered twice")
-        FAMILIES[name] = Family(name, area, summary, make)
+        FAMILIES[name] = Family(name, area, summary, make, composed_from=composed_from)
         return FAMILIES[name]
 
     return register

@@ -181,22 +181,42 @@ def _of_sort(d: Draw, sort: str) -> Instance:
     return _count(d, sort) if asked == "count" else _by_time(d, sort, asked == "newest")
 
 
-@family("pictures_of_folder", "files", "how many photos a folder holds, its newest, its oldest")
+@family(
+    "pictures_of_folder",
+    "files",
+    "how many photos a folder holds, its newest, its oldest",
+    composed_from="pictures_under",
+)
 def pictures_of_folder(d: Draw) -> Instance:
     return _of_sort(d, "pictures")
 
 
-@family("documents_of_folder", "files", "how many documents a folder holds, the latest one")
+@family(
+    "documents_of_folder",
+    "files",
+    "how many documents a folder holds, the latest one",
+    composed_from="documents_under",
+)
 def documents_of_folder(d: Draw) -> Instance:
     return _of_sort(d, "documents")
 
 
-@family("videos_of_folder", "files", "how many videos a folder holds, its newest, its oldest")
+@family(
+    "videos_of_folder",
+    "files",
+    "how many videos a folder holds, its newest, its oldest",
+    composed_from="videos_under",
+)
 def videos_of_folder(d: Draw) -> Instance:
     return _of_sort(d, "videos")
 
 
-@family("songs_of_folder", "files", "how many songs a folder holds, its newest, its oldest")
+@family(
+    "songs_of_folder",
+    "files",
+    "how many songs a folder holds, its newest, its oldest",
+    composed_from="audio_under",
+)
 def songs_of_folder(d: Draw) -> Instance:
     return _of_sort(d, "audio")
 
