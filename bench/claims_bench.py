@@ -36,7 +36,7 @@ from typing import Any
 
 SCORES = (-1.0, -0.8, -0.7, -0.6, -0.5, -0.4, -0.2, 0.0)
 # the doubts judged again from a transcript: a question's, from what it printed
-REJUDGED = ("part", "kind", "sum", "empty")
+REJUDGED = ("part", "kind", "sum", "empty", "many", "unsaid")
 _EXIT = re.compile(r"exit -?\d+(?: \(.*\))?")
 
 
@@ -65,6 +65,7 @@ def _evidence(transcript: Path, answer: str) -> tuple[str, dict[str, Any], tuple
     if not transcript.exists():
         return origin, evidence, rejudged
     task, recipe, command, output = "", "", "", ""
+    args: dict[str, str] = {}
     for line in transcript.read_text().splitlines():
         event = json.loads(line)
         kind = event.get("type")
@@ -74,6 +75,7 @@ def _evidence(transcript: Path, answer: str) -> tuple[str, dict[str, Any], tuple
             action = event.get("action") or {}
             if action.get("origin") == "recipe":
                 origin, recipe = "recipe", action.get("use") or recipe
+                args = _args(action.get("args"))
             elif action.get("origin") == "free" and origin == "none":
                 origin = "free"
         if kind == "execution" and event.get("origin") == "recipe":
@@ -82,7 +84,43 @@ def _evidence(transcript: Path, answer: str) -> tuple[str, dict[str, Any], tuple
         if kind == "message" and content.startswith("(recipes: evidence "):
             evidence = json.loads(content[len("(recipes: evidence ") : -1])
             rejudged = _rejudge(task, recipe, command, output, evidence, answer)
+            rejudged += _unsaid(task, recipe, args)
     return origin, evidence, rejudged
+
+
+def _args(given: Any) -> dict[str, str]:
+    """A recipe call's arguments as the transcript keeps them (a JSON object, or its text)."""
+    if isinstance(given, str):
+        try:
+            given = json.loads(given)
+        except json.JSONDecodeError:
+            return {}
+    return {str(k): str(v) for k, v in given.items()} if isinstance(given, dict) else {}
+
+
+def _unsaid(task: str, recipe: str, args: dict[str, str]) -> tuple[str, ...]:
+    """The ``unsaid`` doubt judged again: an amount the recipe ran with that the task does
+    not say (actions and questions alike)."""
+    from shellagent.agent.claims import expected
+    from shellagent.agent.confidence import unsaid_doubts
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
+
+    slots = _slots().get(recipe)
+    if not task or slots is None:
+        return ()
+    wanted = expected(task_values(read_task(task)))
+    return tuple(d.check for d in unsaid_doubts(slots, args, wanted.amounts))[:1]
+
+
+@functools.cache
+def _slots() -> dict[str, dict[str, str]]:
+    from shellagent.recipes import DATA_DIR, load
+
+    return {
+        name: {n: s.type for n, s in r.slots.items()}
+        for name, r in load([DATA_DIR]).recipes.items()
+    }
 
 
 @functools.cache

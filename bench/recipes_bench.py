@@ -59,6 +59,10 @@ EVERYDAY = ROOT / "shellagent" / "taskgen" / "data" / "everyday-answers.jsonl"
 # 16 everyday requests of a newcomer's kind, each with its own small setup and check,
 # written as a person asks, for ``ask``'s everyday measure (never a source of phrasings)
 NEWCOMER = ROOT / "bench" / "data" / "newcomer-requests.jsonl"
+# the 16 everyday tasks of the first new-user trial (issue 29's list: largest files, a PDF
+# count, old logs deleted, a rename, a backup into a tarball, …), reworded, with setups
+# and checks of their own: the actions a newcomer asks for first
+EARLIER = ROOT / "bench" / "data" / "earlier-requests.jsonl"
 DEV = ROOT.parents[1] / "shared" / "tasks" / "shell-tasks-dev.jsonl"
 if not DEV.exists():
     DEV = Path("/work/shared/tasks/shell-tasks-dev.jsonl")
@@ -226,7 +230,7 @@ def evaluate(args: argparse.Namespace) -> int:
     from shellagent.eval.report import render_summary
     from shellagent.model import load_backend
 
-    path = {"everyday": EVERYDAY, "newcomer": NEWCOMER}.get(args.set, DEV)
+    path = {"everyday": EVERYDAY, "newcomer": NEWCOMER, "earlier": EARLIER}.get(args.set, DEV)
     tasks = load_tasks(path).tasks[args.offset :]
     if args.limit:
         tasks = tasks[: args.limit]
@@ -418,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--limit", type=int, default=0, help="only the first N of each set")
     c.set_defaults(func=calls)
     e = sub.add_parser("eval")
-    e.add_argument("--set", choices=("everyday", "dev", "newcomer"), default="everyday")
+    e.add_argument("--set", choices=("everyday", "dev", "newcomer", "earlier"), default="everyday")
     e.add_argument("--recipes", choices=("on", "off"), default="on")
     e.add_argument(
         "--model", default=None, help="a model, or first-values: the recipe path without one"

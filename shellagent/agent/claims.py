@@ -33,6 +33,7 @@ from shellagent.agent.confidence import (
     read_snapshot,
     says,
     snapshot_command,
+    unsaid_doubts,
     unused_names,
 )
 from shellagent.agent.session import SessionState, in_subshell, shell_state
@@ -101,6 +102,12 @@ def expected(values: TaskValues) -> Expected:
         size_of=things[0] if whole and len(things) == 1 else "",
         pick_exts=reading.kind_exts if reading.superlative in _FILE_SUPERLATIVES else (),
         sum=reading.total == "sum",
+        at_most=reading.ranked,
+        amounts={
+            "days": tuple(map(str, reading.days)),
+            "minutes": tuple(map(str, reading.minutes)),
+            "size": reading.sizes,
+        },
     )
 
 
@@ -192,6 +199,7 @@ def judge(
             doubts += action_doubts(wanted, recipe.area, watch.before, after, made)
     doubts += unused_names(wanted, result.command, output, home)
     doubts += limit_doubts(wanted, result.command)
+    doubts += unsaid_doubts({n: s.type for n, s in recipe.slots.items()}, args, wanted.amounts)
     return Confidence(chosen, tuple(doubts))
 
 

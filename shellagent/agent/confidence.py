@@ -10,11 +10,14 @@ only when what was observed supports it:
 - the ranking: the recipe was the ranker's confident choice, or a trial preferred it;
 - the result's shape, checked after the run against what the task asks (``Expected``):
   one number for "how many", and a count of 0 only from a folder with no files its
-  selection missed; the space one folder takes as one size, of that folder; "the newest
-  photo" as a file of that kind; a sum as numbers added up, not lines counted; every file
-  and folder the task names used; something changed when a file-changing recipe ran, a
-  destination that is a folder when the task puts things into one, only files of the
-  kind asked deleted, an archive that holds the folder packed.
+  selection missed; no more lines than the top few asked ("the top 3 IPs"); the space one
+  folder takes as one size, of that folder; "the newest photo" as a file of that kind; a
+  sum as numbers added up, not lines counted; every file and folder the task names used;
+  something changed when a file-changing recipe ran, a destination that is a folder when
+  the task puts things into one, only files of the kind asked deleted, an archive that
+  holds the folder packed;
+- the amounts it selected by ("older than 30 days") said by the task, not a slot's
+  default or a guess.
 
 Below that, nothing is said to be done: the last line says what ran in the recipe's plain
 words (``says``), that it may not be what was asked, and offers the next candidates.
@@ -30,7 +33,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -54,6 +57,7 @@ __all__ = [
     "question_doubts",
     "says",
     "snapshot_command",
+    "unsaid_doubts",
     "unused_names",
 ]
 
@@ -69,7 +73,7 @@ ROOTS_MAX = 8
 # ones measured to mark wrong answers (bench/claims_bench.py).
 BLOCKING = frozenset(
     {"count", "empty", "unused", "unchanged", "not-a-folder", "other-kinds", "archive"}
-    | {"ranking", "saved", "limit", "part", "kind", "sum"}
+    | {"ranking", "saved", "limit", "part", "kind", "sum", "many", "unsaid"}
 )
 
 
@@ -91,6 +95,10 @@ class Expected:
     # the extensions the file a superlative picks may have ("the newest photo": jpg, png …)
     pick_exts: tuple[str, ...] = ()
     sum: bool = False  # numbers added up ("what do the amounts add up to"), not a count
+    # how many of a ranking were asked for ("the top 3 IPs"): at most that many lines
+    at_most: int = 0
+    # the amounts the task says, by slot type ("days": ("7",) for "in the last week")
+    amounts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -165,9 +173,23 @@ def question_doubts(expected: Expected, output: str, command: str = "") -> list[
     if expected.count and not one_number(text):
         lines = len(text.splitlines())
         return [Doubt("count", f"'how many' was asked, and the answer is {lines} lines")]
-    return [*_part_doubts(expected, text), *_kind_doubts(expected, text)] + (
-        _sum_doubts(command) if expected.sum else []
-    )
+    return [
+        *_part_doubts(expected, text),
+        *_kind_doubts(expected, text),
+        *_many_doubts(expected, text),
+    ] + (_sum_doubts(command) if expected.sum else [])
+
+
+def _many_doubts(expected: Expected, text: str) -> list[Doubt]:
+    """A ranking's first few asked ("the top 3 IPs") answered with more lines than that:
+    every distinct address, the whole sorted list (a ``total`` line, as du -c ends, aside)."""
+    if not expected.at_most or expected.count:
+        return []
+    lines = [line for line in text.splitlines() if line.strip()]
+    items = [line for line in lines if line.split()[-1].lower() != "total"]
+    if len(items) <= expected.at_most:
+        return []
+    return [Doubt("many", f"{expected.at_most} were asked for, and it printed {len(items)} lines")]
 
 
 # a size as du and ls print it, then what it is the size of ("3.0M\tMusic/album/")
@@ -305,6 +327,30 @@ def limit_doubts(expected: Expected, command: str) -> list[Doubt]:
                     "limit",
                     f"the request limits by {_MEASURES[measure]} ({said}); what ran did not",
                 )
+            )
+    return doubts
+
+
+# The slot types that select by an amount: a value the request never said is a guess
+# ("the 5 oldest files" moved by "older than 30 days", the slot's default).
+_AMOUNTS = ("days", "minutes", "size")
+
+
+def unsaid_doubts(
+    types: Mapping[str, str], args: Mapping[str, str], said: Mapping[str, Sequence[str]]
+) -> list[Doubt]:
+    """The amounts what ran selects by that the request never said: ``types`` are the
+    recipe's slots' types, ``args`` the values it ran with, ``said`` the values of each
+    type the request says (``days``: ("7",) for "in the last week"). An amount taken from
+    a slot's default, or made up, is a guess about what was meant."""
+    doubts = []
+    for name, value in args.items():
+        kind = types.get(name, "")
+        if kind not in _AMOUNTS or value in ("", None):
+            continue
+        if str(value) not in said.get(kind, ()):
+            doubts.append(
+                Doubt("unsaid", f"it took {name} {value}, which the request does not say")
             )
     return doubts
 

@@ -102,6 +102,7 @@ class TaskReading:
     # "sum": numbers added up ("what do the amounts add up to"), not a count of lines
     total: str = ""
     ranking_end: str = ""  # "head" or "tail": a ranking's end the task asks for
+    ranked: int = 0  # how many of a ranking are asked for ("the top 3", "the 5 largest")
     quoted: tuple[Quoted, ...] = ()
     paths: tuple[str, ...] = ()  # every path and file name said, in order
     files: tuple[str, ...] = ()  # those that are files
@@ -409,14 +410,27 @@ def _kind_exts(task: str, dirs: Sequence[str], categories: Sequence[str], lx: Le
 
 
 def _total(request: str, count: bool, lx: Lexicon) -> str:
-    """What total the request asks: "size" (the space a thing takes, in all), "sum"
-    (numbers added up; a sum of lines or rows is a count, and a count asked is no sum),
-    or ""."""
+    """What total the request asks: "size" (the space a thing takes, in all; not the space
+    each folder takes), "sum" (numbers added up; a sum of lines or rows is a count, and a
+    count asked is no sum), or ""."""
     if lx["totals.size"].says(request):
-        return "size"
+        return "" if lx["totals.each"].says(request) else "size"
     if not count and lx["totals.sum"].says(request) and not lx["totals.counted"].says(request):
         return "sum"
     return ""
+
+
+def _ranked(request: str, lx: Lexicon) -> int:
+    """How many of a ranking the request asks for ("the top 3 IPs", "which five files are
+    largest"); 0 when it says no number so, and for a count asked ("how many")."""
+    if lx["superlatives.count"].says(request):
+        return 0
+    hit = lx["superlatives.ranked"].search(request)
+    if hit is None:
+        return 0
+    amount = hit.group("amount")
+    said = amount if amount.isdigit() else lx["quantities.numbers"].value(amount)
+    return int(said) if said else 0
 
 
 def _categories(task: str, kinds: Sequence[str], lx: Lexicon) -> list[str]:
@@ -597,6 +611,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         count=count,
         total=_total(request, count, lx),
         ranking_end=asking.ranking_end(text, one_asked, lx),
+        ranked=_ranked(request, lx),
         quoted=quoted,
         paths=paths,
         files=_unique(files),

@@ -27,6 +27,7 @@ from shellagent.agent.confidence import (
     limit_doubts,
     question_doubts,
     read_snapshot,
+    unsaid_doubts,
     unused_names,
 )
 from shellagent.agent.recipe_step import RecipeBook
@@ -387,6 +388,30 @@ def test_a_sum_answered_by_counting_lines_is_a_doubt() -> None:
     # lines added up are a count, and a count asked is no sum
     assert not wanted_by("add up the lines of the .py files in src").sum
     assert not wanted_by("what is the total number of files in /srv").sum
+
+
+def test_more_lines_than_the_top_few_asked_is_a_doubt() -> None:
+    wanted = wanted_by("what are the top 3 IP addresses in ~/logs/access.log?")
+    assert wanted.at_most == 3
+    every = question_doubts(wanted, "10.0.0.1\n10.0.0.2\n10.0.0.3\n10.0.0.4\n")
+    assert checks(every) == ["many"] and "3 were asked for" in every[0].says
+    assert question_doubts(wanted, "5 10.0.0.1\n4 10.0.0.2\n3 10.0.0.3\n") == []
+    # du -c's last line is a total, not one more folder
+    five = wanted_by("Show me the 5 biggest folders in /srv")
+    sizes = "".join(f"{n}M\t/srv/{n}\n" for n in range(5)) + "15M\ttotal\n"
+    assert question_doubts(five, sizes) == []
+
+
+def test_an_amount_the_request_never_said_is_a_doubt() -> None:
+    types = {"dir": "dir", "days": "days", "dest": "dir"}
+    guessed = wanted_by("Identify the 5 oldest files in /srv/tmp and move them to /srv/old")
+    doubts = unsaid_doubts(types, {"dir": "/srv/tmp", "days": "30"}, guessed.amounts)
+    assert checks(doubts) == ["unsaid"] and "days 30" in doubts[0].says
+    said = wanted_by("move the files older than a month from /srv/tmp to /srv/old")
+    assert unsaid_doubts(types, {"dir": "/srv/tmp", "days": "30"}, said.amounts) == []
+    week = wanted_by("which files in /srv changed in the last week")
+    assert unsaid_doubts(types, {"days": "7"}, week.amounts) == []
+    assert checks(unsaid_doubts({"size": "size"}, {"size": "100M"}, week.amounts)) == ["unsaid"]
 
 
 def test_a_count_of_zero_by_a_name_pattern_says_what_matched_nothing() -> None:

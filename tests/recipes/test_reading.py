@@ -156,6 +156,8 @@ def test_an_act_said_negated_is_not_asked(task: str, act: str, negated: bool, ki
         ("how many lines in total do the .py files in src have", ""),  # a count
         ("add up the lines of the .py files", ""),  # lines added up are a count
         ("show a summary of app.log", ""),
+        ("how much disk space does each folder in my home use?", ""),  # a size each
+        ("disk usage per directory under /srv", ""),
     ],
 )
 def test_a_total_is_read_as_a_size_or_a_sum(task: str, total: str) -> None:
@@ -177,6 +179,21 @@ def test_the_extensions_of_the_kinds_said_are_read(
 ) -> None:
     exts = set(read_task(task).kind_exts)
     assert has <= exts and not has_not & exts
+
+
+@pytest.mark.parametrize(
+    ("task", "ranked"),
+    [
+        ("what are the top 3 IP addresses in ~/logs/access.log?", 3),
+        ("Show me the 5 biggest files in my Downloads.", 5),
+        ("which three users log in most often", 3),
+        ("the largest file in ~/Downloads", 0),
+        ("which files changed in the last 3 days", 0),  # an age, not a ranking
+        ("how many of the top 5 files are logs", 0),  # a count asked
+    ],
+)
+def test_how_many_of_a_ranking_are_asked_for_is_read(task: str, ranked: int) -> None:
+    assert read_task(task).ranked == ranked
 
 
 def test_the_reading_is_made_once_and_cannot_change() -> None:
