@@ -301,6 +301,8 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
 # Slots that name where something goes: the value after "to"/"into" is theirs.
 _DESTINATIONS = {"dest", "destination", "target", "to", "into", "out", "output", "backup"}
 _PATH_TYPES = {"dir", "file", "path", "output", "archive"}
+# slots whose values are started different from an earlier slot's of the same type
+_DISTINCT_TYPES = {*_PATH_TYPES, "ext"}
 
 
 def _as_folder(value: str, reading: TaskReading) -> str:
@@ -333,7 +335,8 @@ def slot_candidates(
     "to"/"into" first for a destination slot ("dest", an output) and last for the others,
     a destination the reading says is a folder written with its ``/``, and slots of the
     same kind of value started on different values ("move x.log to /srv/old": the source
-    and the destination are not both ``x.log``)."""
+    and the destination are not both ``x.log``; "rename the .jpeg files to .jpg": the old
+    and the new extension are not both ``jpeg``)."""
     result: list[list[str]] = []
     firsts: set[str] = set()
     for name, slot_type, choices in slots:
@@ -348,11 +351,11 @@ def slot_candidates(
             found = sorted(found, key=lambda v: not v.lower().endswith(_ARCHIVE_SUFFIXES))
         if name in _DESTINATIONS and slot_type == "path":  # a "dir" slot is made if missing
             found = [_as_folder(v, values.reading) for v in found]
-        if slot_type in _PATH_TYPES and found and found[0] in firsts:
+        if slot_type in _DISTINCT_TYPES and found and found[0] in firsts:
             unused = [v for v in found if v not in firsts]
             if unused:
                 found = [unused[0], *(v for v in found if v != unused[0])]
-        if slot_type in _PATH_TYPES and found:
+        if slot_type in _DISTINCT_TYPES and found:
             firsts.add(found[0])
         result.append(found)
     return result

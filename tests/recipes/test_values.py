@@ -176,6 +176,10 @@ def test_two_slots_of_one_kind_start_on_different_values() -> None:
     found = slot_candidates([("file", "file", ()), ("other", "file", ())], read_task(task))
     assert found[0][0] != found[1][0]
     assert set(found[0][:1] + found[1][:1]) == {"app.conf", "app.conf.bak"}
+    # extensions too: the old and the new one of a rename are not both jpeg
+    task = "rename all .jpeg files in ~/Pictures to .jpg"
+    found = slot_candidates([("old", "ext", ()), ("new", "ext", ())], read_task(task))
+    assert (found[0][0], found[1][0]) == ("jpeg", "jpg")
 
 
 def test_a_folder_that_looks_like_a_file_is_a_folder_when_the_listing_says_so() -> None:
