@@ -94,6 +94,8 @@ def test_the_set_is_large_enough_and_its_ids_unique() -> None:
         ("files at most 2 days old", ["<2d"]),
         ("backups more than a year old", [">365d"]),
         ("what changed in the last 2 hours", ["<120min"]),
+        ("archive the logs from the current month", ["<30d"]),
+        ("show the current directory", []),
     ],
 )
 def test_an_age_is_read_with_its_direction(task: str, ages: list[str]) -> None:
