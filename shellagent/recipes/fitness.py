@@ -58,6 +58,10 @@ WRONG_DIRECTION = 0.3
 # the task asks how many ("count what in /srv/inbox was edited …"); the recipe lists the
 # files it selects, one per line, instead of counting them
 NOT_COUNTED = 0.2
+# the task looks for a word said as people say one ("which files mention invoice"): a
+# search of file contents that minds case misses "Invoice"; a quoted text ("'ERROR'") is
+# looked for as quoted, so one that ignores case finds too much
+OTHER_CASE = 0.15
 
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
@@ -142,6 +146,9 @@ class Shape:
     # the directions of the limits it says, by measure: {"age": {">"}} for "older than"
     ways: Mapping[str, frozenset[str]] = field(default_factory=dict)
     count: bool = False  # a question that asks how many
+    # a search of contents in any case (a word said unquoted, in lower case), as quoted
+    # (a quoted text), or either (None)
+    any_case: bool | None = None
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -196,7 +203,23 @@ def shape_of(values: TaskValues) -> Shape:
             if any(q.direction for q in said)
         },
         reading.count and reading.kind != "action",
+        _any_case(reading),
     )
+
+
+def _any_case(reading: TaskReading) -> bool | None:
+    """Whether a search of contents the task asks for ignores case: yes for a word it
+    says unquoted in lower case ("the word invoice"), no for a text it quotes."""
+    if reading.look_for:
+        return False
+    if reading.mentioned and all(w == w.lower() for w in reading.mentioned):
+        return True
+    return None
+
+
+# a template that lists the files whose contents match, and whether it ignores case
+_LISTS_BY_CONTENT = re.compile(r"\bgrep\s+(?:-\w+\s+)*-\w*[lL]")
+_IGNORES_CASE = re.compile(r"\bgrep\s+(?:-\w+\s+)*-\w*i")
 
 
 def _reads(recipe: Recipe) -> set[str]:
@@ -299,6 +322,13 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
             penalty += WRONG_DIRECTION
     if shape.count and is_selection(recipe):
         penalty += NOT_COUNTED
+    first = recipe.templates[0]
+    if (
+        shape.any_case is not None
+        and _LISTS_BY_CONTENT.search(first)
+        and bool(_IGNORES_CASE.search(first)) != shape.any_case
+    ):
+        penalty += OTHER_CASE
     return -penalty
 
 

@@ -371,3 +371,24 @@ def test_an_age_said_one_way_is_not_answered_by_a_recipe_for_the_other(
     values = read_task(plain)
     assert adjust(WITHIN, shape_of(plain, values), values) == 0.0
     assert adjust(OLDER, shape_of(plain, values), values) == 0.0
+
+
+def test_a_word_said_unquoted_is_searched_in_any_case_and_a_quoted_text_as_quoted() -> None:
+    minds_case = recipe("files_with", "question", "grep -rlF -e {pattern} {dir}", dir="dir?")
+    any_case = recipe("files_with_any", "question", "grep -rliF -e {pattern} {dir}", dir="dir?")
+    said = "which files in ~/Documents contain the word invoice?"
+    values = read_task(said)
+    shape = shape_of(said, values)
+    assert shape.any_case is True
+    assert adjust(any_case, shape, values) > adjust(minds_case, shape, values)
+    quoted = "which files under /var/log contain 'ERROR'?"
+    values = read_task(quoted)
+    shape = shape_of(quoted, values)
+    assert shape.any_case is False
+    assert adjust(minds_case, shape, values) > adjust(any_case, shape, values)
+    # a search of lines, not of files, is left to its words
+    lines = recipe("lines_with", "question", "grep -F -e {pattern} {file}", file="file")
+    lines_any = recipe("lines_with_any", "question", "grep -iF -e {pattern} {file}", file="file")
+    values = read_task(said)
+    shape = shape_of(said, values)
+    assert adjust(lines, shape, values) == adjust(lines_any, shape, values)
