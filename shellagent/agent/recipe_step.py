@@ -36,21 +36,30 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 from shellagent.agent import observation
 from shellagent.agent.actions import RunAction, UseAction, parse_action
-from shellagent.agent.approval import Choice, file_changes_only
+from shellagent.agent.approval import Choice
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
-from shellagent.agent.confidence import Confidence, Ranking, one_number, says
+from shellagent.agent.confidence import Confidence, Ranking, says
 from shellagent.agent.learning import BookWatch
 from shellagent.agent.recipe_grammar import use_format
-from shellagent.agent.session import SessionEnd, SessionState, in_subshell, shell_state
+from shellagent.agent.session import SessionEnd, SessionState, shell_state
+from shellagent.agent.trying import (
+    WON_BY,
+    WriterTrial,
+    answered,
+    fill_first,
+    first_values,
+    fit,
+    triable,
+    trial,
+)
 from shellagent.errors import Cancelled, InputError, ShellagentError
 from shellagent.events import Alternative, ChatMessage, ModelTurn
 from shellagent.recipes.listing import read_only, read_values
@@ -59,7 +68,6 @@ from shellagent.recipes.shortlist import CONFIDENT, FITS, OFFERED, make_offer, s
 
 if TYPE_CHECKING:
     from shellagent.model.backend import Generation
-    from shellagent.policy import Evaluation
     from shellagent.recipes import Recipe
     from shellagent.recipes.offer import Offer
     from shellagent.recipes.rank import Candidate, Ranker
@@ -77,7 +85,6 @@ __all__ = [
     "attempt",
     "book_for",
     "indexing",
-    "fit",
     "honest",
 ]
 
@@ -90,12 +97,6 @@ ANSWER_MAX = 1500
 LARGER_MODEL = "qwen2.5-coder-1.5b"
 
 RunCommand = Callable[[SessionState, RunAction, int], None]
-
-
-class WriterTrial(Protocol):
-    """Runs a command that changes files on a throwaway copy; never on the real files."""
-
-    def __call__(self, command: str, cwd: str, timeout: float) -> CommandResult | None: ...
 
 
 @dataclass(frozen=True)
@@ -548,7 +549,7 @@ def _missing(state: SessionState, chosen: Shortlist) -> str:
     import shlex
 
     recipe = chosen.recipes[chosen.shortlist[0].name]
-    first = _first_values(chosen.offers[0])
+    first = first_values(chosen.offers[0])
     if recipe.kind != "question" or first is None:
         return ""
     tests = []
@@ -667,7 +668,7 @@ def _try_each(
     for offer, candidate in zip(offers, ranked, strict=False):
         if chosen is not None and chosen.use == offer.name:
             fills.append((chosen, candidate.score + MODEL_CHOICE))
-        first = _first_values(offer)  # beside the model's filling too: it may be wrong
+        first = first_values(offer)  # beside the model's filling too: it may be wrong
         if first is not None and (
             chosen is None or (first.use, first.arguments) != (chosen.use, chosen.arguments)
         ):
@@ -689,7 +690,7 @@ def _try_each(
             continue
         result = None
         if triable(recipe, decision, state.shell.functions):
-            result = _trial(state, book, command, decision)
+            result = trial(state, book.writer_trial, command, decision)
         score = fit(reading, recipe.kind, result) + prior
         tried.append(
             Tried(recipe.name, action.arguments, command, result, score, decision.read_only)
@@ -703,120 +704,6 @@ def _try_each(
         mine = next(t for t in tried if t.recipe == best.recipe.name and t.score == best_score)
         best.won = mine.result is not None and (not rivals or best_score - max(rivals) >= WON_BY)
     return best
-
-
-# How much better a tried result must fit than every other recipe's for the trial to have
-# chosen it (a clean run against one with error output is 1.0 apart: ``fit``).
-WON_BY = 1.0
-
-
-def triable(recipe: Recipe, decision: Evaluation, functions: frozenset[str]) -> bool:
-    """Whether a rendering may run before the user has seen it: what the policy *allows*
-    read-only, or a writer whose every part the policy either allows or asks about only
-    because it changes files (``approval.file_changes_only``: no interpreter, network,
-    process or scheduling effect, no code it could not read). Never a command the
-    session's shell would run as one of its own functions, and never a user's own recipe
-    that writes (one approval given once must not become an unprompted run for every later
-    task that ranks it)."""
-    if any(
-        s.program in functions or (s.argv and s.argv[0] in functions) for s in decision.segments
-    ):
-        return False
-    if decision.read_only:
-        return True
-    return not _users(recipe) and file_changes_only(decision)
-
-
-def _users(recipe: Recipe) -> bool:
-    """Whether ``recipe`` is one of the user's own (``recipes add``)."""
-    from shellagent.recipes import user_dir
-
-    return bool(recipe.source) and Path(recipe.source).parent == user_dir()
-
-
-def _first_values(offer: Offer) -> UseAction | None:
-    """``offer`` filled with each slot's first value; None if a slot has none."""
-    args = []
-    for slot in offer.slots:
-        values = slot.values()
-        if not values:
-            return None
-        args.append((slot.name, values[0]))
-    return UseAction(use=offer.name, args=tuple(args))
-
-
-def _cwd(state: SessionState) -> Path | None:
-    return Path(state.shell.cwd) if state.shell.cwd else None
-
-
-def _trial(
-    state: SessionState, book: RecipeBook, command: str, decision: Evaluation
-) -> CommandResult | None:
-    """``command`` run where it cannot change the real files, or None when it cannot be."""
-    try:
-        if decision.read_only:
-            wrapped, judged = in_subshell(command, decision)
-            return state.shell.run(
-                wrapped, timeout=state.config.command_timeout, confined=True, judged=judged
-            )
-        if book.writer_trial is not None:
-            return book.writer_trial(command, state.shell.cwd, state.config.command_timeout)
-    except ShellagentError:
-        return None
-    return None
-
-
-# What a tool prints on stderr when it fails ("find: 'x': No such file or directory",
-# "usage: …", "fatal: not a git repository"); output is stdout and stderr together, and a
-# log line that says ERROR is an answer, not a failure.
-_ERRORS = re.compile(
-    r"^(?:[\w./-]+: (?:.*: )?(?:no such file|cannot|can't|permission denied|not found|"
-    r"invalid|unrecognized|missing operand|syntax error|is a directory|not a directory)|"
-    r"usage: |fatal: |error: )",
-    re.I | re.M,
-)
-
-
-def fit(reading: TaskReading, kind: str, result: CommandResult | None) -> float:
-    """How well a tried result fits the task: exit 0, no error output, and for a question
-    output that is there and mentions what the task names. A rendering that could not be
-    tried (a writer with no copy to try it on, a command the policy does not call
-    read-only) scores as one that ran cleanly: not knowing is no reason to prefer a
-    lower-ranked recipe that could be tried."""
-    if result is None:
-        return UNTRIED[kind == "question"]
-    if result.timed_out or result.refused:
-        return -3.0
-    score = 2.0 if answered(kind, result) else -2.0
-    output = result.output
-    if _ERRORS.search(output):
-        score -= 1.0
-    if kind == "question":
-        score += 1.0 if output.strip() else -1.0
-        if reading.named_words and any(w in output.lower() for w in reading.named_words):
-            score += 0.5
-        if reading.count:  # a count is asked: a number is the answer, a list is not
-            score += 0.25 if one_number(output) else -0.5
-    elif result.exit_code == 0:
-        score += 1.5  # a change made on the copy without complaint: as good as an answer
-    return score
-
-
-def answered(kind: str, result: CommandResult) -> bool:
-    """Whether a recipe's command did its job: exit 0; or, for a question, output ending a
-    pipeline whose reader stopped early: with ``pipefail`` on, ``sort … | head -n 1``
-    exits 141 (SIGPIPE) whenever ``sort`` still had output when ``head`` had enough, a
-    race the size of the input decides."""
-    if result.exit_code == 0:
-        return True
-    return kind == "question" and result.exit_code == SIGPIPE_EXIT and bool(result.output.strip())
-
-
-SIGPIPE_EXIT = 128 + 13
-# An untried rendering's fit (action, question): as a clean run that says what the task
-# names. Trying is for catching renderings that fail; a lower-ranked one that merely ran
-# should not win over a better-ranked one that could not be tried.
-UNTRIED = (3.5, 3.5)
 
 
 def _why(filled: _Filled) -> str:
@@ -879,20 +766,6 @@ def _answer(recipe: Recipe, result: CommandResult) -> str:
         return observation.cut(output, ANSWER_MAX) if output else "(no output: nothing matched)"
     done = f"Done with the recipe {recipe.name}: {result.command}"
     return f"{done}\n{observation.cut(output, ANSWER_MAX)}" if output else done
-
-
-def fill_first(recipe: Recipe, values: TaskValues) -> tuple[str, Mapping[str, str]] | None:
-    """``recipe`` filled with each slot's first value for the task and rendered; None when
-    a slot has no value or a value its type refuses."""
-    action = _first_values(make_offer(recipe, values))
-    if action is None:
-        return None
-    from shellagent.recipes import render
-
-    try:
-        return render(recipe, action.arguments), action.arguments
-    except InputError:
-        return None
 
 
 def honest(stop: SessionEnd, state: SessionState) -> SessionEnd:

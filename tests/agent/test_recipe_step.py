@@ -227,7 +227,7 @@ def test_a_question_whose_reader_stopped_early_is_answered(
     that exits 141 did not do its job."""
     import subprocess
 
-    from shellagent.agent.recipe_step import answered
+    from shellagent.agent.trying import answered
     from shellagent.sandbox import CommandResult
 
     real = subprocess.run(

@@ -20,7 +20,8 @@ from shellagent.agent import (
     RefuseApprover,
     run_task,
 )
-from shellagent.agent.recipe_step import RecipeBook, triable
+from shellagent.agent.recipe_step import RecipeBook
+from shellagent.agent.trying import triable
 from shellagent.events import ModelTurn
 from shellagent.policy import PolicyEngine, ShellState
 from shellagent.recipes import Recipe, load, user_dir

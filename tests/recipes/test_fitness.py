@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from shellagent.agent.recipe_step import UNTRIED, fit
+from shellagent.agent.trying import UNTRIED, fit
 from shellagent.recipes import Recipe, Slot
 from shellagent.recipes.fitness import Shape, adjust
 from shellagent.recipes.fitness import rerank as rerank_values
@@ -181,6 +181,12 @@ def test_an_untried_rendering_is_not_worse_than_a_clean_run() -> None:
         command="x", exit_code=0, output="a\nb\nc\n", timed_out=False, duration_s=0.1
     )
     assert fit(task, "question", ok) > fit(task, "question", listing)
+    # the top few asked for: that many lines beat every one
+    top = reading_of("what are the top 2 IP addresses in access.log?")
+    two = CommandResult(
+        command="x", exit_code=0, output="3 a\n2 b\n", timed_out=False, duration_s=0
+    )
+    assert fit(top, "question", two) > fit(top, "question", listing)
 
 
 @pytest.mark.parametrize(
