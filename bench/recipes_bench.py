@@ -25,6 +25,7 @@ the model wrote itself.
     python bench/recipes_bench.py leakage      # phrasings vs the dev, everyday, held-out sets
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set everyday
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --out DIR
+    flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --ids IDS_FILE
     python bench/recipes_bench.py eval --model first-values   # no model: the machinery alone
 
 ``calls`` (run under the lock): the model's ``{"use", "args"}`` replies against gold calls,
@@ -225,6 +226,20 @@ class FirstValues:
         return sum(len(m["content"]) // 4 for m in messages)
 
 
+def _ids(given: str) -> set[str]:
+    """Task ids from a comma-separated list, or from a file of them (one per line, or the
+    ``records.jsonl`` of an earlier run, whose ``id`` fields are taken)."""
+    path = Path(given)
+    if not path.exists():
+        return {i.strip() for i in given.split(",") if i.strip()}
+    ids = set()
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line:
+            ids.add(json.loads(line)["id"] if line.startswith("{") else line)
+    return ids
+
+
 def evaluate(args: argparse.Namespace) -> int:
     from shellagent.eval import ModelAgent, RunConfig, load_tasks, run_eval, summarize
     from shellagent.eval.report import render_summary
@@ -232,6 +247,9 @@ def evaluate(args: argparse.Namespace) -> int:
 
     path = {"everyday": EVERYDAY, "newcomer": NEWCOMER, "earlier": EARLIER}.get(args.set, DEV)
     tasks = load_tasks(path).tasks[args.offset :]
+    if args.ids:
+        wanted = _ids(args.ids)
+        tasks = tuple(t for t in tasks if t.id in wanted)
     if args.limit:
         tasks = tasks[: args.limit]
     backend = FirstValues() if args.model == "first-values" else load_backend(args.model)
@@ -435,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     e.add_argument("--limit", type=int, default=0)
     e.add_argument("--offset", type=int, default=0)
+    e.add_argument("--ids", default="", help="only these task ids: comma-separated, or a file")
     e.add_argument("--max-turns", type=int, default=15)
     e.add_argument("--examples", type=int, default=2)
     e.add_argument("--policy", choices=("default", "throwaway"), default="default")
