@@ -29,3 +29,6 @@ class AgentConfig:
     # Worked examples retrieved for the task and shown in the system prompt (0: none; the
     # format is then shown on the task's own paths).
     examples: int = 2
+    # Turns in a row without progress that end a small model's free loop (0: no such
+    # limit; a model that ``writes_commands`` never has it): ``agent/progress.py``.
+    stall_limit: int = 1

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shellagent.agent import observation
+from shellagent.agent import observation, progress
 from shellagent.agent.actions import (
     ACTION_FORMAT,
     FinishAction,
@@ -251,7 +251,9 @@ def _loop(state: SessionState) -> SessionEnd:
                     "turn_limit", f"stopped after {state.turn} replies without finishing"
                 )
             state.turn += 1
+            before = progress.mark(state)
             _one_turn(state, window)
+            progress.stop_if_stalled(state, before)
     except SessionEnd as stop:
         return stop
 
@@ -581,14 +583,18 @@ def _stop_if_denied_again(state: SessionState, evaluation: Evaluation) -> None:
     denied = [s for s in evaluation.segments if s.decision == "deny"]
     again = next((s for s in denied if s.key in state.denied), None)
     state.denied.update(s.key for s in denied)
+    shown = again or (denied[0] if denied else None)
+    if shown is None:
+        return
+    why = "; ".join(dict.fromkeys(shown.reasons)) or "the policy forbids it"
+    # also how a stalled free loop ends after a denial (``progress.py``)
+    state.denial = (
+        f"the policy does not allow `{shown.key}` ({why}); it never ran. "
+        "If you mean it, run it yourself"
+    )
+    state.denials += 1
     if again is not None:
-        why = "; ".join(dict.fromkeys(again.reasons)) or "the policy forbids it"
-        raise SessionEnd(
-            "repeated_failure",
-            f"the policy does not allow `{again.key}` ({why}); it never ran. "
-            "If you mean it, run it yourself",
-            plain=True,
-        )
+        raise SessionEnd("repeated_failure", state.denial, plain=True)
 
 
 def _give_up_if_repeated(state: SessionState, command: str, what: str = "failed") -> None:

@@ -779,12 +779,14 @@ def honest(stop: SessionEnd, state: SessionState) -> SessionEnd:
     last = next((r.command for r in reversed(state.commands)), "")
     step = f"`shellagent model pull {LARGER_MODEL}` and ask again with `--model {LARGER_MODEL}`"
     text = (
-        "No recipe fits this task and the commands the model wrote did not do it. "
-        f"Next: {step}"
+        "No recipe fits this task and the commands the model wrote did not do it"
+        # a turn that made no progress ended it: what that turn did (``progress.py``)
+        + (f"; it stopped at a turn that made no progress: {stop.ran}" if stop.ran else "")
+        + f". Next: {step}"
         + (f", or edit and run the last command yourself: {last}" if last else "")
         + "."
     )
-    return SessionEnd(stop.reason, text, stop.error or stop.summary)
+    return SessionEnd(stop.reason, text, stop.error or stop.summary, ran=stop.ran, claimed=False)
 
 
 def describe(candidates: Sequence[Candidate]) -> str:

@@ -133,6 +133,8 @@ class SessionState:
     # the parts of commands the policy denied (their normalised text): a deny is final, so
     # a command holding one of them again ends the session instead of being judged again
     denied: set[str] = field(default_factory=set)
+    denials: int = 0  # commands the policy denied in this session
+    denial: str = ""  # the last denial, said plainly (what was not allowed and why)
     # command -> (times run, output of the last run): a third identical run is not made
     outputs: dict[str, tuple[int, str]] = field(default_factory=dict)
     nudged: bool = False  # the first-turn ``done`` nudge was given
@@ -142,6 +144,7 @@ class SessionState:
     session_id: str = ""
     turn: int = 0
     invalid_in_a_row: int = 0
+    stalls: int = 0  # free-loop turns in a row without progress (``progress.py``)
     context_trims: int = 0  # times the conversation was cut to fit the context (context.py)
     running: bool = False
     # What the model is told back is redacted as the transcript is (``observe``), by one

@@ -298,6 +298,7 @@ def test_when_the_free_commands_fail_too_the_summary_names_the_next_step(
         fake,
         strict,
         workspace,
+        stall_limit=0,  # the repeat limit, not the budget without progress (test_free_loop_budget)
     )
     assert outcome.reason == "repeated_failure"
     assert "No recipe fits this task" in outcome.summary
