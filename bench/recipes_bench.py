@@ -259,6 +259,7 @@ def evaluate(args: argparse.Namespace) -> int:
         examples=args.examples,
         policy=args.policy,
         recipes=args.recipes == "on",
+        stall_limit=args.stall_limit,
     )
     book = agent.recipe_book()  # a ranker trained now is not a task's time
     if book is not None and (args.trials == "off" or args.shape == "off"):
@@ -270,7 +271,7 @@ def evaluate(args: argparse.Namespace) -> int:
     out = Path(args.out or f"/tmp/recipes-bench-{args.set}-{int(time.time())}")
     out.mkdir(parents=True, exist_ok=True)
     print(f"{args.set}: {len(tasks)} tasks, recipes {args.recipes}, trials {args.trials}, ", end="")
-    print(f"shapes {args.shape}, ", end="")
+    print(f"shapes {args.shape}, stall limit {args.stall_limit}, ", end="")
     print(f"load {os.getloadavg()}")
     run = run_eval(tasks, agent, RunConfig(transcripts_dir=out / "transcripts"), jobs=1)
     summary = summarize(run, agent=f"model {backend.name}, recipes {args.recipes}")
@@ -456,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--ids", default="", help="only these task ids: comma-separated, or a file")
     e.add_argument("--max-turns", type=int, default=15)
     e.add_argument("--examples", type=int, default=2)
+    e.add_argument(
+        "--stall-limit", type=int, default=None, help="free-loop turns without progress (0: off)"
+    )
     e.add_argument("--policy", choices=("default", "throwaway"), default="default")
     e.add_argument("--out", default=None)
     e.set_defaults(func=evaluate)

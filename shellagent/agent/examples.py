@@ -69,13 +69,17 @@ class Example:
         gold = record.get("gold")
         if isinstance(gold, Mapping):  # a task of the generated library (``taskgen``)
             observed = list(gold.get("observations") or [])
+            # the plain commands when the line has them: they passed its check and printed
+            # what the recipe's own did (``taskgen/plain.py``), and a small model copies a
+            # short command better than the recipe's general one
+            commands = gold.get("plain") or gold.get("commands") or []
             steps = tuple(
                 Step(
                     str(c),
                     str(observed[i].get("output", "")) if i < len(observed) else "",
                     int(observed[i].get("exit_code", 0)) if i < len(observed) else 0,
                 )
-                for i, c in enumerate(gold.get("commands") or [])
+                for i, c in enumerate(commands)
             )
             task = str(record["task"])
             return cls(

@@ -225,6 +225,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     example: nice shellagent tasks build --jobs 2
     """
+    from shellagent.taskgen import plain
     from shellagent.taskgen.generate import generate
     from shellagent.taskgen.library import library_bytes, library_path
 
@@ -232,13 +233,29 @@ def cmd_build(args: argparse.Namespace) -> int:
     run = _run_verification(tasks, args)
     output = args.output or library_path()
     extra: dict[str, str | int] = {"seed": args.seed, "per_family": args.per_family}
+    ok = run.ok
     if not run.interrupted:
-        data = library_bytes(run.ok)
+        # the plain commands a worked example shows, each verified as a task of its own
+        variants = [v for v in map(plain.variant, ok) if v is not None]
+        print(f"the plain commands of {len(variants)} tasks", file=sys.stderr)
+        checked = _run_verification(variants, args)
+        run.interrupted = checked.interrupted
+        verdicts = {
+            t.id.removesuffix("/plain"): v
+            for t, v in zip(checked.tasks, checked.verdicts, strict=True)
+            if v is not None
+        }
+        ok = plain.settle(ok, verdicts)
+        extra["plain"] = sum(bool(t.gold and t.gold.plain) for t in ok)
+    if not run.interrupted:
+        data = library_bytes(ok)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_bytes(data)
         extra.update(library=str(output), library_bytes=len(data))
         print(
-            f"wrote {len(run.ok)} verified tasks to {output} ({len(data)} bytes)", file=sys.stderr
+            f"wrote {len(ok)} verified tasks to {output} ({len(data)} bytes), "
+            f"{extra['plain']} with plain commands",
+            file=sys.stderr,
         )
     return _report(run, args, extra)
 

@@ -95,6 +95,7 @@ class ModelAgent:
         capture_logprobs: bool = False,
         recipes: bool = False,
         own_recipes: bool = False,
+        stall_limit: int | None = None,
     ) -> None:
         # One job needs no lock, and its transcripts then name the real backend class.
         self.backend = backend
@@ -114,6 +115,9 @@ class ModelAgent:
         self.recipes = recipes
         # ... and the user's own and what they taught (`eval --recipes mine`)
         self.own_recipes = own_recipes
+        # free-loop turns without progress that end a small model's session (None: the
+        # agent's default; ``agent/progress.py``)
+        self.stall_limit = stall_limit
         self._library: ExampleLibrary | None = None
         self._book: RecipeBook | None = None
         self._book_lock = threading.Lock()
@@ -174,6 +178,7 @@ class ModelAgent:
                 command_timeout=self.command_timeout,
                 examples=self.examples,
                 capture_logprobs=self.capture_logprobs,
+                **({} if self.stall_limit is None else {"stall_limit": self.stall_limit}),
             ),
             source="eval",
             model_name=self.name,

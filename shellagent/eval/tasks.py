@@ -58,6 +58,10 @@ class Gold(BaseModel):
     wrong_answers: tuple[str, ...] = ()
     observations: tuple[Observation, ...] = ()
     answer: str = ""
+    plain: tuple[str, ...] = ()
+    """Shorter commands of the same meaning (a recipe's plain form in place of its general
+    one), kept only when they passed the check with the same output as ``commands``: what
+    a worked example shows a small model (``shellagent.taskgen.plain``)."""
 
     @field_validator("commands")
     @classmethod
@@ -66,7 +70,7 @@ class Gold(BaseModel):
             raise ValueError("must be a list of non-empty commands")
         return value
 
-    @field_validator("commands", "wrong_answers", "observations", mode="before")
+    @field_validator("commands", "wrong_answers", "observations", "plain", mode="before")
     @classmethod
     def _list_to_tuple(cls, value: object) -> object:
         return _lists_to_tuples(value)

@@ -13,7 +13,15 @@ from shellagent.recipes.fromsession import recipe_from_session, recipe_toml
 from shellagent.recipes.learn import Learned, forget, teach, teach_commands
 from shellagent.recipes.loader import DATA_DIR, Catalog, load, read_file, user_dir
 from shellagent.recipes.model import Recipe, RecipeTest, Slot
-from shellagent.recipes.render import phrase, render, render_all, sed_re, sed_repl, shell_word
+from shellagent.recipes.render import (
+    phrase,
+    render,
+    render_all,
+    render_plain,
+    sed_re,
+    sed_repl,
+    shell_word,
+)
 from shellagent.recipes.slots import SINGLE_QUOTE_SAFE, TYPES, SlotError, SlotType, slot_type
 
 __all__ = [
@@ -35,6 +43,7 @@ __all__ = [
     "recipe_toml",
     "render",
     "render_all",
+    "render_plain",
     "sed_re",
     "sed_repl",
     "shell_word",

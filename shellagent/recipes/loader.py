@@ -287,6 +287,8 @@ def build(spec: RecipeSpec, area: str, source: str) -> Recipe:
     for i, template in enumerate(spec.templates):
         for why in problems(template, types):
             raise _FieldProblem(("templates", i), why)
+    for why in problems(spec.plain, types) if spec.plain else ():
+        raise _FieldProblem(("plain",), why)
     for i, phrasing in enumerate(spec.phrasings):
         for name in _PHRASING_SLOT.findall(phrasing):
             if name not in slots:
@@ -307,6 +309,7 @@ def build(spec: RecipeSpec, area: str, source: str) -> Recipe:
         phrasings=tuple(spec.phrasings),
         templates=tuple(spec.templates),
         slots=slots,
+        plain=spec.plain,
         family=spec.family,
         family_args=dict(spec.family_args),
         area=area,

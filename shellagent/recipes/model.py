@@ -83,6 +83,11 @@ class Recipe:
     templates: tuple[str, ...]
     slots: Mapping[str, Slot] = field(default_factory=dict)
     tests: tuple[RecipeTest, ...] = ()
+    plain: str = ""
+    """A shorter command of the same meaning, for the worked examples a small model
+    imitates. It need not cover every case the templates do (a zip, a nested key, a
+    folder to make first): a library line shows it only where it passed that line's
+    check with the same output (``taskgen/plain.py``). The recipe step never runs it."""
     family: str | None = None
     family_args: Mapping[str, str] = field(default_factory=dict)
     """Slot -> a format string over the slots of an instance of ``family`` (``"{dir}"``,
@@ -156,6 +161,7 @@ class RecipeSpec(BaseModel):
     family_args: dict[str, str] = {}
     phrasings: list[str] = Field(min_length=1)
     templates: list[str] = Field(min_length=1)
+    plain: str = ""
     slots: dict[str, SlotSpec] = {}
     tests: list[TestSpec] = []
 

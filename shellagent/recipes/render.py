@@ -32,6 +32,7 @@ __all__ = [
     "phrase",
     "render",
     "render_all",
+    "render_plain",
     "sed_re",
     "sed_repl",
     "shell_word",
@@ -112,8 +113,17 @@ def _one(part: Placeholder, value: str, slot_type: str) -> str:
 def render(recipe: Recipe, args: Mapping[str, object], template: int = 0) -> str:
     """The command of ``recipe``'s template number ``template`` with ``args`` (validated;
     missing slots take their defaults). ``SlotError`` for a value a type refuses."""
-    values = recipe.args(args)
-    parts = parse(recipe.templates[template], frozenset(recipe.slots))
+    return _fill(recipe, recipe.templates[template], recipe.args(args))
+
+
+def render_plain(recipe: Recipe, args: Mapping[str, object]) -> str:
+    """The command of ``recipe``'s plain template with ``args`` ("" when it has none):
+    what a worked example shows, never what the recipe step runs."""
+    return _fill(recipe, recipe.plain, recipe.args(args)) if recipe.plain else ""
+
+
+def _fill(recipe: Recipe, template: str, values: Mapping[str, str]) -> str:
+    parts = parse(template, frozenset(recipe.slots))
     out = []
     for part in parts:
         if isinstance(part, str):

@@ -46,6 +46,9 @@ class RecipeUse:
     """The values the family gave (validated; the slots left out take their defaults)."""
     template: int
     command: str
+    plain: str = ""
+    """The recipe's plain form with the same values ("" when it has none): what a worked
+    example may show instead, once it passed the task's check (``plain.py``)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,8 @@ class Instance:
     wrong_answers: tuple[str, ...] = ()
     kind: Kind = "action"
     recipes: tuple[RecipeUse, ...] = ()
-    """The recipes whose rendered commands are among ``gold`` (see the module docstring)."""
+    """The recipes whose rendered commands are among ``gold`` (see the module docstring;
+    a ``_to_file`` twin's last one is saved to a file: ``cmd > out``)."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ class Draw:
         or one drawn when the recipe has several (none drawn when it has one, so a family's
         stream of choices stays as it was). A name no shipped recipe has, a slot it lacks or
         a value its type refuses is a bug of the family: ``InternalError``."""
-        from shellagent.recipes import SlotError, render
+        from shellagent.recipes import SlotError, render, render_plain
 
         catalog = shipped_recipes()
         recipe = catalog.recipes.get(name)
@@ -152,11 +156,12 @@ class Draw:
         try:
             values = recipe.args(args)
             command = render(recipe, values, template)
+            plain = render_plain(recipe, values)
         except SlotError as exc:  # its message names the recipe, or the value it refused
             where = "" if name in exc.message else f"recipe {name}: "
             raise InternalError(where + exc.message, hint=exc.hint) from None
         given = {k: v for k, v in values.items() if k in args}
-        return RecipeUse(name, given, template, command)
+        return RecipeUse(name, given, template, command, plain)
 
     def phrase(self, templates: Sequence[str], **values: object) -> str:
         """One of ``templates`` filled in, with light variation in how it is put: an

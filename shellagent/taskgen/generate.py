@@ -17,6 +17,7 @@ from shellagent.errors import InputError
 from shellagent.eval.tasks import Gold, Task
 from shellagent.taskgen.answers import check_template
 from shellagent.taskgen.family import FAMILIES, Draw, Family, Instance
+from shellagent.taskgen.plain import candidate
 
 DEFAULT_SEED = 14
 DEFAULT_PER_FAMILY = 60
@@ -52,6 +53,7 @@ def to_task(instance: Instance, family: Family, id: str) -> Task:
             commands=instance.gold,
             answer_template=instance.answer,
             wrong_answers=instance.wrong_answers,
+            plain=candidate(instance),  # kept only if it passes the check (``plain.settle``)
         ),
     )
 

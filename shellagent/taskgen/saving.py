@@ -123,6 +123,7 @@ def to_file(instance: Instance, d: Draw, base: str) -> Instance | None:
         answer=f"{template.rstrip()} Saved in {out}.",
         slots={**instance.slots, "out": out},
         kind="action",
+        recipes=instance.recipes,  # each command now inside the last one, saved to the file
     )
 
 

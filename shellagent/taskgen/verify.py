@@ -135,12 +135,14 @@ class Verdict:
 
 
 def task_key(task: Task) -> str:
-    """What verification depends on: the task without its id or verification results."""
+    """What verification depends on: the task without its id or verification results (nor
+    its plain commands, verified as a task of their own: ``plain.py``)."""
     data = task.model_dump(mode="json")
     data.pop("id")
     if data.get("gold"):
         data["gold"].pop("observations", None)
         data["gold"].pop("answer", None)
+        data["gold"].pop("plain", None)
     text = json.dumps([VERIFY_VERSION, data], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
