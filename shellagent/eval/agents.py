@@ -178,7 +178,9 @@ class ModelAgent:
                 command_timeout=self.command_timeout,
                 examples=self.examples,
                 capture_logprobs=self.capture_logprobs,
-                **({} if self.stall_limit is None else {"stall_limit": self.stall_limit}),
+                stall_limit=AgentConfig.stall_limit
+                if self.stall_limit is None
+                else self.stall_limit,
             ),
             source="eval",
             model_name=self.name,
