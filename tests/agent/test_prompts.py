@@ -55,7 +55,9 @@ def test_retrieved_examples_replace_the_fixed_ones() -> None:
     examples = render([rewrite(e, task) for e in default_library().search(task, 2)])
     prompt = system_prompt(Environment(cwd="/w"), examples, task)
     assert "Examples of similar tasks:" in prompt and "tar -" in prompt  # the archive example …
-    assert "realpath -m -- ~/backup.tgz" in prompt  # … rewritten to this task's paths
+    assert "tar -caf ~/backup.tgz -C ~/Documents/.." in prompt  # … rewritten to this task's paths
+    # the line's plain command (it passed the line's check), not the recipe's general one
+    assert "realpath" not in prompt
 
 
 def test_the_prompt_has_no_placeholder_a_small_model_could_copy() -> None:

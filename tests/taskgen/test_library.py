@@ -50,10 +50,18 @@ def test_the_library_is_the_generated_set_plus_what_verification_recorded() -> N
     generated = {t.id: t for t in generate(DEFAULT_SEED, DEFAULT_PER_FAMILY)}
     for task in library():
         assert task.gold is not None
+        made = generated[task.id]
+        assert made.gold is not None
+        # plain commands: the generated candidate, kept where it passed (``taskgen/plain.py``)
+        assert task.gold.plain in (made.gold.plain, ()), task.id
         bare = task.model_copy(
-            update={"gold": task.gold.model_copy(update={"observations": (), "answer": ""})}
+            update={
+                "gold": task.gold.model_copy(
+                    update={"observations": (), "answer": "", "plain": made.gold.plain}
+                )
+            }
         )
-        assert bare == generated[task.id], task.id
+        assert bare == made, task.id
 
 
 def test_the_library_file_is_what_library_bytes_writes_for_its_tasks() -> None:
