@@ -218,7 +218,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     """Generate the task set from --seed and write the verified library.
 
     The same seed and --per-family give the same library, byte for byte. Without -o the
-    library shipped with the package is rewritten.
+    library shipped with the package is rewritten. A line whose gold holds a recipe with a
+    plain form gets those plain commands verified too, and keeps them only where they pass
+    its check with the same output (what a worked example shows).
 
     exit status: 0 every instance verified, 1 some failed (the library leaves them out),
     130 interrupted (nothing written).
