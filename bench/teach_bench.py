@@ -24,6 +24,24 @@ are lifted to something taught.
 
     python bench/teach_bench.py disturb
 
+``families`` (no model; the development check the nearest-phrasing layer's settings are
+chosen on, on no measuring set): for each task family (shellagent/taskgen/families) two
+draws worded from different templates, with different values and the same commands but
+for the values: the first is taught the command a user would type (the recipe's rendering
+the gold holds, or the gold without the ``cat`` that shows a saved answer) with
+``teach_commands``, as ``recipes add --task`` does; the second is ranked (words, then
+shapes) with only that taught. It is found when its first recipe is the one the first was
+taught as (a phrasing's recipe, or the recipe made from the command) or a shipped recipe
+its own command was rendered from. The same with every family's first draw taught at once,
+which also counts the second draws lifted to what another family was taught and is not
+theirs (wrong lifts).
+
+    python bench/teach_bench.py families
+    python bench/teach_bench.py families --reading 0,0.5,1   # each setting in one run
+
+``disturb`` and ``families`` take ``--reading``, ``--floor`` and ``--overruled`` (comma-
+separated; every combination is measured on what was taught once).
+
 The trained ranker is read from the cache directory (``--cache``, default the user's);
 with none there it is trained first (about a minute), which no figure counts.
 """
@@ -289,28 +307,244 @@ def disturb(args: argparse.Namespace) -> int:
 
     names = set(untaught)
     held = [(r["task"], r["recipe"]) for r in _lines(HELDOUT) if r["recipe"] in names]
-    for label, rows in (("held-out phrasings", held),):
+    was = [first(base, untaught, text) for text, _ in held]
+    dev = [r["task"] for r in _lines(DEV)] if DEV.exists() else []
+    for setting in _settings(args):
+        said = _apply(setting)
+        assert ranker.taught_ is not None
+        ranker.taught_.floor = setting["FLOOR"]
         right_before = right_after = 0
         changed = []
-        for text, want in rows:
-            a = first(base, untaught, text)
+        for (text, want), a in zip(held, was, strict=True):
             b = first(ranker, taught, text)
             right_before += a == want
             right_after += b == want
             if a != b:
                 changed.append(f"  {want}: {a} -> {b} ({learned.get(b, '')}): {text}")
-        n = len(rows)
+        n = len(held)
         print(
-            f"{label}: top-1 {right_before}/{n} ({100 * right_before / n:.1f} %) untaught, "
-            f"{right_after}/{n} ({100 * right_after / n:.1f} %) with the everyday set taught; "
-            f"{len(changed)} changed"
+            f"{said}: held-out phrasings: top-1 {right_before}/{n} ({100 * right_before / n:.1f} "
+            f"%) untaught, {right_after}/{n} ({100 * right_after / n:.1f} %) with the everyday "
+            f"set taught; {len(changed)} changed"
         )
-        print("\n".join(changed))
-    if DEV.exists():  # tasks no everyday request is: any lift to what was taught is wrong
-        dev = [r["task"] for r in _lines(DEV)]
+        if args.verbose:
+            print("\n".join(changed))
+        # tasks no everyday request is: any lift to what was taught is wrong
         lifted = [t for t in dev if ranker.rank(t, 3)[0].name in learned]
-        print(f"dev tasks lifted to something taught: {len(lifted)}/{len(dev)}")
-        print("\n".join(f"  {t[:140]}" for t in lifted))
+        if dev:
+            print(f"{said}: dev tasks lifted to something taught: {len(lifted)}/{len(dev)}")
+        if args.verbose:
+            print("\n".join(f"  {t[:140]}" for t in lifted), flush=True)
+    return 0
+
+
+def _wordings() -> Any:
+    """A ``Draw`` that remembers which of a ``phrase`` call's templates it picked."""
+    from shellagent.taskgen.family import Draw
+
+    class Wording(Draw):
+        def __init__(self, rng: Any) -> None:
+            super().__init__(rng)
+            self.said: list[str] = []
+            self.rendered: set[str] = set()  # the recipes whose commands it rendered
+            self._templates: Any = None
+
+        def recipe(self, name: str, /, template: int | None = None, **args: object) -> Any:
+            self.rendered.add(name)
+            return super().recipe(name, template, **args)
+
+        def phrase(self, templates: Any, **values: object) -> str:
+            self._templates = templates
+            try:
+                return super().phrase(templates, **values)
+            finally:
+                self._templates = None
+
+        def pick(self, items: Any) -> Any:
+            chosen = super().pick(items)
+            if items is self._templates:
+                self.said.append(str(chosen))
+            return chosen
+
+    return Wording
+
+
+def _shape(instance: Any) -> str:
+    """The instance's commands with its values taken out: two draws of a family that
+    ask for different things (the newest photo, how many photos) differ in it."""
+    shape = " ; ".join(instance.gold)
+    for value in sorted(map(str, instance.slots.values()), key=len, reverse=True):
+        if len(value) > 1:
+            shape = shape.replace(value, "V")
+    return re.sub(r"\d+", "N", shape)
+
+
+def family_pairs(
+    seed: str = "teach-dev", tries: int = 40
+) -> list[tuple[str, Any, Any, frozenset[str]]]:
+    """Per family whose tasks are worded from templates: (family, first, second, the
+    recipes the second's commands were rendered from), two draws worded from different
+    templates, with different values, whose commands are the same but for the values. A
+    ``_to_file`` twin renders its question's recipe, whose answer the recipe step saves
+    where the task says."""
+    import random
+
+    from shellagent.taskgen.generate import families
+
+    wording = _wordings()
+    pairs = []
+    for fam in families():
+        first = None
+        for attempt in range(tries):
+            d = wording(random.Random(f"{seed}/{fam.name}/{attempt}"))
+            instance = fam.make(d)
+            if not d.said:
+                break  # worded without templates: no other wording to ask
+            if first is None:
+                first = (d.said, instance)
+            elif (
+                d.said != first[0]
+                and dict(instance.slots) != dict(first[1].slots)
+                and _shape(instance) == _shape(first[1])
+            ):
+                pairs.append((fam.name, first[1], instance, frozenset(d.rendered)))
+                break
+    return pairs
+
+
+def _settings(args: argparse.Namespace) -> list[dict[str, float]]:
+    """The nearest-phrasing layer's settings to measure at (``--reading``, ``--floor``,
+    ``--overruled``: comma-separated; every combination), or its own when none is given."""
+    from itertools import product
+
+    from shellagent.recipes import nearest
+
+    grid = {
+        "READING": args.reading or str(nearest.READING),
+        "FLOOR": args.floor or str(nearest.FLOOR),
+        "OVERRULED": args.overruled or str(nearest.OVERRULED),
+    }
+    names = list(grid)
+    values = [[float(v) for v in grid[n].split(",")] for n in names]
+    return [dict(zip(names, combo, strict=True)) for combo in product(*values)]
+
+
+def _apply(setting: dict[str, float]) -> str:
+    from shellagent.recipes import nearest
+
+    for name, value in setting.items():
+        setattr(nearest, name, value)
+    return ", ".join(f"{k} {v:g}" for k, v in setting.items())
+
+
+def families_check(args: argparse.Namespace) -> int:
+    from shellagent.recipes import DATA_DIR, load
+    from shellagent.recipes.fitness import rerank
+    from shellagent.recipes.learn import teach_commands
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
+
+    work = Path(args.out or tempfile.mkdtemp(prefix="teach-families-"))
+    if args.cache:
+        os.environ["SHELLAGENT_CACHE_DIR"] = args.cache
+    from shellagent import paths
+
+    cache = paths.cache_dir()
+    _config(work / "config")
+    base = _base_ranker(cache)
+    shipped = load([DATA_DIR])
+    began = time.perf_counter()
+    pairs = family_pairs()
+    print(f"{len(pairs)} families with two wordings ({time.perf_counter() - began:.1f} s)")
+
+    def first(ranker: Any, recipes: Any, text: str) -> str:
+        reading = read_task(text)
+        ranked = [c for c in ranker.rank(text, 12, asked=reading.request) if c.name in recipes]
+        return rerank(ranked, recipes, task_values(reading))[0].name
+
+    def target(recipes: Any, name: str) -> str:
+        recipe = recipes.get(name)
+        return (recipe.base or recipe.name) if recipe is not None else name
+
+    def commands(instance: Any) -> list[str]:
+        """What a user teaches: the recipe's command(s) the gold renders, without the
+        commands that only show the result; the gold itself when no recipe renders it."""
+        if instance.recipes:
+            return [u.command for u in instance.recipes]
+        # a twin's answer saved in a file: what saves it, without the cat that shows it
+        saved = len(instance.gold) > 1 and instance.gold[-1].startswith("cat ")
+        return list(instance.gold[:-1] if saved else instance.gold)
+
+    def right(recipes: Any, name: str, want: str, rendered: frozenset[str]) -> bool:
+        """The recipe the first draw was taught as, or a shipped recipe the second's
+        commands were rendered from."""
+        return target(recipes, name) in {want, *rendered}
+
+    every = work / "all" / "taught.toml"
+    every.parent.mkdir(parents=True)
+    for _, one, _, _ in pairs:
+        teach_commands(
+            one.task, commands(one), redact=lambda s: s, kind=one.kind, catalog=shipped, path=every
+        )
+    together = dict(load([DATA_DIR, every.parent]).recipes)
+    ranker_all = base.with_taught(list(together.values()), cache)
+    cases = []
+    current = base
+    for i, (fam, one, two, rendered) in enumerate(pairs):
+        alone = work / f"{i:03d}" / "taught.toml"
+        alone.parent.mkdir(parents=True)
+        learned = teach_commands(
+            one.task, commands(one), redact=lambda s: s, kind=one.kind, catalog=shipped, path=alone
+        ).name
+        recipes = dict(load([DATA_DIR, alone.parent]).recipes)
+        ranker = current = current.with_taught(list(recipes.values()), cache)
+        want = target(recipes, learned)
+        untaught = first(base, shipped.recipes, two.task)
+        before = right(shipped.recipes, untaught, want, rendered)
+        cases.append((fam, one, two, rendered, learned, recipes, ranker, want, untaught, before))
+    n = len(cases)
+    before = sum(c[-1] for c in cases)
+    print(f"untaught, {before}/{n} of the second draws already rank the recipe first")
+    for setting in _settings(args):
+        said = _apply(setting)
+        for ranker in (ranker_all, *(c[6] for c in cases)):
+            ranker.taught_.floor = setting["FLOOR"]
+        found = found_all = wrong = 0
+        rows = []
+        for fam, one, two, rendered, learned, recipes, ranker, want, untaught, _ in cases:
+            after = first(ranker, recipes, two.task)
+            after_all = first(ranker_all, together, two.task)
+            ok = right(recipes, after, want, rendered)
+            ok_all = right(together, after_all, want, rendered)
+            found += ok
+            found_all += ok_all
+            # lifted to what was taught for another family, and not a recipe it means
+            wrong += together[after_all].taught and not ok_all if after_all in together else 0
+            rows.append(
+                {
+                    "family": fam,
+                    "taught": one.task,
+                    "asked": two.task,
+                    "learned": learned,
+                    "want": want,
+                    "untaught": untaught,
+                    "after": after,
+                    "after_all": after_all,
+                }
+            )
+            if args.verbose and not (ok and ok_all):
+                print(
+                    f"{'ok  ' if ok else 'MISS'} {fam:28s} {want:26s} -> {after:26s} "
+                    f"(all {after_all})"
+                )
+                print(f"       taught: {one.task}\n       asked:  {two.task}")
+        (work / "families.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        print(
+            f"{said}: one taught {found}/{n} found ({100 * found / n:.1f} %); every family "
+            f"taught at once {found_all}/{n} found, {wrong}/{n} lifted to another's",
+            flush=True,
+        )
+    print(f"rows in {work / 'families.jsonl'}")
     return 0
 
 
@@ -331,7 +565,17 @@ def main() -> int:
     d = sub.add_parser("disturb")
     d.add_argument("--out")
     d.add_argument("--cache")
+    d.add_argument("-v", "--verbose", action="store_true")
     d.set_defaults(func=disturb)
+    f = sub.add_parser("families")
+    f.add_argument("--out")
+    f.add_argument("--cache")
+    f.add_argument("-v", "--verbose", action="store_true")
+    f.set_defaults(func=families_check)
+    for each in (d, f):
+        each.add_argument("--reading", help="READING weights to measure at (comma-separated)")
+        each.add_argument("--floor", help="FLOOR values to measure at")
+        each.add_argument("--overruled", help="OVERRULED values to measure at")
     args = parser.parse_args()
     return int(args.func(args))
 
