@@ -503,8 +503,8 @@ def families_check(args: argparse.Namespace) -> int:
         before = right(shipped.recipes, untaught, want, rendered)
         cases.append((fam, one, two, rendered, learned, recipes, ranker, want, untaught, before))
     n = len(cases)
-    before = sum(c[-1] for c in cases)
-    print(f"untaught, {before}/{n} of the second draws already rank the recipe first")
+    already = sum(c[-1] for c in cases)
+    print(f"untaught, {already}/{n} of the second draws already rank the recipe first")
     for setting in _settings(args):
         said = _apply(setting)
         for ranker in (ranker_all, *(c[6] for c in cases)):
