@@ -419,10 +419,11 @@ def _settings(args: argparse.Namespace) -> list[dict[str, float]]:
 
     from shellagent.recipes import nearest
 
+    given = {"READING": args.reading, "FLOOR": args.floor, "OVERRULED": args.overruled}
     grid = {
-        "READING": args.reading or str(nearest.READING),
-        "FLOOR": args.floor or str(nearest.FLOOR),
-        "OVERRULED": args.overruled or str(nearest.OVERRULED),
+        name: said or str(getattr(nearest, name))
+        for name, said in given.items()
+        if hasattr(nearest, name)  # a layer without a reading part has no READING
     }
     names = list(grid)
     values = [[float(v) for v in grid[n].split(",")] for n in names]
