@@ -96,6 +96,27 @@ DOES = {
 # Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
 _TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}
 _TEXT_SLOTS |= {"column", "glob", "date", "time"}
+_DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+
+
+def _text_slots(texts: Sequence[str]) -> set[str]:
+    """The slots the quoted words ``texts`` may go in: a date or a time slot only for a
+    word that is one ("the entries of '2024-05-20'"), not for 'exception'."""
+    if any(_DATE_OR_TIME.search(t) for t in texts):
+        return _TEXT_SLOTS
+    return _TEXT_SLOTS - {"date", "time"}
+
+
+def _glob_slots(globs: Sequence[str]) -> set[str]:
+    """The slots a pattern of names the task quotes may go in: an extension slot only for
+    "*.tmp", not for "*_copy.txt" (every .txt file)."""
+    # not a "name" slot: a file's exact name, never a pattern ("-name {name}" with '.tmp')
+    slots = {"glob", "pattern", "word", "text", "prefix", "suffix"}
+    if any(re.fullmatch(r"\*\.[A-Za-z0-9]+", g) for g in globs):
+        slots.add("ext")
+    return slots
+
+
 # Formats a file's extension says, and words in a recipe that say which one it reads.
 _FORMAT_OF_EXT = {
     "csv": "csv",
@@ -149,6 +170,11 @@ class Shape:
     # a search of contents in any case (a word said unquoted, in lower case), as quoted
     # (a quoted text), or either (None)
     any_case: bool | None = None
+    # patterns of names it quotes ("ending in '_copy.txt'": *_copy.txt, "prefix 'tmp_'")
+    globs: tuple[str, ...] = ()
+    # it asks for what is older than a day or so ("not modified in the last 24 hours"):
+    # find's "-mtime +1" means two days and more, so only a count of minutes says it
+    under_two_days: bool = False
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -184,8 +210,13 @@ def shape_of(values: TaskValues) -> Shape:
         for f in (*files, *names)
         if "." in f.rsplit("/", 1)[-1]
     ]
+    kind = reading.kind
+    if kind == "action" and not reading.act and reading.saving and reading.output:
+        # "extract the lines that mention 'x' and save them to /tmp/x.txt" changes no file
+        # but the one it saves: a question's answer saved there does it as well
+        kind = ""
     return Shape(
-        reading.kind,
+        kind,
         _by_base(files),
         _by_base(dirs),
         _by_base(either),
@@ -204,6 +235,8 @@ def shape_of(values: TaskValues) -> Shape:
         },
         reading.count and reading.kind != "action",
         _any_case(reading),
+        reading.quoted_globs,
+        any(q.direction == ">" and q.minutes < 2 * 1440 for q in reading.ages),
     )
 
 
@@ -310,7 +343,11 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += NO_KIND_OF_FILE
     if shape.act and recipe.kind == "action" and not re.search(DOES[shape.act], does):
         penalty += OTHER_ACT
-    if shape.texts and not (types & _TEXT_SLOTS):
+    if shape.under_two_days and "days" in types and "minutes" not in types:
+        penalty += UNUSED_VALUE
+    if shape.globs and not types & _glob_slots(shape.globs):
+        penalty += UNUSED_VALUE
+    if shape.texts and not (types & _text_slots(shape.texts)):
         penalty += NO_TEXT
     reads = _reads(recipe)
     if reads and shape.formats and not reads & set(shape.formats):
