@@ -93,6 +93,8 @@ DOES = {
         r"\b(?:xz|zstd|bzip2)\s+-d\b|\b7z\s+x\b"
     ),
 }
+# What a command that changes, moves or removes files other than its output says.
+_CHANGES = "|".join(DOES[act] for act in ("delete", "move", "gzip")) + r"|\bchmod\b|\bchown\b"
 # Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
 _TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}
 _TEXT_SLOTS |= {"column", "glob", "date", "time"}
@@ -105,6 +107,17 @@ def _text_slots(texts: Sequence[str]) -> set[str]:
     if any(_DATE_OR_TIME.search(t) for t in texts):
         return _TEXT_SLOTS
     return _TEXT_SLOTS - {"date", "time"}
+
+
+def _takes_text(recipe: Recipe, texts: Sequence[str]) -> bool:
+    """Whether one of ``recipe``'s slots may take one of the quoted words ``texts``: a
+    choice only one of its choices ('ERROR' for a level, not 'completed')."""
+    fits = _text_slots(texts)
+    return any(
+        slot.type in fits
+        and (slot.type != "choice" or any(t.upper() in map(str.upper, slot.choices) for t in texts))
+        for slot in recipe.slots.values()
+    )
 
 
 def _glob_slots(globs: Sequence[str]) -> set[str]:
@@ -175,6 +188,8 @@ class Shape:
     # it asks for what is older than a day or so ("not modified in the last 24 hours"):
     # find's "-mtime +1" means two days and more, so only a count of minutes says it
     under_two_days: bool = False
+    # it changes no file but the one it saves what it finds in ("extract … and save them")
+    saving_only: bool = False
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -211,7 +226,8 @@ def shape_of(values: TaskValues) -> Shape:
         if "." in f.rsplit("/", 1)[-1]
     ]
     kind = reading.kind
-    if kind == "action" and not reading.act and reading.saving and reading.output:
+    saving_only = not reading.act and bool(reading.saving and reading.output)
+    if kind == "action" and saving_only:
         # "extract the lines that mention 'x' and save them to /tmp/x.txt" changes no file
         # but the one it saves: a question's answer saved there does it as well
         kind = ""
@@ -237,6 +253,7 @@ def shape_of(values: TaskValues) -> Shape:
         _any_case(reading),
         reading.quoted_globs,
         any(q.direction == ">" and q.minutes < 2 * 1440 for q in reading.ages),
+        saving_only,
     )
 
 
@@ -343,11 +360,14 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += NO_KIND_OF_FILE
     if shape.act and recipe.kind == "action" and not re.search(DOES[shape.act], does):
         penalty += OTHER_ACT
+    if shape.saving_only and recipe.kind == "action" and re.search(_CHANGES, does):
+        # "list the files over 100MB and save their paths to /tmp/x": nothing is moved
+        penalty += WRONG_KIND
     if shape.under_two_days and "days" in types and "minutes" not in types:
         penalty += UNUSED_VALUE
     if shape.globs and not types & _glob_slots(shape.globs):
         penalty += UNUSED_VALUE
-    if shape.texts and not (types & _text_slots(shape.texts)):
+    if shape.texts and not _takes_text(recipe, shape.texts):
         penalty += NO_TEXT
     reads = _reads(recipe)
     if reads and shape.formats and not reads & set(shape.formats):

@@ -464,3 +464,40 @@ def test_lines_extracted_and_saved_are_answered_by_a_question_saved_there_too() 
     assert adjust(on_date, shape_of(dated, read_task(dated)), read_task(dated)) == 0.0
     deleting = "Delete the lines mentioning 'refused' from /srv/app/app.log and save it to /tmp/r."
     assert shape_of(deleting, read_task(deleting)).kind == "action"
+
+
+def test_a_request_that_only_saves_what_it_finds_is_not_done_by_moving_files() -> None:
+    mover = recipe(
+        "files_larger_than", "action", "find {dir} -size +{size} -exec mv -t {dest} {} +"
+    )
+    mover = replace(
+        mover,
+        slots={n: Slot(n, t) for n, t in (("dir", "dir"), ("size", "size"), ("dest", "dir"))},
+    )
+    lister = recipe("find_larger_than", "question", "find {dir} -type f -size +{size}")
+    lister = replace(lister, slots={"dir": Slot("dir", "dir"), "size": Slot("size", "size")})
+    task = "Find every file over 50MB in /srv/media and save their paths to /tmp/big.txt."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert adjust(mover, shape, values) < adjust(lister, shape, values) == 0.0
+    moving = "Move every file over 50MB in /srv/media to /srv/big, then save a list to /tmp/b.txt."
+    said = read_task(moving)
+    assert not shape_of(moving, said).saving_only
+    assert adjust(mover, shape_of(moving, said), said) > adjust(
+        lister, shape_of(moving, said), said
+    )
+
+
+def test_a_quoted_word_fits_a_choice_only_when_it_is_one_of_its_choices() -> None:
+    level = recipe("log_count_level", "question", "grep -c -w {level} {file}")
+    level = replace(
+        level,
+        slots={
+            "file": Slot("file", "file"),
+            "level": Slot("level", "choice", choices=("ERROR", "WARN")),
+        },
+    )
+    said = "How many lines of /srv/app.log say 'completed'?"
+    assert adjust(level, shape_of(said, read_task(said)), read_task(said)) < 0
+    chosen = "How many lines of /srv/app.log say 'WARN'?"
+    assert adjust(level, shape_of(chosen, read_task(chosen)), read_task(chosen)) == 0.0
