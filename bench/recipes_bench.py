@@ -27,6 +27,7 @@ the model wrote itself.
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --out DIR
     flock /tmp/shellagent-model.lock python bench/recipes_bench.py eval --set dev --ids IDS_FILE
     python bench/recipes_bench.py eval --model first-values   # no model: the machinery alone
+    python bench/recipes_bench.py failures DIR [--labels FILE]  # a run's failed recipe answers
 
 ``calls`` (run under the lock): the model's ``{"use", "args"}`` replies against gold calls,
 for several models on the same prompts (``--models default,default+calls.gguf``;
@@ -418,6 +419,54 @@ def leakage(args: argparse.Namespace) -> int:
     return 1 if worst >= args.max else 0
 
 
+def failures(args: argparse.Namespace) -> int:
+    """The recipe answers of an ``eval`` run (``--out DIR``) that failed, one block each:
+    the task, the recipe run with its values, the recipes tried beside it and what the
+    check printed, to be sorted by hand into classes (wrong recipe chosen, right recipe
+    with a wrong value, no recipe does it, check unfair). ``--labels FILE`` (lines "ID
+    CLASS SUBCLASS") counts each class and subclass instead."""
+    out = Path(args.dir)
+    tasks = {t["id"]: t for t in _lines(Path(args.tasks))}
+    failed = [
+        r
+        for r in _lines(out / "records.jsonl")
+        if r.get("origin") == "recipe" and r.get("status") == "failed"
+    ]
+    if args.labels:
+        labels = [line.split(None, 2) for line in Path(args.labels).read_text().splitlines()]
+        classes = collections.Counter(parts[1] for parts in labels if len(parts) > 1)
+        subs = collections.Counter(
+            (parts[1], parts[2].split()[0]) for parts in labels if len(parts) > 2
+        )
+        print(f"{len(failed)} recipe answers failed; {len(labels)} labelled")
+        for name, n in classes.most_common():
+            print(f"{name}: {n}")
+            for (cls, sub), m in subs.most_common():
+                if cls == name:
+                    print(f"    {sub}: {m}")
+        return 0
+    for record in failed:
+        task = tasks.get(record["id"], {})
+        transcript = out / "transcripts" / f"{record['session']}.jsonl"
+        action: dict[str, Any] = {}
+        check = ""
+        if transcript.exists():
+            for event in _lines(transcript):
+                if event.get("type") == "model_turn" and not action:
+                    action = event.get("action") or {}
+                if event.get("type") == "check":
+                    check = event.get("output", "")
+        tried = json.loads(action.get("tried") or "[]")
+        print(f"== {record['id']}: {task.get('task', '')}")
+        print(f"   ran {action.get('use')} {action.get('args')}")
+        print(f"   tried {[t['recipe'] for t in tried]}")
+        print(f"   check {task.get('success_condition', '')[:160]}")
+        if check.strip():
+            print(f"   check printed {check.strip()[:200]}")
+    print(f"{len(failed)} recipe answers failed")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -440,6 +489,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--instances", type=int, default=5, help="unseen draws per family")
     c.add_argument("--limit", type=int, default=0, help="only the first N of each set")
     c.set_defaults(func=calls)
+    f = sub.add_parser("failures", help="an eval run's failed recipe answers, to classify")
+    f.add_argument("dir", help="an eval --out directory (records.jsonl, transcripts/)")
+    f.add_argument("--tasks", default=str(DEV), help="the task set the run measured")
+    f.add_argument("--labels", default="", help="lines 'ID CLASS SUBCLASS': count them")
+    f.set_defaults(func=failures)
     e = sub.add_parser("eval")
     e.add_argument("--set", choices=("everyday", "dev", "newcomer", "earlier"), default="everyday")
     e.add_argument("--recipes", choices=("on", "off"), default="on")

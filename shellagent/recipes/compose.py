@@ -33,6 +33,7 @@ __all__ = [
     "compose_pick",
     "is_selection",
     "is_unfiltered",
+    "names_of",
     "narrowed",
     "pick_named",
     "the_one_of_a_ranking",
@@ -230,6 +231,27 @@ def narrowed(recipe: Recipe) -> Recipe | None:
         area=recipe.area,
         source=recipe.source,
         origin=recipe.origin,  # a composed command is as much yours as what it is made of
+    )
+
+
+def names_of(recipe: Recipe) -> Recipe | None:
+    """``recipe``'s selection printing each file's name alone, sorted (``<recipe>_names``),
+    for "list their names": a selection prints paths. None when it is no plain
+    selection."""
+    if not is_selection(recipe):
+        return None
+    match = _SELECTION.fullmatch(recipe.templates[0])
+    assert match is not None
+    return Recipe(
+        name=f"{recipe.name}_names",
+        summary=f"{recipe.summary}, their names alone",
+        kind=recipe.kind,
+        phrasings=(),
+        templates=(f"find {{dir}}{match.group('test')} -printf '%f\\n' | sort",),
+        slots=recipe.slots,
+        area=recipe.area,
+        source=recipe.source,
+        origin=recipe.origin,
     )
 
 

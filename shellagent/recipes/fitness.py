@@ -93,9 +93,43 @@ DOES = {
         r"\b(?:xz|zstd|bzip2)\s+-d\b|\b7z\s+x\b"
     ),
 }
+# What a command that changes, moves or removes files other than its output says.
+_CHANGES = "|".join(DOES[act] for act in ("delete", "move", "gzip")) + r"|\bchmod\b|\bchown\b"
 # Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
 _TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}
 _TEXT_SLOTS |= {"column", "glob", "date", "time"}
+_DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+
+
+def _text_slots(texts: Sequence[str]) -> set[str]:
+    """The slots the quoted words ``texts`` may go in: a date or a time slot only for a
+    word that is one ("the entries of '2024-05-20'"), not for 'exception'."""
+    if any(_DATE_OR_TIME.search(t) for t in texts):
+        return _TEXT_SLOTS
+    return _TEXT_SLOTS - {"date", "time"}
+
+
+def _takes_text(recipe: Recipe, texts: Sequence[str]) -> bool:
+    """Whether one of ``recipe``'s slots may take one of the quoted words ``texts``: a
+    choice only one of its choices ('ERROR' for a level, not 'completed')."""
+    fits = _text_slots(texts)
+    return any(
+        slot.type in fits
+        and (slot.type != "choice" or any(t.upper() in map(str.upper, slot.choices) for t in texts))
+        for slot in recipe.slots.values()
+    )
+
+
+def _glob_slots(globs: Sequence[str]) -> set[str]:
+    """The slots a pattern of names the task quotes may go in: an extension slot only for
+    "*.tmp", not for "*_copy.txt" (every .txt file)."""
+    # not a "name" slot: a file's exact name, never a pattern ("-name {name}" with '.tmp')
+    slots = {"glob", "pattern", "word", "text", "prefix", "suffix"}
+    if any(re.fullmatch(r"\*\.[A-Za-z0-9]+", g) for g in globs):
+        slots.add("ext")
+    return slots
+
+
 # Formats a file's extension says, and words in a recipe that say which one it reads.
 _FORMAT_OF_EXT = {
     "csv": "csv",
@@ -149,6 +183,13 @@ class Shape:
     # a search of contents in any case (a word said unquoted, in lower case), as quoted
     # (a quoted text), or either (None)
     any_case: bool | None = None
+    # patterns of names it quotes ("ending in '_copy.txt'": *_copy.txt, "prefix 'tmp_'")
+    globs: tuple[str, ...] = ()
+    # it asks for what is older than a day or so ("not modified in the last 24 hours"):
+    # find's "-mtime +1" means two days and more, so only a count of minutes says it
+    under_two_days: bool = False
+    # it changes no file but the one it saves what it finds in ("extract … and save them")
+    saving_only: bool = False
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -184,8 +225,14 @@ def shape_of(values: TaskValues) -> Shape:
         for f in (*files, *names)
         if "." in f.rsplit("/", 1)[-1]
     ]
+    kind = reading.kind
+    saving_only = not reading.act and bool(reading.saving and reading.output)
+    if kind == "action" and saving_only:
+        # "extract the lines that mention 'x' and save them to /tmp/x.txt" changes no file
+        # but the one it saves: a question's answer saved there does it as well
+        kind = ""
     return Shape(
-        reading.kind,
+        kind,
         _by_base(files),
         _by_base(dirs),
         _by_base(either),
@@ -204,6 +251,9 @@ def shape_of(values: TaskValues) -> Shape:
         },
         reading.count and reading.kind != "action",
         _any_case(reading),
+        reading.quoted_globs,
+        any(q.direction == ">" and q.minutes < 2 * 1440 for q in reading.ages),
+        saving_only,
     )
 
 
@@ -310,7 +360,14 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += NO_KIND_OF_FILE
     if shape.act and recipe.kind == "action" and not re.search(DOES[shape.act], does):
         penalty += OTHER_ACT
-    if shape.texts and not (types & _TEXT_SLOTS):
+    if shape.saving_only and recipe.kind == "action" and re.search(_CHANGES, does):
+        # "list the files over 100MB and save their paths to /tmp/x": nothing is moved
+        penalty += WRONG_KIND
+    if shape.under_two_days and "days" in types and "minutes" not in types:
+        penalty += UNUSED_VALUE
+    if shape.globs and not types & _glob_slots(shape.globs):
+        penalty += UNUSED_VALUE
+    if shape.texts and not _takes_text(recipe, shape.texts):
         penalty += NO_TEXT
     reads = _reads(recipe)
     if reads and shape.formats and not reads & set(shape.formats):

@@ -148,6 +148,7 @@ class TaskReading:
     pick_selection: str = ""
     pick_selection_request: str = ""
     named_words: frozenset[str] = frozenset()  # words an answer may mention
+    names_only: bool = False  # the files' names asked, not their paths ("list their names")
 
     def summary(self) -> dict[str, JsonValue]:
         """The reading in plain values, by the names the reading test set uses
@@ -659,6 +660,8 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         pick_selection_request=asking.request_span(pick_selection, lx) if pick_selection else "",
         named_words=frozenset(w.lower() for w in re.findall(r"[A-Za-z0-9_][\w.-]{2,}", text))
         - set(common.words),
+        names_only=lx["requests.names_only"].says(request)
+        and not re.search(r"\bpaths?\b", request, re.I),
     )
 
 

@@ -133,6 +133,8 @@ def shortlist(
         recipes, usable = _ranked(shelf, reading, marked, asked)
     if shelf.shapes:
         usable = rerank(usable, recipes, values)
+    if reading.names_only:
+        recipes, usable = _names_alone(recipes, usable)
     confident = usable[0].score >= shelf.confident or not trying
     if confident:
         offered = [usable[0]]  # the ranker chooses, the model fills
@@ -143,6 +145,26 @@ def shortlist(
         ]
     offers = [make_offer(recipes[c.name], values) for c in offered]
     return Shortlist(recipes, usable, offered, offers, values, confident)
+
+
+def _names_alone(
+    recipes: Mapping[str, Recipe], ranked: list[Candidate]
+) -> tuple[Mapping[str, Recipe], list[Candidate]]:
+    """For "list their names": each selection in ``ranked`` as the one that prints the
+    files' names alone (``compose.names_of``), in its place."""
+    from shellagent.recipes.compose import names_of
+
+    added: dict[str, Recipe] = {}
+    result = []
+    for candidate in ranked:
+        recipe = recipes.get(candidate.name)
+        alone = names_of(recipe) if recipe is not None else None
+        if alone is None:
+            result.append(candidate)
+            continue
+        added[alone.name] = alone
+        result.append(replace(candidate, name=alone.name))
+    return ({**recipes, **added} if added else recipes), result
 
 
 def _sorts_that_are_folders(reading: TaskReading, values: TaskValues) -> set[str]:

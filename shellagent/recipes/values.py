@@ -56,6 +56,10 @@ class TaskValues:
     texts: tuple[str, ...] = ()  # quoted words the request looks for ("the word 'timeout'")
     names: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
+    # folders said only as where a result goes: the folder of the file an answer is saved
+    # in ("save the list to /tmp/x.txt": /tmp) or of a name put in one ("an archive named
+    # old.tar.gz in /tmp"); never what a task's files are read from
+    output_dirs: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()  # the columns and keys of the CSV and JSON files it names
     number_fields: tuple[str, ...] = ()  # those of them that hold numbers
     holding_fields: tuple[str, ...] = ()  # those of them holding a value it says ("Berlin")
@@ -122,7 +126,8 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
                 continue
             joined = list(reading.joined.get(path, ()))
             files += [*joined, path]
-            outputs += [*joined, path]
+            # "a file named x.txt in /tmp" is written there, never as x.txt here
+            outputs += joined or [path]
             continue
         if "/" in path and not path.startswith(("/", "~", ".")) and path not in listed:
             # "Documents/contacts.csv": look for it below the working directory
@@ -158,9 +163,11 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
                 [e.rstrip("/").rsplit("/", 1)[-1] for e in stems[stem]], stems[stem], word_set
             )
         ]
+    output_dirs = _output_dirs(reading)
     if home:
         dirs = [_home(d, home) for d in dirs]
         files = [_home(f, home) for f in files]
+        output_dirs = [_home(d, home) for d in output_dirs]
 
     quoted = [q.text for q in reading.quoted]
     exts = list(reading.kinds)
@@ -188,8 +195,32 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
         texts=reading.look_for,
         names=reading.names,
         signals=reading.signals,
+        output_dirs=_unique(output_dirs),
         listing=tuple(listing),
     )
+
+
+def _output_dirs(reading: TaskReading) -> list[str]:
+    """The folders ``reading``'s task says only as where a result goes: the folder of the
+    file it saves an answer in ("save the list to /tmp/x.txt") and the folder it puts a
+    name in after saying the name ("named x.tar.gz in '/tmp'"), unless it says that
+    folder anywhere else too ("the logs in /tmp … to /tmp/x.txt": /tmp is read from; "in
+    the same directory": the one read from)."""
+    text = reading.text
+    found = []
+    output = reading.output
+    if "/" in output.strip("/") and output in text:
+        folder = output.rsplit("/", 1)[0]
+        if text.count(folder) == text.count(output):
+            found.append(folder)
+    for name, joined in reading.joined.items():
+        for path in joined:
+            folder = path.rsplit("/", 1)[0] or "/"
+            at = text.find(name)
+            said = [m.start() for m in re.finditer(re.escape(folder), text)]
+            if said and all(s > at for s in said):
+                found.append(folder)
+    return found
 
 
 def _home(path: str, home: str) -> str:
@@ -209,10 +240,13 @@ def _archive_names(values: TaskValues) -> list[str]:
     folder it names nor a bare kind, then, for each folder it names, the folder's name
     with the kind the task asks for (``~/Documents`` + "tar.gz" -> ``Documents.tar.gz``,
     written in the working directory)."""
+    joined = values.reading.joined
     named = [
         p
         for p in _unique([*values.files, *values.paths])
-        if p not in values.dirs and p.lstrip(".").lower() not in ARCHIVE_KINDS
+        if p not in values.dirs
+        and p.lstrip(".").lower() not in ARCHIVE_KINDS
+        and not joined.get(p)  # "old.tar.gz in /tmp" is /tmp/old.tar.gz
     ]
     # "config.php inside ~/Downloads/site.tar.gz": the archive is the one named like one
     named.sort(key=lambda p: not p.lower().endswith(_ARCHIVE_SUFFIXES))
@@ -222,6 +256,8 @@ def _archive_names(values: TaskValues) -> list[str]:
         kind = "tar.gz"
     derived = []
     for folder in values.dirs:
+        if folder in values.output_dirs:  # where the archive goes, not what it holds
+            continue
         base = folder.rstrip("/").rsplit("/", 1)[-1].lstrip(".~")
         if re.fullmatch(r"[\w@+-][\w.@+-]*", base or ""):
             derived.append(f"{base}.{kind or 'tar.gz'}")
@@ -241,7 +277,9 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     if slot_type == "path":
         return list(values.paths)
     if slot_type == "output":
-        return list(values.outputs) + [p for p in values.files if p not in values.outputs]
+        joined = values.reading.joined
+        rest = [p for p in values.files if p not in values.outputs and not joined.get(p)]
+        return list(values.outputs) + rest
     if slot_type == "glob":
         return list(values.globs)
     if slot_type == "ext":
@@ -351,6 +389,10 @@ def slot_candidates(
             found = sorted(found, key=lambda v: not v.lower().endswith(_ARCHIVE_SUFFIXES))
         if name in _DESTINATIONS and slot_type == "path":  # a "dir" slot is made if missing
             found = [_as_folder(v, values.reading) for v in found]
+        if slot_type == "dir" and name not in _DESTINATIONS and values.output_dirs:
+            # where the result goes is no folder to read from, unless nothing else is said
+            kept = [v for v in found if v not in values.output_dirs]
+            found = kept or found
         if slot_type in _DISTINCT_TYPES and found and found[0] in firsts:
             unused = [v for v in found if v not in firsts]
             if unused:

@@ -21,6 +21,7 @@ from shellagent.recipes.compose import (
     compose,
     compose_pick,
     is_selection,
+    names_of,
     narrowed,
     pick_named,
 )
@@ -308,3 +309,27 @@ def test_a_file_name_cannot_forge_the_file_a_pick_acts_on(tree: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert victim.read_text() == "keep me\n"
     assert not (tree / "src" / "big.bin").exists()  # the real largest went
+
+
+@pytest.mark.parametrize(
+    ("task", "names"),
+    [
+        ("Which files in /srv/in are empty? Put their names in /tmp/e.txt.", True),
+        ("Save just the names of the files over 1MB in /srv/in to /tmp/big.txt.", True),
+        ("List the full paths of the files over 1MB in /srv/in.", False),
+        ("Write their names and paths to /tmp/x.txt.", False),
+        ("Delete the files in /srv/in whose names end in '.bak'.", False),
+    ],
+)
+def test_a_request_for_the_files_names_is_read_as_such(task: str, names: bool) -> None:
+    assert read_task(task).names_only is names
+
+
+def test_a_selection_for_names_prints_each_name_alone_sorted(tree: Path) -> None:
+    alone = names_of(SMALL)
+    assert alone is not None and alone.kind == "question" and alone.slots == SMALL.slots
+    out = bash(render(alone, {"dir": "src", "size": "2k"}), tree)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "small.txt\ntiny.log\n"
+    piped = Recipe("x", "x", "question", (), ("find {dir} -type f | wc -l",), SMALL.slots)
+    assert names_of(piped) is None

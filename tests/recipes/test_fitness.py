@@ -398,3 +398,106 @@ def test_a_word_said_unquoted_is_searched_in_any_case_and_a_quoted_text_as_quote
     values = read_task(said)
     shape = shape_of(said, values)
     assert adjust(lines, shape, values) == adjust(lines_any, shape, values)
+
+
+def test_a_pattern_of_names_the_task_quotes_wants_a_recipe_that_takes_one() -> None:
+    every_dupe = recipe("remove_duplicate_files", "action", "find {dir} -delete", dir="dir?")
+    by_name = recipe(
+        "delete_by_glob", "action", "find {dir} -name {glob} -delete", dir="dir?", glob="glob"
+    )
+    exact = recipe(
+        "delete_by_name", "action", "find {dir} -name {name} -delete", dir="dir?", name="name"
+    )
+    by_ext = recipe(
+        "delete_by_extension", "action", "find {dir} -name '*.{ext}' -delete", dir="dir?", ext="ext"
+    )
+    task = "Old exports in /srv/out have names starting with 'export_'; get rid of them."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.globs == ("export_*",)
+    assert adjust(by_name, shape, values) == 0.0
+    # a file's exact name is no pattern, and neither is every .csv for "*_old.csv"
+    assert adjust(every_dupe, shape, values) < 0 and adjust(exact, shape, values) < 0
+    assert adjust(by_ext, shape, values) < 0
+    dotted = "Remove the files of /srv/out whose names end in '.part'."
+    assert adjust(by_ext, shape_of(dotted, read_task(dotted)), read_task(dotted)) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("task", "coarse"),
+    [
+        ("Delete whatever in /srv/spool was not touched in the last 24 hours.", True),
+        ("Remove the files in /srv/spool older than 18 hours.", True),
+        ("Remove the files in /srv/spool older than 3 days.", False),
+        ("Which files in /srv/spool changed in the last 24 hours?", False),  # -mtime -1 is right
+    ],
+)
+def test_older_than_a_day_or_so_wants_minutes_not_find_days(task: str, coarse: bool) -> None:
+    in_days = recipe("delete_older_than_days", "action", "find {dir} -mtime +{days}", dir="dir?")
+    in_days = replace(in_days, slots={**in_days.slots, "days": Slot("days", "days")})
+    in_minutes = recipe("delete_older_than_minutes", "action", "find {dir} -mmin +{minutes}")
+    in_minutes = replace(
+        in_minutes, slots={"dir": Slot("dir", "dir"), "minutes": Slot("minutes", "minutes")}
+    )
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert (adjust(in_days, shape, values) < adjust(in_minutes, shape, values)) is coarse
+
+
+def test_lines_extracted_and_saved_are_answered_by_a_question_saved_there_too() -> None:
+    matching = recipe("show_matching_lines", "question", "grep -e {pattern} {file}")
+    matching = replace(
+        matching, slots={"file": Slot("file", "file"), "pattern": Slot("pattern", "pattern")}
+    )
+    on_date = recipe("log_lines_on_date", "question", "grep '^{date}' {file}")
+    on_date = replace(on_date, slots={"file": Slot("file", "file"), "date": Slot("date", "date")})
+    task = (
+        "Pull every line mentioning 'refused' out of /srv/app/app.log and save them to /tmp/r.txt."
+    )
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.kind == ""  # it changes no file but the one it saves
+    assert adjust(matching, shape, values) == 0.0
+    # a date slot takes a quoted date, not the word to look for
+    assert adjust(on_date, shape, values) < 0
+    dated = "Pull the lines of '2024-05-02' out of /srv/app/app.log and save them to /tmp/r.txt."
+    assert adjust(on_date, shape_of(dated, read_task(dated)), read_task(dated)) == 0.0
+    deleting = "Delete the lines mentioning 'refused' from /srv/app/app.log and save it to /tmp/r."
+    assert shape_of(deleting, read_task(deleting)).kind == "action"
+
+
+def test_a_request_that_only_saves_what_it_finds_is_not_done_by_moving_files() -> None:
+    mover = recipe(
+        "files_larger_than", "action", "find {dir} -size +{size} -exec mv -t {dest} {} +"
+    )
+    mover = replace(
+        mover,
+        slots={n: Slot(n, t) for n, t in (("dir", "dir"), ("size", "size"), ("dest", "dir"))},
+    )
+    lister = recipe("find_larger_than", "question", "find {dir} -type f -size +{size}")
+    lister = replace(lister, slots={"dir": Slot("dir", "dir"), "size": Slot("size", "size")})
+    task = "Find every file over 50MB in /srv/media and save their paths to /tmp/big.txt."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert adjust(mover, shape, values) < adjust(lister, shape, values) == 0.0
+    moving = "Move every file over 50MB in /srv/media to /srv/big, then save a list to /tmp/b.txt."
+    said = read_task(moving)
+    assert not shape_of(moving, said).saving_only
+    assert adjust(mover, shape_of(moving, said), said) > adjust(
+        lister, shape_of(moving, said), said
+    )
+
+
+def test_a_quoted_word_fits_a_choice_only_when_it_is_one_of_its_choices() -> None:
+    level = recipe("log_count_level", "question", "grep -c -w {level} {file}")
+    level = replace(
+        level,
+        slots={
+            "file": Slot("file", "file"),
+            "level": Slot("level", "choice", choices=("ERROR", "WARN")),
+        },
+    )
+    said = "How many lines of /srv/app.log say 'completed'?"
+    assert adjust(level, shape_of(said, read_task(said)), read_task(said)) < 0
+    chosen = "How many lines of /srv/app.log say 'WARN'?"
+    assert adjust(level, shape_of(chosen, read_task(chosen)), read_task(chosen)) == 0.0

@@ -387,3 +387,51 @@ def test_a_destination_only_guessed_to_be_a_folder_is_left_as_said() -> None:
     task = "Identify the largest file in /srv/x and copy it to '/tmp/largest_upload'"
     slots = [("dir", "dir", ()), ("dest", "path", ())]
     assert slot_candidates(slots, read_task(task))[1][0] == "/tmp/largest_upload"
+
+
+@pytest.mark.parametrize(
+    ("task", "source", "written"),
+    [
+        (
+            "Bundle the invoices older than 60 days in /srv/billing into an archive called "
+            "'stale.tar.gz' in '/var/tmp'.",
+            "/srv/billing",
+            "/var/tmp/stale.tar.gz",
+        ),
+        (
+            "Glue every .part file under /opt/chunks together as one file named 'whole.bin' "
+            "inside /scratch.",
+            "/opt/chunks",
+            "/scratch/whole.bin",
+        ),
+        (
+            "Put the sessions of /data/web that are over 2MB in a tarball named 'big.tgz' in "
+            "the same folder.",
+            "/data/web",
+            "/data/web/big.tgz",
+        ),
+    ],
+)
+def test_a_name_put_in_a_folder_is_written_there_and_that_folder_is_no_source(
+    task: str, source: str, written: str
+) -> None:
+    values = read_task(task)
+    dirs, archive, output = slot_candidates(
+        [("dir", "dir", ()), ("archive", "archive", ()), ("output", "output", ())], values
+    )
+    assert dirs == [source]
+    assert written in archive and written.rsplit("/", 1)[-1] not in archive
+    assert output[0] == written and written.rsplit("/", 1)[-1] not in output
+
+
+def test_the_folder_of_the_file_an_answer_is_saved_in_is_no_folder_to_read() -> None:
+    values = read_task("Which files in /etc/app are empty? Write the names to /root/empty.txt.")
+    assert values.output_dirs == ("/root",)
+    assert slot_candidates([("dir", "dir", ())], values) == [["/etc/app"]]
+    # said as the folder to read as well: kept
+    both = read_task("List the files of /root older than 9 days and save them to /root/x.txt.")
+    assert both.output_dirs == ()
+    assert slot_candidates([("dir", "dir", ())], both)[0][0] == "/root"
+    # the only folder said: still offered rather than nothing
+    alone = read_task("Count the lines of every log and save the total to /tmp/n.txt.")
+    assert slot_candidates([("dir", "dir", ())], alone) == [["/tmp"]]
