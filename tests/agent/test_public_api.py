@@ -37,6 +37,7 @@ def test_config_defaults_are_the_documented_ones() -> None:
         "dry_run": False,
         "propose_only": False,
         "examples": 2,
+        "stall_limit": 1,
     }
 
 
