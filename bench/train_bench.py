@@ -21,8 +21,9 @@ run again, so an interrupted run goes on where it stopped):
    with each slot's first value, no model), so a task where the model's run executed
    exactly what first values executed is one where the model's tokens decided nothing.
 
-Every step that loads the model (each model eval and the training) takes
-``/tmp/shellagent-model.lock`` for itself, one at a time; the first-values runs do not.
+The run takes ``/tmp/shellagent-model.lock`` at its first step that loads the model (a model
+eval or the training) and keeps it to the end, so the arms it compares run back to back
+with no other model run between them; the first-values runs before it do not wait for it.
 The ranker is read from ``--cache`` (default ``/tmp/tr-cache``; trained there first if
 absent, which no figure counts), never the user's cache.
 
@@ -301,10 +302,9 @@ def _train(out: Path, args: argparse.Namespace, model: str) -> None:
     command = [sys.executable, "-m", "shellagent", "train", str(sft), "--from", str(SHIPPED)]
     command += ["-o", str(adapter), *shlex.split(args.train_args), "--json"]
     print("  " + shlex.join(command[2:]), flush=True)
-    with model_lock():
-        began = time.monotonic()
-        proc = subprocess.run(command, capture_output=True, text=True, check=False)
-        took = time.monotonic() - began
+    began = time.monotonic()
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    took = time.monotonic() - began
     log = adapter.with_suffix(".log")
     log.write_text(proc.stderr + proc.stdout)
     if proc.returncode != 0:
@@ -327,16 +327,19 @@ def run(args: argparse.Namespace) -> int:
     }
     if args.limit:
         sets = {k: v[: args.limit] for k, v in sets.items()}
-    for name, which, model in RUNS:
-        if model in ADAPTERS and not (out / ADAPTERS[model]).exists():
-            _train(out, args, model)
-        if (out / name / "records.jsonl").exists():
-            print(f"{name}: done before, kept", flush=True)
-            continue
-        if model == "first-values":
-            _run_set(name, sets[which], _backend(model, out), out, args)
-            continue
-        with model_lock():
+    with contextlib.ExitStack() as held:
+        locked = False
+        for name, which, model in RUNS:
+            if model != "first-values" and not locked:
+                # taken at the first step that loads the model and kept to the end: the arms
+                # compared run back to back, no other model run between them
+                held.enter_context(model_lock())
+                locked = True
+            if model in ADAPTERS and not (out / ADAPTERS[model]).exists():
+                _train(out, args, model)
+            if (out / name / "records.jsonl").exists():
+                print(f"{name}: done before, kept", flush=True)
+                continue
             backend = _backend(model, out)
             _run_set(name, sets[which], backend, out, args)
             del backend
