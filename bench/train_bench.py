@@ -29,6 +29,7 @@ absent, which no figure counts), never the user's cache.
 
     python bench/train_bench.py run --out /tmp/tr-run
     python bench/train_bench.py report --out /tmp/tr-run     # the figures again, no runs
+    python bench/train_bench.py choices    # where the model's reply can decide at all
 """
 
 from __future__ import annotations
@@ -383,6 +384,39 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def choices(args: argparse.Namespace) -> int:
+    """Where the model's tokens can decide at all (no model): each task's run-time shortlist,
+    its working directory made by the task's setup in a throwaway sandbox (as
+    ``recipes_bench.py calls`` offers), sorted into no recipe fits (the free loop writes the
+    commands), the first recipe's slots each offered one value and no free one (the grammar
+    leaves the reply nothing to choose: it is the first values) and a choice (a slot with
+    two values or more, or a free one)."""
+    from shellagent.agent.recipe_step import RecipeBook
+    from shellagent.taskgen.calls import Call, offered
+
+    os.environ["SHELLAGENT_CACHE_DIR"] = str(args.cache)
+    book = RecipeBook.load()
+    sets = {
+        "everyday": _lines(EVERYDAY),
+        "paraphrases": paraphrase_tasks(EVERYDAY, PARAPHRASES),
+    }
+    for name, tasks in sets.items():
+        kinds: dict[str, list[str]] = {"no recipe": [], "forced": [], "choice": []}
+        for task in tasks[: args.limit or None]:
+            call = Call(task["task"], "", {}, "task", tuple(task["setup_commands"]))
+            listed = offered(book, call)
+            if listed is None or not listed.offers:
+                kinds["no recipe"].append(task["id"])
+                continue
+            slots = listed.offers[0].slots
+            forced = all(len(s.values()) == 1 and not s.free for s in slots)
+            kinds["forced" if forced else "choice"].append(task["id"])
+        n = sum(map(len, kinds.values()))
+        print(f"{name} ({n}): " + ", ".join(f"{k} {len(v)}" for k, v in kinds.items()))
+        print(f"  a choice: {kinds['choice']}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -394,6 +428,10 @@ def main() -> int:
     r.add_argument("--train-args", default=TRAIN_ARGS, help="passed to `shellagent train`")
     r.add_argument("--limit", type=int, default=0, help="only the first N tasks of each set")
     r.set_defaults(func=run)
+    c = sub.add_parser("choices", help="where the model can decide anything (no model)")
+    c.add_argument("--cache", default="/tmp/tr-cache", help="the ranker's cache dir")
+    c.add_argument("--limit", type=int, default=0)
+    c.set_defaults(func=choices)
     p = sub.add_parser("report", help="the figures of the runs in --out")
     p.add_argument("--out", default="/tmp/tr-run")
     p.set_defaults(func=report)
