@@ -20,6 +20,11 @@ run again, so an interrupted run goes on where it stopped):
    also run with first values (``recipes_bench.FirstValues``: the ranker's first recipe
    with each slot's first value, no model), so a task where the model's run executed
    exactly what first values executed is one where the model's tokens decided nothing.
+4. **The same sessions as the recipe step asked them** (``trained-asked``): a transcript
+   records the free loop's prompt, not the recipe step's, so the export of step 2 pairs the
+   ``use`` reply with a prompt it was never asked under. ``asked_sft`` rebuilds each
+   recipe-answered session with the recipe step's prompt (as ``recipes sft`` writes calls);
+   an adapter trained on that, with the same settings, runs both sets again.
 
 The run takes ``/tmp/shellagent-model.lock`` at its first step that loads the model (a model
 eval or the training) and keeps it to the end, so the arms it compares run back to back
