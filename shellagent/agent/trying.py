@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SIGPIPE_EXIT",
     "UNTRIED",
+    "UNTRIED_ACTION_FOR_A_QUESTION",
     "WON_BY",
     "WriterTrial",
     "answered",
@@ -117,8 +118,13 @@ def fit(reading: TaskReading, kind: str, result: CommandResult | None) -> float:
     tried (a writer with no copy to try it on, a command the policy does not call
     read-only) scores as one that ran cleanly: not knowing is no reason to prefer a
     lower-ranked recipe that could be tried."""
+    # (a question whose answer is saved to a file is answered by an action that writes it)
+    asked_a_question = kind == "action" and reading.kind == "question" and not reading.output
     if result is None:
-        return UNTRIED[kind == "question"]
+        # an action that could not be tried is no answer to a question: it never wins the
+        # trial over a question recipe that answered ("what's the name of the empty
+        # file" kept an untried delete of "name (1)" copies over the names it printed)
+        return UNTRIED_ACTION_FOR_A_QUESTION if asked_a_question else UNTRIED[kind == "question"]
     if result.timed_out or result.refused:
         return -3.0
     score = 2.0 if answered(kind, result) else -2.0
@@ -154,6 +160,9 @@ SIGPIPE_EXIT = 128 + 13
 # names. Trying is for catching renderings that fail; a lower-ranked one that merely ran
 # should not win over a better-ranked one that could not be tried.
 UNTRIED = (3.5, 3.5)
+# An untried action's fit when the task asks a question: as a clean run that printed
+# nothing, below every tried answer that printed something.
+UNTRIED_ACTION_FOR_A_QUESTION = 2.0
 
 
 def first_values(offer: Offer) -> UseAction | None:

@@ -181,6 +181,11 @@ def test_an_untried_rendering_is_not_worse_than_a_clean_run() -> None:
         command="x", exit_code=0, output="a\nb\nc\n", timed_out=False, duration_s=0.1
     )
     assert fit(task, "question", ok) > fit(task, "question", listing)
+    # an action that could not be tried is no answer to a question
+    names = CommandResult(command="x", exit_code=0, output="a.txt\n", timed_out=False, duration_s=0)
+    asked = reading_of("There's a zero-byte file in my Downloads; what's its name?")
+    assert fit(asked, "question", names) > fit(asked, "action", None)
+    assert fit(reading_of("delete the empty files in /srv"), "action", None) == UNTRIED[0]
     # the top few asked for: that many lines beat every one
     top = reading_of("what are the top 2 IP addresses in access.log?")
     two = CommandResult(
