@@ -217,20 +217,11 @@ def narrowed(recipe: Recipe) -> Recipe | None:
     .log files modified in the last day" when the selection that fits the age cannot be
     told the kind (``<recipe>_by_ext``); None when it is no plain selection or already
     takes an extension, a glob or a name."""
-    if not is_selection(recipe) or {"ext", "glob", "word", "name"} & set(recipe.slots):
+    if {"ext", "glob", "word", "name"} & set(recipe.slots):
         return None
-    match = _SELECTION.fullmatch(recipe.templates[0])
-    assert match is not None
-    return Recipe(
-        name=f"{recipe.name}_by_ext",
-        summary=f"{recipe.summary}, of one extension",
-        kind=recipe.kind,
-        phrasings=(),
-        templates=(f"find {{dir}}{match.group('test')} -name '*.{{ext}}' | sort",),
-        slots={**recipe.slots, "ext": Slot("ext", "ext", help="the extension, without the dot")},
-        area=recipe.area,
-        source=recipe.source,
-        origin=recipe.origin,  # a composed command is as much yours as what it is made of
+    ext = Slot("ext", "ext", help="the extension, without the dot")
+    return _reprinted(
+        recipe, "_by_ext", ", of one extension", " -name '*.{ext}' | sort", {"ext": ext}
     )
 
 
@@ -238,20 +229,28 @@ def names_of(recipe: Recipe) -> Recipe | None:
     """``recipe``'s selection printing each file's name alone, sorted (``<recipe>_names``),
     for "list their names": a selection prints paths. None when it is no plain
     selection."""
+    return _reprinted(recipe, "_names", ", their names alone", " -printf '%f\\n' | sort")
+
+
+def _reprinted(
+    recipe: Recipe, suffix: str, said: str, tail: str, slots: Mapping[str, Slot] | None = None
+) -> Recipe | None:
+    """``recipe``'s selection (its ``find`` and tests) ending in ``tail`` instead, named
+    ``<recipe><suffix>``, with ``slots`` added; None when it is no plain selection."""
     if not is_selection(recipe):
         return None
     match = _SELECTION.fullmatch(recipe.templates[0])
     assert match is not None
     return Recipe(
-        name=f"{recipe.name}_names",
-        summary=f"{recipe.summary}, their names alone",
+        name=f"{recipe.name}{suffix}",
+        summary=f"{recipe.summary}{said}",
         kind=recipe.kind,
         phrasings=(),
-        templates=(f"find {{dir}}{match.group('test')} -printf '%f\\n' | sort",),
-        slots=recipe.slots,
+        templates=(f"find {{dir}}{match.group('test')}{tail}",),
+        slots={**recipe.slots, **(slots or {})},
         area=recipe.area,
         source=recipe.source,
-        origin=recipe.origin,
+        origin=recipe.origin,  # a composed command is as much yours as what it is made of
     )
 
 
