@@ -288,6 +288,9 @@ def explicit_paths(task: str) -> list[str]:
         if looks_like_path(inner) and (" " not in inner or spaced):
             found.append((m.start(), inner))
     stripped = _QUOTED.sub(lambda m: " " * len(m.group(0)), task)
+    for at, spaced in _spaced_paths(stripped):
+        found.append((at, spaced))
+        stripped = stripped[:at] + " " * len(spaced) + stripped[at + len(spaced) :]
     for m in _PATH.finditer(stripped):
         text = m.group(0).rstrip(".,:;!?)")
         if len(text) > 1 or text == "~":
@@ -301,6 +304,27 @@ def explicit_paths(task: str) -> list[str]:
             found.append((m.start(), m.group(0)))
     found.sort()
     return [p for _, p in found]
+
+
+# the words right after a path that may end its file's name: "~/Documents/report
+# final.docx" (a name with spaces, unquoted), at most three words
+_NAME_GOES_ON = re.compile(r"(?: [\w@+()-]+){0,2} [\w@+()-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w/])")
+
+
+def _spaced_paths(text: str) -> list[tuple[int, str]]:
+    """Unquoted paths whose file name has spaces, with where each starts: a folder path
+    (its last part has no extension) followed right away by words ending in a file name,
+    none of them a little word ("~/Documents/report final.docx", not "~/notes and todo.txt")."""
+    found = []
+    for m in _PATH.finditer(text):
+        path = m.group(0)
+        head, _, last = path.rpartition("/")
+        if not head or not last or "." in last or path.endswith("/"):
+            continue
+        rest = _NAME_GOES_ON.match(text, m.end())
+        if rest and _spaced_name(last + rest.group(0)):
+            found.append((m.start(), path + rest.group(0)))
+    return found
 
 
 def _is_file_shaped(path: str) -> bool:

@@ -202,3 +202,17 @@ def test_the_reading_is_made_once_and_cannot_change() -> None:
     reading = read_task("delete the logs older than a week")
     with pytest.raises(AttributeError):
         reading.act = "move"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("task", "files"),
+    [
+        ("Move ~/Music/old mix 2.mp3 into ~/Archive", ["~/Music/old mix 2.mp3"]),
+        ("open /srv/share/meeting notes.txt and count its lines", ["/srv/share/meeting notes.txt"]),
+        # a little word says the name ended: two things, not one name with spaces
+        ("copy ~/notes and todo.txt to /tmp", ["todo.txt"]),
+        ("Rename ~/Documents/draft to draft.txt", ["draft.txt"]),
+    ],
+)
+def test_an_unquoted_file_name_with_spaces_is_one_path(task: str, files: list[str]) -> None:
+    assert list(read_task(task).files) == files
