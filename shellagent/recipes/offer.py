@@ -141,8 +141,14 @@ def offer_slot(
     (a pattern or text always; any other type only when the task names no value for it
     and it has no default)."""
     shown_default = None if default is None else str(default)
-    if slot_type == "choice":
-        return SlotOffer(name, slot_type, tuple(str(c) for c in choices), shown_default)
+    if slot_type == "choice":  # every choice: those the task says first, then the default
+        said = [str(c) for c in candidates if c in choices]
+        ordered = dict.fromkeys(
+            [*said, *([shown_default] if shown_default else []), *map(str, choices)]
+        )
+        return SlotOffer(
+            name, slot_type, tuple(c for c in ordered if c in map(str, choices)), shown_default
+        )
     if slot_type == "signal":
         first = [c for c in candidates if c in SIGNALS]
         rest = [s for s in SIGNALS if s not in first]

@@ -175,3 +175,12 @@ def test_the_tools_grammar_admits_an_offered_recipe_beside_the_loop_s_own_action
         if "use" in v["properties"]
     }
     assert names == {"largest_files", "count_matching_lines"}
+
+
+def test_a_choice_the_task_says_is_offered_first_then_the_default() -> None:
+    levels = ("ERROR", "WARN", "DEBUG")
+    said = offer_slot("level", "choice", ["DEBUG"], "ERROR", choices=levels)
+    assert said.values() == ("DEBUG", "ERROR", "WARN")
+    unsaid = offer_slot("level", "choice", [], "WARN", choices=levels)
+    assert unsaid.values()[0] == "WARN"
+    assert set(unsaid.values()) == set(levels)
