@@ -62,6 +62,9 @@ NOT_COUNTED = 0.2
 # search of file contents that minds case misses "Invoice"; a quoted text ("'ERROR'") is
 # looked for as quoted, so one that ignores case finds too much
 OTHER_CASE = 0.15
+# the task names a file ("who is the admin in users.json") and the recipe takes no path
+# at all, nor reads that file by itself: it answers from somewhere else (sudo's group)
+READS_NONE_NAMED = 0.5
 
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
@@ -243,7 +246,9 @@ def shape_of(values: TaskValues) -> Shape:
         reading.ending if reading.kind == "action" else "",
         values.texts,
         tuple(dict.fromkeys(f for f in formats if f)),
-        reading.said_fields(values.fields),
+        # a field said by name, or one holding a value the task says ("who is the admin
+        # in users.json": role): the answer is read from the file's records
+        tuple(dict.fromkeys((*reading.said_fields(values.fields), *values.holding_fields))),
         {
             measure: frozenset(q.direction for q in said if q.direction)
             for measure, said in (("age", reading.ages), ("size", reading.size_limits))
@@ -315,6 +320,15 @@ def _unplaced(recipe: Recipe, shape: Shape) -> int:
     return missing
 
 
+def _ignores_the_files(recipe: Recipe, shape: Shape) -> bool:
+    """Whether the task names files and ``recipe`` can be told none of them and reads
+    none by itself (/etc/passwd named and read by a users recipe is read)."""
+    if not shape.files or any(slot.type in _ANY_PATH_SLOTS for slot in recipe.slots.values()):
+        return False
+    templates = " ".join(recipe.templates)
+    return not any(f.rstrip("/").rsplit("/", 1)[-1] in templates for f in shape.files)
+
+
 def _said(slot_type: str, values: TaskValues) -> bool:
     """Whether the task says a value of ``slot_type`` that its reading keeps for other
     slots: "set 755 on /srv/www" gives a mode without saying "mode"."""
@@ -341,6 +355,8 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     if shape.kind and shape.kind != recipe.kind:
         penalty += WRONG_KIND
     penalty += NO_PLACE * min(_unplaced(recipe, shape), 2)
+    if _ignores_the_files(recipe, shape):
+        penalty += READS_NONE_NAMED
     penalty += NO_VALUE * min(untold(recipe, values), 2)
     unused = sum(
         1
@@ -439,6 +455,8 @@ def rerank(
 ) -> list[Candidate]:
     """``ranked`` with each recipe's shape penalty added to its score, best first."""
     shape = shape_of(values)
+    if shape.any_case is not None:
+        ranked = _case_twins_agree(ranked, recipes, shape.any_case)
     adjusted = [
         replace(c, score=c.score + adjust(recipes[c.name], shape, values))
         if c.name in recipes
@@ -446,3 +464,55 @@ def rerank(
         for c in ranked
     ]
     return sorted(adjusted, key=lambda c: -c.score)
+
+
+def _case_twins_agree(
+    ranked: Sequence[Candidate], recipes: Mapping[str, Recipe], any_case: bool
+) -> list[Candidate]:
+    """``ranked`` with each pair of case twins (recipes whose first templates differ only
+    in grep's ``-i``) scored alike, the one minding case as the task asks above the other.
+
+    The words cannot tell twins apart unless they say "whatever the case": "how many lines
+    mention a timeout" ranks the case-minding count far above its twin. The case the task
+    asks for (``shape.any_case``) decides between them, so the pair's words score goes
+    to the twin it asks for (the one exception to penalties only: the words' evidence was
+    for either)."""
+    keys = {c.name: case_free(recipes[c.name].templates[0]) for c in ranked if c.name in recipes}
+    pairs: dict[str, list[float]] = {}
+    for c in ranked:
+        if c.name in keys:
+            pairs.setdefault(keys[c.name][0], []).append(c.score)
+    agreed = []
+    for c in ranked:
+        key, ignores = keys.get(c.name, ("", False))
+        scores = pairs.get(key, [])
+        if len(scores) < 2:
+            agreed.append(c)
+        elif ignores == any_case:
+            agreed.append(replace(c, score=max(scores)))
+        else:
+            agreed.append(replace(c, score=min(c.score, max(scores) - 0.01)))
+    return agreed
+
+
+_GREP_FLAGS = re.compile(r"(\bgrep\s+(?:-[\w]+\s+)*)")
+
+
+def case_free(template: str) -> tuple[str, bool]:
+    """``template`` without grep's case flag (``-i``, or the ``i`` of ``-rliF``), and
+    whether it had one: the key case twins share."""
+    ignores = False
+
+    def drop(m: re.Match[str]) -> str:
+        nonlocal ignores
+        out = []
+        for flag in m.group(1).split():
+            if flag.startswith("-") and not flag.startswith("--") and "i" in flag:
+                ignores = True
+                flag = flag.replace("i", "")
+                if flag == "-":
+                    continue
+            out.append(flag)
+        return " ".join(out) + " "
+
+    return _GREP_FLAGS.sub(drop, template), ignores

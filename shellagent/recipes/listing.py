@@ -98,6 +98,7 @@ class Fields:
     names: tuple[str, ...] = ()
     numbers: tuple[str, ...] = ()
     holding: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()  # the values said that they hold ("admin"), as the file has them
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
@@ -109,6 +110,7 @@ def read_fields(output: str, reading: TaskReading | None = None) -> Fields:
     found: list[str] = []
     numbers: list[str] = []
     holding: list[str] = []
+    held: list[str] = []
 
     def says(value: str) -> bool:
         return reading is not None and reading.says(value)
@@ -121,8 +123,10 @@ def read_fields(output: str, reading: TaskReading | None = None) -> Fields:
                 cells = [r[i] for r in rows if i < len(r)]
                 if cells and len(cells) == len(rows) and all(map(_A_NUMBER.fullmatch, cells)):
                     numbers.append(column)
-                if any(says(c) for c in cells):
+                said = [c for c in cells if says(c)]
+                if said:
                     holding.append(column)
+                    held.extend(said)
             name, header, rows = line[len(_FIELDS_MARK) :], [], []
         elif name.lower().endswith((".csv", ".tsv")) and line.strip():
             cells = [c.strip().strip('"') for c in re.split(r"[,\t;]", line)]
@@ -138,11 +142,13 @@ def read_fields(output: str, reading: TaskReading | None = None) -> Fields:
                 numbers.append(key)
             if value and says(value):
                 holding.append(key)
+                held.append(value)
     kept = _unique([f.strip() for f in found if len(f.strip()) <= 80])
     return Fields(
         kept,
         tuple(n for n in _unique(numbers) if n in kept),
         tuple(h for h in _unique(holding) if h in kept),
+        _unique(held),
     )
 
 
@@ -186,5 +192,9 @@ def read_values(reading: TaskReading, read: Callable[[str], list[str]]) -> TaskV
         return values
     found = read_fields("\n".join(read(command)), reading)
     return replace(
-        values, fields=found.names, number_fields=found.numbers, holding_fields=found.holding
+        values,
+        fields=found.names,
+        number_fields=found.numbers,
+        holding_fields=found.holding,
+        held_values=found.held,
     )

@@ -203,7 +203,7 @@ def _with_endings(
     ending = ENDINGS.get(reading.ending)
     pick = pick_named(reading.pick)
     if ending is None and pick is None:
-        return recipes, ranked
+        return _narrowed_to_kind(recipes, ranked, reading)
     if pick is not None:
         described = _described_picks(shelf, recipes, reading)
     elif reading.selection:
@@ -237,6 +237,29 @@ def _with_endings(
         return recipes, ranked
     # built to the task's own shape: a composed recipe goes before a plain one it ties with
     return {**recipes, **composed}, sorted([*scores.values(), *ranked], key=lambda c: -c.score)
+
+
+def _narrowed_to_kind(
+    recipes: Mapping[str, Recipe], ranked: list[Candidate], reading: TaskReading
+) -> tuple[Mapping[str, Recipe], list[Candidate]]:
+    """For a question about files of a kind it names by extension ("which .log files are
+    bigger than 1 MB"), each selection that cannot be told the kind also narrowed to it
+    (``compose.narrowed``), scored as its selection: the shapes then prefer it, since the
+    plain one answers about every file."""
+    from shellagent.recipes.compose import narrowed
+
+    if reading.kind != "question" or not reading.unmistakable_kinds:
+        return recipes, ranked
+    narrower: dict[str, Recipe] = {}
+    scores: list[Candidate] = []
+    for candidate in ranked:
+        made = narrowed(recipes[candidate.name]) if candidate.name in recipes else None
+        if made is not None and made.name not in recipes:
+            narrower[made.name] = made
+            scores.append(replace(candidate, name=made.name))
+    if not scores:
+        return recipes, ranked
+    return {**recipes, **narrower}, sorted([*scores, *ranked], key=lambda c: -c.score)
 
 
 def _described_picks(

@@ -63,6 +63,7 @@ class TaskValues:
     fields: tuple[str, ...] = ()  # the columns and keys of the CSV and JSON files it names
     number_fields: tuple[str, ...] = ()  # those of them that hold numbers
     holding_fields: tuple[str, ...] = ()  # those of them holding a value it says ("Berlin")
+    held_values: tuple[str, ...] = ()  # those values, as the files have them
     listing: tuple[str, ...] = field(default=(), repr=False)
 
 
@@ -289,7 +290,17 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     # what the request quotes to look for before what its context quotes ("the 'x' service")
     if slot_type in ("pattern", "text"):
         mentioned = values.reading.mentioned
-        said = [*values.texts, *values.quoted, *mentioned, *values.words, *values.names, *bare]
+        # a value the named file holds ("who is the admin in users.json": admin) before
+        # an unquoted word the task merely mentions
+        said = [
+            *values.texts,
+            *values.quoted,
+            *values.held_values,
+            *mentioned,
+            *values.words,
+            *values.names,
+            *bare,
+        ]
         return list(_unique(said))
     if slot_type == "key" and values.fields:
         return values.reading.fields_first(values.fields, values.holding_fields)

@@ -405,6 +405,47 @@ def test_a_word_said_unquoted_is_searched_in_any_case_and_a_quoted_text_as_quote
     assert adjust(lines, shape, values) == adjust(lines_any, shape, values)
 
 
+@pytest.mark.parametrize(
+    ("task", "first"),
+    [
+        ("how many entries of ~/logs/sync.log contain an error?", "count_any"),
+        ("count the lines of /srv/app/worker.log that say refused", "count_any"),
+        ("how many lines of /srv/app/worker.log contain 'refused'?", "count"),
+    ],
+)
+def test_case_twins_share_their_words_and_the_case_asked_decides(task: str, first: str) -> None:
+    count = recipe("count", "question", "grep -c -F -e {pattern} {file}", file="file")
+    count_any = recipe("count_any", "question", "grep -c -i -F -e {pattern} {file}", file="file")
+    other = recipe("other", "question", "wc -l {file}", file="file")
+    recipes = {r.name: r for r in (count, count_any, other)}
+    # the words favour the case-minding twin far above its twin (they rarely say "any case")
+    ranked = [cand("count", 0.6), cand("other", -0.2), cand("count_any", -0.6)]
+    values = read_task(task)
+    order = [c.name for c in rerank(ranked, recipes, task, values)]
+    assert order[0] == first
+    assert order.index("count_any") < order.index("other") or first == "count"
+    # a recipe with no twin keeps its words' score
+    assert [c.score for c in rerank(ranked, recipes, task, values) if c.name == "other"] == [
+        -0.2 + adjust(other, shape_of(task, values), values)
+    ]
+
+
+def test_a_recipe_that_neither_takes_nor_reads_the_file_named_drops() -> None:
+    sudoers = recipe("sudo_users", "question", "getent group sudo wheel")
+    names = recipe("server_names", "question", "grep server_name /etc/nginx/nginx.conf")
+    records = recipe("records_where", "question", "jq . {file}", file="file")
+    task = "who is the admin in ~/data/staff.json?"
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert adjust(records, shape, values) == 0
+    assert adjust(sudoers, shape, values) < adjust(records, shape, values) - 0.5
+    # a recipe that reads the file named by itself is not ignoring it
+    task = "which server names are set in /etc/nginx/nginx.conf?"
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert adjust(names, shape, values) > adjust(sudoers, shape, values)
+
+
 def test_a_pattern_of_names_the_task_quotes_wants_a_recipe_that_takes_one() -> None:
     every_dupe = recipe("remove_duplicate_files", "action", "find {dir} -delete", dir="dir?")
     by_name = recipe(

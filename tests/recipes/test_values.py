@@ -309,6 +309,10 @@ def test_a_value_the_task_says_puts_the_column_that_holds_it_first() -> None:
     )
     assert candidates_for("key", values)[:2] == ["city", "author"]
     assert found.numbers == ("year",)
+    # the values themselves, as the files have them, are what a text slot is offered first
+    assert found.held == ("Berlin", "Frank Herbert")
+    values = replace(values, held_values=found.held)
+    assert candidates_for("text", values)[:2] == ["Berlin", "Frank Herbert"]
 
 
 def test_a_folder_named_tilde_in_the_project_is_never_the_home(tmp_path: Path) -> None:
