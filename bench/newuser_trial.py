@@ -1,0 +1,213 @@
+"""A new user's trial: each request of a set asked with ``ask -y`` from a fresh account.
+
+Issue 40's measure, without a person at the keyboard: a new unprivileged account (made
+here, removed at the end unless ``--keep``) runs the installed ``ask`` (the checkout's
+``.venv``) with its own daemon, config and cache, in its own home, as a user would after
+the README's install. For each request: the home is emptied (dotfiles and the daemon's
+state stay, as they would for a user), the request's setup runs as the user, ``ask -y
+--json`` asks it from the home folder, and its check runs as the user on the real files
+with ``$ANSWER`` the answer ``ask`` gave and ``$LAST_OUTPUT`` the last command's output.
+
+Counted: solved (the check passed), claimed (``ask`` presented it as done), false lines (a
+claim whose check failed: the screen said done and it was not), exit codes (0 must mean
+done), seconds per request. ``--busy`` runs two CPU spinners beside it ("with both cores
+busy"). Run it alone (one model process at a time) and as root (it makes the account).
+
+    flock /tmp/shellagent-model.lock python bench/newuser_trial.py --set earlier
+    flock /tmp/shellagent-model.lock python bench/newuser_trial.py --set newcomer --busy
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import multiprocessing
+import os
+import pwd
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = {
+    "earlier": ROOT / "bench" / "data" / "earlier-requests.jsonl",
+    "newcomer": ROOT / "bench" / "data" / "newcomer-requests.jsonl",
+}
+
+
+def as_user(
+    user: str, script: str, *, cwd: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``script`` run by bash as ``user`` with a login's environment (HOME, PATH)."""
+    return subprocess.run(
+        [
+            "runuser",
+            "-u",
+            user,
+            "--",
+            "env",
+            "-i",
+            f"HOME={cwd}",
+            f"USER={user}",
+            f"LOGNAME={user}",
+            "PATH=/usr/local/bin:/usr/bin:/bin",
+            "LANG=C.UTF-8",
+            "bash",
+            "-c",
+            script,
+        ],  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@contextlib.contextmanager
+def account(keep: bool) -> Iterator[tuple[str, str]]:
+    """A fresh account (name, home); removed with its home afterwards unless ``keep``."""
+    name = f"satrial{os.getpid()}"
+    subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+    home = pwd.getpwnam(name).pw_dir
+    try:
+        yield name, home
+    finally:
+        subprocess.run(["pkill", "-u", name], check=False)
+        time.sleep(1)
+        if not keep:
+            subprocess.run(["userdel", "-r", name], check=False, capture_output=True)
+
+
+def spin() -> None:
+    while True:
+        pass
+
+
+def events(stdout: str) -> list[dict[str, object]]:
+    out = []
+    for line in stdout.splitlines():
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if isinstance(event, dict):
+                out.append(event)
+    return out
+
+
+def trial(task: dict[str, Any], user: str, home: str, bindir: Path) -> dict[str, object]:
+    """One request, from an emptied home: setup, ``ask -y --json``, check."""
+    as_user(user, "find ~ -mindepth 1 -maxdepth 1 ! -name '.*' -exec rm -rf {} +", cwd=home,
+            timeout=60)  # fmt: skip
+    setup = " && ".join(str(c) for c in task.get("setup_commands", []) or ["true"])
+    made = as_user(user, setup, cwd=home, timeout=120)
+    if made.returncode != 0:
+        return {"id": task["id"], "status": "invalid", "detail": made.stderr[-300:]}
+    began = time.monotonic()
+    asked = as_user(
+        user, f"{shlex.quote(str(bindir / 'ask'))} -y --json {shlex.quote(str(task['task']))}",
+        cwd=home, timeout=600,
+    )  # fmt: skip
+    seconds = time.monotonic() - began
+    seen = events(asked.stdout)
+    summary = next((e for e in reversed(seen) if e.get("type") == "summary"), {})
+    ran = [e for e in seen if e.get("type") == "execution"]
+    answer = str(summary.get("summary", ""))
+    last = str(ran[-1].get("output", "")) if ran else ""
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chmod(scratch, 0o755)
+        for name, text in (("answer", answer), ("last_output", last)):
+            path = Path(scratch) / name
+            path.write_text(text)
+            path.chmod(0o644)
+        check = as_user(
+            user,
+            f'ANSWER={scratch}/answer LAST_OUTPUT={scratch}/last_output; '
+            f'export ANSWER LAST_OUTPUT; {task["success_condition"]}',
+            cwd=home, timeout=60,
+        )  # fmt: skip
+    solved = check.returncode == 0
+    claimed = bool(summary.get("claimed"))
+    return {
+        "id": task["id"],
+        "status": "solved" if solved else "failed",
+        "claimed": claimed,
+        "false_line": claimed and not solved,
+        "exit_code": asked.returncode,
+        "exit_says_done": asked.returncode == 0,
+        "seconds": round(seconds, 2),
+        "answer": answer[:400],
+        "commands": [str(e.get("command", "")) for e in ran],
+        "stderr": asked.stderr[-400:],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="newcomer")
+    parser.add_argument("--ids", default="", help="comma-separated ids (default: all)")
+    parser.add_argument("--busy", action="store_true", help="two CPU spinners beside it")
+    parser.add_argument("--keep", action="store_true", help="keep the account afterwards")
+    parser.add_argument("--out", type=Path, default=None, help="write rows here (JSON lines)")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("error: run as root (it makes a fresh account); see the docstring", file=sys.stderr)
+        return 2
+    bindir = ROOT / ".venv" / "bin"
+    tasks = [json.loads(line) for line in SETS[args.set].read_text().splitlines() if line.strip()]
+    if args.ids:
+        wanted = set(args.ids.split(","))
+        tasks = [t for t in tasks if t["id"] in wanted]
+    spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(2 * args.busy)]
+    rows: list[dict[str, object]] = []
+    with account(args.keep) as (user, home):
+        # what the install does for its user: the ranker that picks recipes, trained once
+        indexed = as_user(user, f"{shlex.quote(str(bindir / 'shellagent'))} recipes index",
+                          cwd=home, timeout=900)  # fmt: skip
+        print(indexed.stdout.strip().splitlines()[-1:] or indexed.stderr[-200:], flush=True)
+        for p in spinners:
+            p.start()
+        try:
+            for task in tasks:
+                row = trial(task, user, home, bindir)
+                rows.append(row)
+                print(
+                    f"{row['id']:<28} {row['status']:<7} claimed={row.get('claimed')!s:<5} "
+                    f"exit={row.get('exit_code')} {row.get('seconds', 0)} s  "
+                    f"{str(row.get('answer', ''))[:70]!r}",
+                    flush=True,
+                )
+        finally:
+            for p in spinners:
+                p.terminate()
+            as_user(user, f"{shlex.quote(str(bindir / 'shellagent'))} daemon stop", cwd=home,
+                    timeout=60)  # fmt: skip
+    if args.out:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    valid = [r for r in rows if r["status"] != "invalid"]
+    solved = sum(r["status"] == "solved" for r in valid)
+    claims = [r for r in valid if r.get("claimed")]
+    false = sum(bool(r.get("false_line")) for r in valid)
+    wrong_exit = sum(r.get("exit_says_done") != (r["status"] == "solved") for r in valid)
+    secs = [float(r["seconds"]) for r in valid]  # type: ignore[arg-type]
+    print(f"\n{args.set}{' (both cores busy)' if args.busy else ''}: {len(valid)} requests "
+          f"from a fresh account, load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(f"solved alone      {solved}/{len(valid)}")
+    print(f"claimed           {len(claims)} ({len(claims) - false} right)")
+    print(f"false lines       {false} (a claim whose check failed)")
+    print(f"exit code vs check disagree {wrong_exit}")
+    if secs:
+        print(f"seconds per request {sum(secs) / len(secs):.2f}")
+    invalid = [r["id"] for r in rows if r["status"] == "invalid"]
+    if invalid:
+        print(f"setup failed (not counted): {', '.join(map(str, invalid))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
