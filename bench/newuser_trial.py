@@ -1,11 +1,11 @@
-"""A new user's trial: each request of a set asked with ``ask -y`` from a fresh account.
+"""A new user's trial: each request of a set asked with ``ask -y --apply`` from a fresh account.
 
 Issue 40's measure, without a person at the keyboard: a new unprivileged account (made
 here, removed at the end unless ``--keep``) runs the installed ``ask`` (the checkout's
 ``.venv``) with its own daemon, config and cache, in its own home, as a user would after
 the README's install. For each request: the home is emptied (dotfiles and the daemon's
 state stay, as they would for a user), the request's setup runs as the user, ``ask -y
---json`` asks it from the home folder, and its check runs as the user on the real files
+--apply --json`` asks it from the home folder, and its check runs as the user on the real files
 with ``$ANSWER`` the answer ``ask`` gave and ``$LAST_OUTPUT`` the last command's output.
 
 Counted: solved (the check passed), claimed (``ask`` presented it as done), false lines (a
@@ -110,15 +110,23 @@ def trial(task: dict[str, Any], user: str, home: str, bindir: Path) -> dict[str,
         return {"id": task["id"], "status": "invalid", "detail": made.stderr[-300:]}
     began = time.monotonic()
     asked = as_user(
-        user, f"{shlex.quote(str(bindir / 'ask'))} -y --json {shlex.quote(str(task['task']))}",
+        user, f"{shlex.quote(str(bindir / 'ask'))} -y --apply --json {shlex.quote(str(task['task']))}",
         cwd=home, timeout=600,
     )  # fmt: skip
     seconds = time.monotonic() - began
     seen = events(asked.stdout)
     summary = next((e for e in reversed(seen) if e.get("type") == "summary"), {})
-    ran = [e for e in seen if e.get("type") == "execution"]
+    ran = [e for e in seen if e.get("type") == "result"]
     answer = str(summary.get("summary", ""))
-    last = str(ran[-1].get("output", "")) if ran else ""
+    printed: list[str] = []  # the output of each command, in order
+    current = ""
+    for e in seen:
+        if e.get("type") == "output":
+            current += str(e.get("data", ""))
+        elif e.get("type") == "result":
+            printed.append(current)
+            current = ""
+    last = printed[-1] if printed else ""
     with tempfile.TemporaryDirectory() as scratch:
         os.chmod(scratch, 0o755)
         for name, text in (("answer", answer), ("last_output", last)):
