@@ -141,6 +141,7 @@ __all__ = [
     "Output",
     "PolicySegment",
     "PolicyVerdict",
+    "PromptMessage",
     "Proposed",
     "Queued",
     "RecordedApproval",
@@ -259,6 +260,9 @@ class ChatMessage(_Line):
     The system prompt, the task, each raw assistant reply and each observation fed back.
     ``turn`` (optional) ties an assistant reply and the observations that follow it to
     its ``model_turn``; without it, the n-th assistant message belongs to the n-th turn.
+    Two kinds are not the conversation's: a ``system`` message with a ``turn`` is a note
+    for the reader (the recipe step's), which no model saw; and the reply of a
+    ``model_turn`` that has a ``prompt`` answered that prompt, not the conversation.
     """
 
     kind: ClassVar[str] = "message"
@@ -268,8 +272,18 @@ class ChatMessage(_Line):
 
 
 @dataclass(frozen=True)
+class PromptMessage:
+    """One message of a prompt recorded with the reply that answered it."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
 class ModelTurn(_Line):
-    """One generation: the raw reply, the parsed action and what it cost."""
+    """One generation: the raw reply, the parsed action and what it cost. ``prompt``: the
+    messages the reply answers when they are not the conversation's (the recipe step's
+    question, ``agent/recipe_prompt.py``); empty when the reply answered the conversation."""
 
     kind: ClassVar[str] = "model_turn"
     turn: int
@@ -286,6 +300,7 @@ class ModelTurn(_Line):
     redacted: bool = _optional(False)
     # times the conversation had been cut to fit the model's context, up to this turn
     context_trims: int | None = _optional()
+    prompt: tuple[PromptMessage, ...] = _optional(())
 
 
 @dataclass(frozen=True, kw_only=True)
