@@ -7,6 +7,7 @@ exports as it always did."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import threading
@@ -27,7 +28,7 @@ from shellagent.recipes.rank import Ranker
 from shellagent.recipes.reading import read_task
 from shellagent.recipes.shortlist import shortlist
 from shellagent.sandbox import Sandbox, get_profile
-from shellagent.testing import ScriptedBackend
+from shellagent.testing import FakeShell, ScriptedBackend
 from shellagent.transcript import TranscriptWriter, read_transcript
 from shellagent.transcript.export import export
 
@@ -54,13 +55,23 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def recorded_run(
-    task: str, replies: list[Any], book: RecipeBook, workspace: Path, tmp_path: Path
+    task: str,
+    replies: list[Any],
+    book: RecipeBook,
+    workspace: Path,
+    tmp_path: Path,
+    *,
+    shell: Any = None,
+    writes_commands: bool = False,
 ) -> tuple[Path, ScriptedBackend]:
-    """Run ``task`` in a real sandbox, recorded to a transcript file; the file and the
-    scripted model (``calls``: the messages it was sent)."""
-    backend = ScriptedBackend(replies)
+    """Run ``task`` (in a real sandbox unless ``shell`` is given), recorded to a
+    transcript file; the file and the scripted model (``calls``: the messages it was
+    sent)."""
+    backend = ScriptedBackend(replies, writes_commands=writes_commands)
     writer = TranscriptWriter(directory=tmp_path / "transcripts", fsync=False)
-    with Sandbox(get_profile("default", cwd=workspace), timeout=10) as shell:
+    with contextlib.ExitStack() as stack:
+        if shell is None:
+            shell = stack.enter_context(Sandbox(get_profile("default", cwd=workspace), timeout=10))
         run_task(
             task,
             Parts(
@@ -155,3 +166,61 @@ def test_a_transcript_written_before_the_prompt_was_recorded_exports_as_before(
     ]
     # the free loop's opening, then the reply: what every export before this one wrote
     assert record["messages"] == [*opening[:2], {"role": "assistant", "content": reply}]
+
+
+def test_a_first_values_fill_exports_under_the_prompt_the_step_sends_for_its_recipe(
+    book: RecipeBook, workspace: Path, tmp_path: Path
+) -> None:
+    """Unsure: the model fills the ranker's first, the first values fill it too, and the
+    first values' rendering fits better: it is the reply exported, under the prompt the
+    model was sent for that recipe."""
+    answers = {
+        "(\nwc -l < /var/log/other.log\n)": ("wc: /var/log/other.log: No such file\n", 1),
+        "(\nwc -l < notes.txt\n)": ("3\n", 0),
+        "wc -l < notes.txt": ("3\n", 0),
+    }
+    fake = FakeShell(answers, default=("", 1), cwd=str(workspace))
+    unsure = replace(book, confident=99.0, fits=-99.0)
+    task = "how many lines does notes.txt have"
+    model = use("count_lines", file="/var/log/other.log")
+    path, backend = recorded_run(task, [model], unsure, workspace, tmp_path, shell=fake)
+    assert fake.ran[-1] == "wc -l < notes.txt"
+    [asked] = backend.calls
+    assert asked[0]["content"].count("\n- ") == 1  # one recipe offered: count_lines
+    [record] = exported("sft", path)
+    first_values = use("count_lines", file="notes.txt")
+    assert record["messages"] == [*asked, {"role": "assistant", "content": first_values}]
+
+
+def test_a_free_loop_after_a_failed_recipe_exports_each_reply_under_what_it_answered(
+    book: RecipeBook, workspace: Path, tmp_path: Path
+) -> None:
+    """The recipe's reply under the recipe step's prompt; the free loop's replies under
+    the conversation it was sent, which holds the recipe command's output (told to it)
+    and not the recipe's reply (never shown to it)."""
+    fake = FakeShell(
+        {
+            "wc -l < notes.txt": ("bash: notes.txt: Permission denied\n", 1),
+            "cat notes.txt | wc -l": ("3\n", 0),
+        },
+        default=("no such thing\n", 2),
+        cwd=str(workspace),
+    )
+    recipe_reply = use("count_lines", file="notes.txt")
+    replies = [recipe_reply, cmd("cat notes.txt | wc -l"), done("3")]
+    sure = replace(book, try_uncertain=False)
+    path, backend = recorded_run(
+        "how many lines are in notes.txt",
+        replies,
+        sure,
+        workspace,
+        tmp_path,
+        shell=fake,
+        writes_commands=True,
+    )
+    assert fake.ran[-2:] == ["wc -l < notes.txt", "cat notes.txt | wc -l"]
+    recipe, free = exported("sft", path)
+    assert recipe["messages"] == [*backend.calls[0], {"role": "assistant", "content": recipe_reply}]
+    assert free["messages"] == [*backend.calls[-1], {"role": "assistant", "content": replies[-1]}]
+    assert recipe_reply not in [m["content"] for m in free["messages"]]
+    assert any("Permission denied" in m["content"] for m in free["messages"])
