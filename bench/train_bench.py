@@ -21,10 +21,12 @@ run again, so an interrupted run goes on where it stopped):
    with each slot's first value, no model), so a task where the model's run executed
    exactly what first values executed is one where the model's tokens decided nothing.
 4. **The same sessions as the recipe step asked them** (``trained-asked``): a transcript
-   records the free loop's prompt, not the recipe step's, so the export of step 2 pairs the
-   ``use`` reply with a prompt it was never asked under. ``asked_sft`` rebuilds each
-   recipe-answered session with the recipe step's prompt (as ``recipes sft`` writes calls);
-   an adapter trained on that, with the same settings, runs both sets again.
+   written before ``model_turn.prompt`` was recorded holds only the free loop's prompt, so
+   the export of step 2 paired the ``use`` reply with a prompt it was never asked under
+   (transcripts written since export under the recipe step's prompt, docs/training.md).
+   ``asked_sft`` rebuilds each recipe-answered session with the recipe step's prompt (as
+   ``recipes sft`` writes calls); an adapter trained on that, with the same settings, runs
+   both sets again.
 
 The run takes ``/tmp/shellagent-model.lock`` at its first step that loads the model (a model
 eval or the training) and keeps it to the end, so the arms it compares run back to back
@@ -132,7 +134,7 @@ def asked_sft(
     transcripts: Sequence[Path], tasks: dict[str, dict[str, Any]], output: Path
 ) -> tuple[int, int]:
     """The same sessions written as the recipe step asked the model: for a session a recipe
-    answered, the recipe step's own prompt (``recipe_step.prompt``: the recipe with the values
+    answered, the recipe step's own prompt (``recipe_prompt.prompt``: the recipe with the values
     its slots are offered, read from the task's working directory made again in a throwaway
     sandbox, as ``recipes sft`` writes calls) and the call that ran; a session of the free
     loop as ``export`` writes it. Returns (conversations written as asked, as exported)."""

@@ -43,12 +43,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from shellagent.agent import observation
-from shellagent.agent.actions import RunAction, UseAction, parse_action
+from shellagent.agent.actions import RunAction, UseAction
 from shellagent.agent.approval import Choice
 from shellagent.agent.claims import Watch, alternatives, expected, judge, ranking
 from shellagent.agent.confidence import Confidence, Ranking, says
 from shellagent.agent.learning import BookWatch
-from shellagent.agent.recipe_grammar import use_format
+from shellagent.agent.recipe_prompt import USE_MAX_TOKENS, generate, prompt, recorded
 from shellagent.agent.session import SessionEnd, SessionState, shell_state
 from shellagent.agent.trying import (
     WON_BY,
@@ -60,7 +60,7 @@ from shellagent.agent.trying import (
     triable,
     trial,
 )
-from shellagent.errors import Cancelled, InputError, ShellagentError
+from shellagent.errors import InputError, ShellagentError
 from shellagent.events import Alternative, ChatMessage, ModelTurn
 from shellagent.recipes.listing import read_only, read_values
 from shellagent.recipes.reading import read_task
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIDENT",
     "FITS",
+    "USE_MAX_TOKENS",
     "RecipeBook",
     "Tried",
     "WriterTrial",
@@ -86,12 +87,12 @@ __all__ = [
     "book_for",
     "indexing",
     "honest",
+    "prompt",
 ]
 
 # What the model's own filling adds to a tried rendering's score: a tie-break only (with
 # 0.25 the model's pick beat better-ranked renderings that ran as cleanly).
 MODEL_CHOICE = 0.01
-USE_MAX_TOKENS = 120
 ANSWER_MAX = 1500
 # The next step named when nothing worked: a model that writes its own commands well.
 LARGER_MODEL = "qwen2.5-coder-1.5b"
@@ -216,6 +217,9 @@ class _Filled:
     recipe: Recipe
     command: str
     generation: Generation | None = None
+    # the messages the reply answers: those the model was sent, or for a first-values
+    # fill those the recipe step sends for its recipe (``recipe_prompt.prompt``)
+    asked: list[dict[str, str]] = field(default_factory=list)
     tried: list[Tried] = field(default_factory=list)
     # chosen by its trial: its result fitted clearly better than every other recipe's
     won: bool = False
@@ -456,7 +460,8 @@ class _Next:
         state = self.state
         state.turn += 1
         use = UseAction(use=recipe.name, args=tuple(args.items()))
-        filled = _Filled(use, recipe, command)
+        asked = prompt(state.task, [make_offer(recipe, self.values)])
+        filled = _Filled(use, recipe, command, asked=asked)
         chose = Ranking(score=0.0, margin=float("inf"), confident=True)
         why = f"{_why(filled)} (your pick)"[:160]
         done = _execute(state, filled, self.values, self.run, state.turn, chose, why=why)
@@ -572,54 +577,6 @@ def _task_values(state: SessionState, reading: TaskReading) -> TaskValues:
     return read_values(reading, lambda command: read_only(state.shell, command))
 
 
-def prompt(task: str, offers: Sequence[Offer]) -> list[dict[str, str]]:
-    """The messages that ask the model for a ``use`` reply: the offered recipes with their
-    slots and the values the task names, and the reply's format on the first of them."""
-    lines = [
-        "You choose a ready-made command for the user's task and fill in its values.",
-        'Reply with one JSON object: {"use": recipe name, "args": {slot: value}}.',
-        "Recipes:",
-    ]
-    for offer in offers:
-        slots = []
-        for slot in offer.slots:
-            text = f"{slot.name} ({slot.help or slot.type})"
-            values = slot.values()
-            if values:
-                text += " one of: " + ", ".join(values[:6])
-            slots.append(text)
-        lines.append(f"- {offer.name}: {offer.summary}. " + ("; ".join(slots) or "no values"))
-    lines.append("Example reply:")
-    lines.append(json.dumps(offers[0].example(), ensure_ascii=False))
-    return [
-        {"role": "system", "content": "\n".join(lines)},
-        {"role": "user", "content": f"Task: {task}"},
-    ]
-
-
-def _generate(state: SessionState, offers: Sequence[Offer]) -> tuple[Generation, UseAction]:
-    messages = prompt(state.task, offers)
-    try:
-        generation = state.backend.generate(
-            messages,
-            reply_format=use_format(offers),
-            max_tokens=USE_MAX_TOKENS,
-            capture_logprobs=state.config.capture_logprobs,
-        )
-    except Cancelled:  # while it waited for the model (the pool)
-        raise SessionEnd("cancelled", "cancelled while the model was thinking") from None
-    except ShellagentError as exc:
-        raise SessionEnd("error", "the model failed", exc.show(), cause=exc) from None
-    except (RuntimeError, OSError, ValueError) as exc:
-        raise SessionEnd("error", "the model failed", f"{type(exc).__name__}: {exc}") from None
-    action = parse_action(generation.text)
-    if not isinstance(action, UseAction):
-        raise InputError("the reply is not a use action")
-    if action.use not in {offer.name for offer in offers}:  # a server that ignored the schema
-        raise InputError(f"the reply names {action.use}, which was not offered")
-    return generation, action
-
-
 def _render(book: RecipeBook, action: UseAction) -> tuple[Recipe, str] | None:
     from shellagent.recipes import render
 
@@ -637,13 +594,13 @@ def _fill(
 ) -> _Filled | None:
     """One reply: the model fills the offered recipe (the ranker's choice)."""
     try:
-        generation, action = _generate(state, offers)
+        generation, action, asked = generate(state, offers)
     except InputError:
         return None
     rendered = _render(book, action)
     if rendered is None:
         return None
-    return _Filled(action, rendered[0], rendered[1], generation)
+    return _Filled(action, rendered[0], rendered[1], generation, asked)
 
 
 def _try_each(
@@ -663,20 +620,23 @@ def _try_each(
     chosen: UseAction | None = None
     if ask_model:
         with contextlib.suppress(InputError):  # the model fills the ranker's first
-            generation, chosen = _generate(state, offers[:1])
-    fills: list[tuple[UseAction, float]] = []
+            generation, chosen, _ = generate(state, offers[:1])
+    # each filling with the messages that ask for it: those the model was sent (the
+    # ranker's first alone) or would be sent for its recipe
+    fills: list[tuple[UseAction, float, list[dict[str, str]]]] = []
     for offer, candidate in zip(offers, ranked, strict=False):
+        asked = prompt(state.task, [offer])
         if chosen is not None and chosen.use == offer.name:
-            fills.append((chosen, candidate.score + MODEL_CHOICE))
+            fills.append((chosen, candidate.score + MODEL_CHOICE, asked))
         first = first_values(offer)  # beside the model's filling too: it may be wrong
         if first is not None and (
             chosen is None or (first.use, first.arguments) != (chosen.use, chosen.arguments)
         ):
-            fills.append((first, candidate.score))
+            fills.append((first, candidate.score, asked))
     best: _Filled | None = None
     best_score = float("-inf")
     tried: list[Tried] = []
-    for action, prior in fills:
+    for action, prior, asked in fills:
         if state.cancel.is_set():
             raise SessionEnd("cancelled", "cancelled before the task was done")
         rendered = _render(book, action)
@@ -697,7 +657,8 @@ def _try_each(
         )
         if score > best_score:
             best_score = score
-            best = _Filled(action, recipe, command, generation if action is chosen else None)
+            model = generation if action is chosen else None
+            best = _Filled(action, recipe, command, model, asked)
     if best is not None:
         best.tried = tried
         rivals = [t.score for t in tried if t.recipe != best.recipe.name]
@@ -754,6 +715,7 @@ def _record(state: SessionState, filled: _Filled, turn: int, chose: Ranking, why
             # only when the reply is what the model generated (not a first-values fill)
             token_ids=generation.token_ids if generation else None,
             logprobs=generation.logprobs if generation else None,
+            prompt=recorded(filled.asked),
         )
     )
     state.emit(ChatMessage(role="assistant", content=raw, turn=turn))

@@ -21,11 +21,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from shellagent import protocol
+from shellagent.daemon.followup import continuing, shell_states
+from shellagent.daemon.questions import Questions
 from shellagent.errors import InputError, InternalError, ShellagentError
 from shellagent.events import (
     Accepted,
@@ -67,7 +68,7 @@ from shellagent.events import (
 if TYPE_CHECKING:
     from shellagent.agent import Agent, Approval, ApprovalRequest, Approver, JobInstaller, Outcome
     from shellagent.agent.approval import Choice
-    from shellagent.agent.followup import Earlier, ShellStates
+    from shellagent.agent.followup import Earlier
     from shellagent.config import Config
     from shellagent.model.pool import ModelPool
     from shellagent.sandbox import Sandbox
@@ -77,22 +78,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("shellagent.daemon")
 
-# The final shell states of the last sessions, for their follow-ups; in memory only, so
-# they die with the daemon (``agent.followup.ShellStates``).
-_shell_states: ShellStates | None = None
-_shell_states_lock = threading.Lock()
-
-
-def shell_states() -> ShellStates:
-    global _shell_states
-    with _shell_states_lock:
-        if _shell_states is None:
-            from shellagent.agent.followup import ShellStates
-
-            _shell_states = ShellStates()
-        return _shell_states
-
-
 START_UMASK: int | None = None  # the daemon's umask before it made its own 077
 OUTPUT_CAP_BYTES = 256 * 1024  # live output streamed per command; the rest is summarised
 FORCE_CLOSE_AFTER_S = 3.0  # after a cancel, tear the sandbox down if the loop has not ended
@@ -100,15 +85,6 @@ FORCE_CLOSE_AFTER_S = 3.0  # after a cancel, tear the sandbox down if the loop h
 Emit = Callable[[WireEvent], None]
 # a model turn's ``origin`` (``recipe_step``) as the client is told who wrote the command
 _ORIGINS: dict[str, CommandOrigin] = {"recipe": "recipe", "free": "model"}
-
-
-@dataclass
-class _Pending:
-    id: int
-    command: str  # the command asked about; "" for another question
-    kind: Literal["approval", "changes", "choice", "confirm"] = "approval"  # the reply it expects
-    answered: threading.Event = field(default_factory=threading.Event)
-    reply: ApprovalReply | ChangesReply | ChoiceReply | ConfirmReply | None = None
 
 
 class TaskWorker:
@@ -135,9 +111,7 @@ class TaskWorker:
         self.ended = False  # the loop returned: nothing left to cancel
         self._shell: Sandbox | None = None
         self._review: Review | None = None
-        self._lock = threading.Lock()
-        self._pending: _Pending | None = None
-        self._next_id = 0
+        self._questions = Questions(self.cancelled)
         self._why: dict[int, str] = {}
         self._writer: dict[int, CommandOrigin | None] = {}  # who wrote each turn's command
         self._edited: tuple[int, str] | None = None  # (turn, command) the user typed
@@ -188,23 +162,7 @@ class TaskWorker:
         self, reply: ApprovalReply | ChangesReply | ChoiceReply | ConfirmReply
     ) -> str | None:
         """Deliver the client's answer; an error message if it answers nothing pending."""
-        with self._lock:
-            pending = self._pending
-            if pending is None or pending.id != reply.id:
-                return f"no request {reply.id} is waiting for an answer"
-            if reply.kind != pending.kind:
-                return f"request {reply.id} asks about something else"
-            if isinstance(reply, ApprovalReply):
-                if reply.command != pending.command:
-                    return "the approved command differs from the one asked about: not run"
-                if reply.decision == "edit" and not (reply.edited or "").strip():
-                    return "an edit needs the edited command"
-                if reply.decision == "always" and reply.scope is None:
-                    return "'always' needs a scope: session, directory or everywhere"
-            pending.reply = reply
-            self._pending = None
-        pending.answered.set()
-        return None
+        return self._questions.answer(reply)
 
     def describe(self) -> SessionStatus:
         return SessionStatus(
@@ -348,7 +306,7 @@ class TaskWorker:
             else None
         )
         for line in (
-            _continuing(earlier, self._review, seeded),
+            continuing(earlier, self._review, seeded),
             note,
             interrupted_note(),
             unindexed,
@@ -566,11 +524,7 @@ class TaskWorker:
             decision = "apply" if req.apply else "keep"
         elif req.interactive and reason != "cancelled" and not self.cancelled.is_set():
             choices = ("apply", "discard", "keep")
-        with self._lock:
-            self._next_id += 1
-            pending = _Pending(self._next_id, "", "changes")
-            if choices:
-                self._pending = pending
+        pending = self._questions.open("changes", waiting=bool(choices))
         self._send(
             ChangesReady(
                 session=self.session_id,
@@ -584,7 +538,8 @@ class TaskWorker:
             )
         )
         if choices:
-            answer = self._wait_for(pending)  # None: cancelled meanwhile, the changes are kept
+            reply = self._questions.wait(pending)  # None: cancelled meanwhile: kept
+            answer = reply.decision if isinstance(reply, ChangesReply) else None
             decision = (
                 "apply" if answer == "apply" else "discard" if answer == "discard" else "keep"
             )
@@ -593,24 +548,9 @@ class TaskWorker:
     def _changes_done(self, outcome: ChangesOutcome, message: str, applied: int) -> None:
         self._send(ChangesDone(outcome=outcome, message=message, applied=applied))
 
-    def _wait_for(self, pending: _Pending) -> str | None:
-        """The client's answer (a change-set decision or a confirm answer); None if the
-        task is cancelled meanwhile."""
-        while not pending.answered.wait(0.1):
-            if self.cancelled.is_set():
-                with self._lock:
-                    self._pending = None
-                return None
-        reply = pending.reply
-        assert isinstance(reply, ChangesReply | ConfirmReply)
-        return reply.decision if isinstance(reply, ChangesReply) else reply.answer
-
     def _confirm(self, outcome: Outcome, problems: tuple[str, ...]) -> bool | None:
         """Ask the client "Did that do it?" (``Hooks.confirm``): True, False or None."""
-        with self._lock:
-            self._next_id += 1
-            pending = _Pending(self._next_id, "", "confirm")
-            self._pending = pending
+        pending = self._questions.open("confirm")
         self.state = "waiting for confirmation"
         self._send(
             ConfirmRequest(
@@ -620,15 +560,14 @@ class TaskWorker:
                 alternatives=outcome.alternatives,
             )
         )
-        return {"yes": True, "no": False}.get(self._wait_for(pending) or "skip")
+        reply = self._questions.wait(pending)
+        answer = reply.answer if isinstance(reply, ConfirmReply) else "skip"
+        return {"yes": True, "no": False}.get(answer)
 
     def _choose(self, choice: Choice) -> int:
         """Ask the client which alternative to run instead (``Oversight.chooser``): 0 keeps
         what there is (also when the task is cancelled meanwhile)."""
-        with self._lock:
-            self._next_id += 1
-            pending = _Pending(self._next_id, "", "choice")
-            self._pending = pending
+        pending = self._questions.open("choice")
         self.state = "waiting for a choice"
         self._send(
             ChoiceRequest(
@@ -639,14 +578,8 @@ class TaskWorker:
                 answer=choice.answer,
             )
         )
-        while not pending.answered.wait(0.1):
-            if self.cancelled.is_set():
-                with self._lock:
-                    self._pending = None
-                return 0
-        reply = pending.reply
-        assert isinstance(reply, ChoiceReply)
-        return reply.pick
+        reply = self._questions.wait(pending)
+        return reply.pick if isinstance(reply, ChoiceReply) else 0
 
     def _remember(self, task: str, outcome: Outcome) -> None:
         """A confirmed session joins the user's worked examples (``agent/history.py``)."""
@@ -821,10 +754,7 @@ class TaskWorker:
 
         if self.cancelled.is_set():
             return Approval("quit", reason="cancelled")
-        with self._lock:
-            self._next_id += 1
-            pending = _Pending(self._next_id, request.command)
-            self._pending = pending
+        pending = self._questions.open("approval", request.command)
         self.state = "waiting for approval"
         self._send(
             ApprovalNeeded(
@@ -839,33 +769,11 @@ class TaskWorker:
                 job=request.job is not None,
             )
         )
-        while not pending.answered.wait(0.1):
-            if self.cancelled.is_set():
-                with self._lock:
-                    self._pending = None
-                return Approval("quit", reason="cancelled")
-        reply = pending.reply
-        assert isinstance(reply, ApprovalReply)
+        reply = self._questions.wait(pending)
+        if not isinstance(reply, ApprovalReply):  # cancelled meanwhile
+            return Approval("quit", reason="cancelled")
         if reply.decision == "edit":
             return Approval("edit", command=reply.edited, reason=reply.reason)
         if reply.decision == "always":
             return Approval("always", reason=reply.reason, scope=reply.scope)
         return Approval(reply.decision, reason=reply.reason)
-
-
-def _continuing(earlier: Earlier | None, review: Review | None, seeded: bool) -> str | None:
-    """The line telling the user what a follow-up carries over, or None."""
-    if earlier is None:
-        return None
-    tasks = f"{earlier.tasks} earlier task{'s' if earlier.tasks != 1 else ''}"
-    line = f"continuing session {earlier.session}: {tasks} in the model's context"
-    if earlier.dropped:
-        line += f" ({earlier.dropped} older ones left out: they no longer fit)"
-    if seeded:
-        line += "; its shell variables and functions carry over"
-    if earlier.changes == "kept":
-        if review is not None and review.resumed:
-            line += "; its kept changes are in this copy"
-        else:
-            line += f"; its kept changes are not in this copy: `shellagent apply {earlier.session}`"
-    return line

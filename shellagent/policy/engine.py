@@ -14,33 +14,43 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shlex
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from shellagent.errors import InputError
 from shellagent.policy import gitplace, options, sensitive
 from shellagent.policy.always import SCOPES, AlwaysStore, describe
 from shellagent.policy.decision import Decision, Evaluation, Segment
+from shellagent.policy.drafts import (
+    BASH_EVALUATES,
+    Draft,
+    command_draft,
+    draft_key,
+    exports_functions,
+    has_short_flag,
+    inner_draft,
+    mark_downloads_to_shell,
+    mark_fork_bombs,
+    mark_uncertain_cwd,
+    named_assignments,
+)
 from shellagent.policy.parse import BashParser, Parsed, RawCommand
 from shellagent.policy.pathclass import Places, home_of, writable_program
-from shellagent.policy.programs import INTERPRETERS, Args, Effects, args_of, effects
+from shellagent.policy.programs import Args, Effects, args_of, effects
 from shellagent.policy.rules import CHANGE_TRAITS, Facts, Policy, Rule
 from shellagent.policy.values import (
     Carried,
     CarriedSource,
     Flow,
     judge,
-    name_positions,
     trivial,
 )
 from shellagent.policy.words import Word
-from shellagent.policy.wrappers import PRIVILEGE, Unwrapped, program_name, unwrap
+from shellagent.policy.wrappers import unwrap
 
 _MAX_DEPTH = 4
 _MAX_LENGTH = 64_000
-_CODE_RUNNERS = INTERPRETERS | {"eval", "source", "."}
 _PSEUDO = {
     "function": "function",
     "declare": "",
@@ -67,25 +77,6 @@ class ShellState:
     carried: CarriedSource | None = None
 
 
-@dataclass
-class _Draft:
-    raw: RawCommand
-    raw_index: int
-    argv: list[Word]
-    full: list[Word]
-    program: str
-    context: str
-    wrappers: list[str] = field(default_factory=list)
-    assignments: list[tuple[str, Word]] = field(default_factory=list)
-    traits: set[str] = field(default_factory=set)
-    structural: list[str] = field(default_factory=list)
-    dynamic_args: bool = False
-    executable: str | None = None
-    uncertain_cwd: bool = False  # a cd earlier in the line: its directory is not the shell's
-    wrapper_writes: list[Word] = field(default_factory=list)  # time -o FILE
-
-
-_CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
 # git subcommands that read no repository (so no config of one)
 _GIT_WITHOUT_REPOSITORY = frozenset({"version", "help", ""})
 
@@ -188,9 +179,9 @@ class PolicyEngine:
         parser = BashParser(self.home)
         parsed = parser.parse(command)
         drafts = self._drafts(parsed, parser)
-        _mark_downloads_to_shell(drafts)
-        _mark_fork_bombs(drafts)
-        _mark_uncertain_cwd(drafts)
+        mark_downloads_to_shell(drafts)
+        mark_fork_bombs(drafts)
+        mark_uncertain_cwd(drafts)
         functions = state.functions | set(parsed.functions)
         segments = [self._judge(d, places, functions, state, command) for d in drafts]
         carried = _Lazy(state.carried)
@@ -269,7 +260,7 @@ class PolicyEngine:
         self.always.add(keys, scope, cwd)
         return describe(keys, scope, cwd)
 
-    def _drafts(self, parsed: Parsed, parser: BashParser) -> list[_Draft]:
+    def _drafts(self, parsed: Parsed, parser: BashParser) -> list[Draft]:
         """One draft per simple command of the line, scripts given to a shell included.
 
         A worklist of command indexes into ``parsed.commands``, first in, first out. It
@@ -280,7 +271,7 @@ class PolicyEngine:
         scripts' and its substitutions'); a script deeper than ``_MAX_DEPTH`` is not followed,
         and its command is asked about instead.
         """
-        drafts: list[_Draft] = []
+        drafts: list[Draft] = []
         depth: dict[int, int] = {}
         work = deque(range(len(parsed.commands)))
         while work:
@@ -290,7 +281,7 @@ class PolicyEngine:
                 drafts.append(self._pseudo(raw, i))
                 continue
             unwrapped = unwrap(list(raw.words))
-            draft = _command_draft(raw, i, unwrapped)
+            draft = command_draft(raw, i, unwrapped)
             drafts.append(draft)
             level = depth.get(raw.parent, 0) if raw.parent is not None else 0
             for context, script in unwrapped.scripts:
@@ -310,30 +301,28 @@ class PolicyEngine:
                     depth.update(dict.fromkeys(added, level + 1))
                     depth[i] = level + 1
                     work.extend(added)
-            drafts.extend(
-                _inner_draft(raw, i, context, inner) for context, inner in unwrapped.inner
-            )
+            drafts.extend(inner_draft(raw, i, context, inner) for context, inner in unwrapped.inner)
         return drafts
 
-    def _args(self, d: _Draft) -> Args:
+    def _args(self, d: Draft) -> Args:
         """Read the argv through the program's spec (resolved to the installed one)."""
         specs = self.policy.specs
         key = specs.key_for(d.program, d.executable, "busybox" in d.wrappers)
         return args_of(d.program, tuple(d.argv), options.read(specs, key, tuple(d.argv)))
 
     @staticmethod
-    def _pseudo(raw: RawCommand, index: int) -> _Draft:
+    def _pseudo(raw: RawCommand, index: int) -> Draft:
         program = _PSEUDO[raw.kind] or (raw.words[0].text if raw.words else "declare")
         words = list(raw.words) if raw.kind in ("declare", "unset") else [Word(program)]
         if raw.kind == "function":
             words = [Word("function"), *raw.words]
-        return _Draft(
+        return Draft(
             raw, index, words, words, program, raw.context, assignments=list(raw.assignments)
         )
 
     def _judge(
         self,
-        d: _Draft,
+        d: Draft,
         places: Places,
         functions: set[str] | frozenset[str],
         state: ShellState,
@@ -369,7 +358,7 @@ class PolicyEngine:
                 [f"{d.program}'s arguments are only known when it runs"],
             )
             asked_by = ["run-time-arguments"]
-        key = _key(d)
+        key = draft_key(d)
         rememberable = not reasons and not dynamic
         if reasons:
             asked_by = ["structure"]
@@ -412,7 +401,7 @@ class PolicyEngine:
         )
 
     def _shape_reasons(
-        self, d: _Draft, places: Places, functions: set[str] | frozenset[str]
+        self, d: Draft, places: Places, functions: set[str] | frozenset[str]
     ) -> list[str]:
         """Why the segment must be asked about whatever the rules say: a program only known
         at run time or in a writable place, a shell function, a command substitution, an
@@ -454,7 +443,7 @@ class PolicyEngine:
                     "variables can change what a program does"
                 )
         evaluated = [v for _, v in [*d.raw.assignments, *d.assignments]]
-        if d.raw.kind in ("declare", "unset") or d.program in _BASH_EVALUATES:
+        if d.raw.kind in ("declare", "unset") or d.program in BASH_EVALUATES:
             evaluated += d.full[1:] if d.raw.kind == "command" else d.full
         arithmetic = [w for w in [*d.full, *evaluated] if "$((" in w.text or "$[" in w.text]
         evaluated += [Word(w.text.replace("$((", "").replace("$[", "")) for w in arithmetic]
@@ -463,7 +452,7 @@ class PolicyEngine:
                 "a quoted $( ) or backtick here can still run: bash evaluates array "
                 "subscripts in variable names and arithmetic (a[$(cmd)])"
             )
-        for target, how in _named_assignments(d):
+        for target, how in named_assignments(d):
             if target is None:
                 verb = "unsets" if how == "unset" else "sets"
                 reasons.append(f"{how} {verb} a variable whose name is only known when it runs")
@@ -473,19 +462,19 @@ class PolicyEngine:
                 verb = "unsets" if how == "unset" else "sets"
                 reasons.append(f"{how} {verb} {target}, which can make programs run other code")
         namerefs = d.program in ("declare", "typeset", "local")  # export -n only unexports
-        if namerefs and any(_has_short_flag(w, "n") for w in d.argv[1:]):
+        if namerefs and any(has_short_flag(w, "n") for w in d.argv[1:]):
             reasons.append(
                 f"{d.program} -n makes a name refer to another variable: what an assignment "
                 "through it sets is not checked"
             )
-        if _exports_functions(d):
+        if exports_functions(d):
             reasons.append(
                 f"{d.program} exports a function: every bash a later command starts runs it "
                 "in place of the program of that name"
             )
         return reasons
 
-    def _footprint(self, d: _Draft, places: Places, reasons: list[str]) -> _Footprint:
+    def _footprint(self, d: Draft, places: Places, reasons: list[str]) -> _Footprint:
         """What the segment touches: its spec's effects, its redirections, and the classes
         of every path it writes, reads or names (dynamic write targets add to ``reasons``)."""
         args = self._args(d)
@@ -546,7 +535,7 @@ class PolicyEngine:
         return _Footprint(facts, eff, reading is not None, problems, shown_writes, changing)
 
     def _rules_verdict(
-        self, d: _Draft, fp: _Footprint
+        self, d: Draft, fp: _Footprint
     ) -> tuple[Decision, list[str], list[Rule], list[str]]:
         """The strictest matching rule's verdict and reasons, the rules that matched, and the
         effects in words. A rule claiming read-only does not match a segment that changes
@@ -602,15 +591,6 @@ def _unread(unread: list[str]) -> list[Segment]:
     ]
 
 
-def _mark_fork_bombs(drafts: list[_Draft]) -> None:
-    """A function that calls itself, as in ``:(){ :|:& };:``."""
-    for d in drafts:
-        if d.raw.kind == "function" and d.raw.words:
-            name = d.raw.words[0].text
-            if any(x.context == f"function {name}" and x.program == name for x in drafts):
-                d.traits.add("fork-bomb")
-
-
 def _strictest(matched: list[Rule], program: str) -> tuple[Decision, list[str]]:
     """The strictest decision of the matching rules, and the reasons of the rules that gave it."""
     if not matched:
@@ -619,158 +599,9 @@ def _strictest(matched: list[Rule], program: str) -> tuple[Decision, list[str]]:
     return top, [r.model.reason for r in matched if r.decision == top]
 
 
-def _mark_downloads_to_shell(drafts: list[_Draft]) -> None:
-    """``curl … | sh``, ``bash <(curl …)``, ``eval "$(wget -O- …)"``: code from the network."""
-    by_raw = {d.raw_index: d for d in drafts if d.context not in ("find -exec", "find -execdir")}
-    fetchers = [
-        d
-        for d in drafts
-        if d.program in ("curl", "wget", "nc", "ncat", "netcat", "socat", "aria2c", "http", "fetch")
-    ]
-    for f in fetchers:
-        if f.raw.pipeline is not None:
-            for d in drafts:
-                if (
-                    d.raw.pipeline == f.raw.pipeline
-                    and d.raw.stage > f.raw.stage
-                    and _runs_stdin(d)
-                ):
-                    d.traits.add("download-to-shell")
-        parent = f.raw.parent
-        while parent is not None and parent in by_raw:
-            host = by_raw[parent]
-            if host.program in _CODE_RUNNERS:
-                host.traits.add("download-to-shell")
-            parent = host.raw.parent
-
-
-def _runs_stdin(d: _Draft) -> bool:
-    if d.program in ("source", ".", "eval"):
-        return True
-    traits = effects(d.program, args_of(d.program, tuple(d.argv), None)).traits
-    return "code-from-stdin" in traits
-
-
 def _network_path(path: str) -> bool:
     """bash opens a connection for /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT itself."""
     return path.startswith(("/dev/tcp/", "/dev/udp/"))
-
-
-def _mark_uncertain_cwd(drafts: list[_Draft]) -> None:
-    """After a ``cd`` in the same line, no later segment runs in the shell's directory."""
-    seen_cd = False
-    for d in drafts:
-        if seen_cd:
-            d.uncertain_cwd = True
-        if d.program in _CHANGES_DIRECTORY:
-            seen_cd = True
-
-
-def _command_draft(raw: RawCommand, index: int, unwrapped: Unwrapped) -> _Draft:
-    """The draft of a simple command, judged as the program its wrappers run."""
-    argv = unwrapped.argv or list(raw.words)
-    draft = _Draft(
-        raw,
-        index,
-        argv,
-        list(raw.words),
-        program_name(argv[0]) if argv else "",
-        raw.context,
-        unwrapped.wrappers,
-        list(unwrapped.assignments),
-    )
-    if unwrapped.problem:
-        draft.structural.append(unwrapped.problem)
-    draft.wrapper_writes = list(unwrapped.writes)
-    if unwrapped.privilege or draft.program in PRIVILEGE:
-        draft.traits.add("privilege")
-    if unwrapped.wrappers:
-        draft.traits.add("wrapped")
-    if unwrapped.stdin_args:
-        draft.traits.add("stdin-args")
-        draft.dynamic_args = True
-    return draft
-
-
-def _inner_draft(raw: RawCommand, index: int, context: str, inner: list[Word]) -> _Draft:
-    """The draft of a command another one runs with its own argv (``find -exec``)."""
-    draft = _Draft(raw, index, inner, inner, program_name(inner[0]), context)
-    draft.dynamic_args = True  # {} becomes each file name found
-    unwrapped = unwrap(inner)
-    if unwrapped.argv and unwrapped.wrappers:
-        draft.argv = unwrapped.argv
-        draft.program = program_name(unwrapped.argv[0])
-        draft.wrappers = unwrapped.wrappers
-    if unwrapped.privilege:
-        draft.traits.add("privilege")
-    return draft
-
-
-def _key(d: _Draft) -> str:
-    parts = [f"{n}={v.text}" for n, v in d.raw.assignments]
-    words = (
-        d.full
-        if d.context not in ("find -exec", "find -execdir", "find -ok", "find -okdir")
-        else d.argv
-    )
-    # Static words are quoted so the key reads back as the same argv; dynamic ones as written.
-    text = " ".join(
-        [*map(shlex.quote, parts), *(shlex.quote(w.text) if w.static else w.text for w in words)]
-    )
-    if d.raw.kind == "redirect":
-        text = "(group)"  # a compound command whose redirections are judged here
-    for r in d.raw.redirects:
-        text += f" {r.fd}{r.op}{shlex.quote(r.target.text)}"
-    return text
-
-
-# Builtins that may evaluate a word as a variable name or arithmetic, where an array
-# subscript's $( ) runs: test -v 'a[$(cmd)]', unset, read, declare -i, printf -v, let …
-_BASH_EVALUATES = frozenset(
-    {"test", "[", "[[", "let", "unset", "read", "declare", "typeset", "local", "export"}
-    | {"readonly", "printf", "mapfile", "readarray", "getopts", "wait"}
-)
-_EXPANSION_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
-
-
-def _named_assignments(d: _Draft) -> list[tuple[str | None, str]]:
-    """Variables the segment sets without an assignment word, as (name or None when it is
-    only known at run time, how): ``read NAME``, ``read -a NAME``, ``${NAME:=value}``."""
-    found: list[tuple[str | None, str]] = [
-        (m.group(1), f"${{{m.group(1)}:=…}}") for m in _EXPANSION_ASSIGNMENT.finditer(d.raw.source)
-    ]
-    if d.raw.kind == "unset":
-        args = list(d.argv[1:])
-        program = "unset"
-    elif d.raw.kind == "command":
-        args = list(d.argv[1:])
-        program = d.program
-    else:
-        return found
-    texts = [w.text if w.static else "" for w in args]
-    for index in name_positions(program, texts):
-        word = args[index]
-        name = word.text if word.static else None
-        if name is not None and name.startswith("-"):  # -aNAME, -vNAME, -pNAME
-            flag = {"read": "a", "printf": "v", "wait": "p"}.get(program, "")
-            name = name[name.index(flag) + 1 :] if flag and flag in name else None
-        found.append((name.split("[", 1)[0] if name else None, program))
-    if program in ("mapfile", "readarray") and any(_has_short_flag(w, "C") for w in args):
-        found.append(("", f"{program} -C"))
-    return found
-
-
-def _exports_functions(d: _Draft) -> bool:
-    """``export -f NAME``, ``declare -fx NAME`` and the like (not a listing, not ``-n``)."""
-    if d.program not in ("export", "declare", "typeset", "local"):
-        return False
-    args = d.argv[1:]
-    flags = {
-        c for w in args if w.static and w.text[:1] == "-" and w.text != "--" for c in w.text[1:]
-    }
-    names = [w for w in args if not (w.static and w.text[:1] in "-+")]
-    exporting = d.program == "export" or "x" in flags
-    return exporting and "f" in flags and "n" not in flags and bool(names)
 
 
 def _ps_shows_environment(words: list[str]) -> bool:
@@ -809,10 +640,6 @@ def _shown(flow: Flow, carried: Carried | None) -> tuple[tuple[str, str], ...]:
             text = values[0] if len(values) == 1 else " ".join(values)
             shown.append((name, text if len(text) <= 300 else text[:299] + "…"))
     return tuple(shown)
-
-
-def _has_short_flag(word: Word, flag: str) -> bool:
-    return word.static and word.text[:1] in "-+" and flag in word.text[1:] and word.text != "--"
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -3,7 +3,7 @@
 The agent loop writes typed events (``shellagent.events``) through a ``TranscriptSink``
 (``TranscriptWriter`` on disk, ``shellagent.testing.MemorySink`` in tests); ``logs`` and
 ``export`` read files back with ``read_transcript``. The line format is documented in
-``shellagent/events.py`` and ``docs/transcripts.md``.
+``shellagent/events/transcript.py`` and ``docs/transcripts.md``.
 """
 
 from __future__ import annotations

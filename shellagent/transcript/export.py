@@ -6,13 +6,19 @@
          the observations that answered them; an edited command is written back into the
          reply (the session continued from the edit), or the session is skipped when the
          reply is not a JSON action. Trailing observations after the last reply are dropped.
-         Successful sessions only, unless asked otherwise.
+         Successful sessions only, unless asked otherwise. A reply to the recipe step's
+         question (its ``model_turn`` records the ``prompt``) is a record of its own: that
+         prompt, then the reply, when it ran unedited; the free loop's record holds what
+         the free loop saw (the observations it was told, not that reply).
 ``dpo``  ``{"prompt": [messages], "chosen": [assistant], "rejected": [assistant]}`` (TRL's
          conversational preference shape), one pair per edit (edited reply chosen, original
          rejected) and per refusal followed by an accepted command that exited 0 in a session
          that succeeded (that later reply chosen, the refused one rejected). The prompt is the
-         conversation the model had seen when it produced the rejected reply.
-``rl``   one record per finished episode: the opening prompt, each turn (reply, action,
+         conversation the model had seen when it produced the rejected reply (the
+         recipe step's prompt for its reply); both replies answer the same prompt.
+``rl``   one record per finished episode: the opening prompt (the recipe step's, when
+         the first reply answered it), each turn (its own ``prompt`` when it answered the
+         recipe step's, reply, action,
          command, status, observation, exit code, token ids and logprobs when captured),
          success, ``n_turns`` and the reward of ``reward.py``; with ``group``, the rollouts
          of each task together with group-relative advantages (``groups.py``).
@@ -41,7 +47,7 @@ from shellagent.transcript.records import (
     SftRecord,
 )
 from shellagent.transcript.reward import episode_reward
-from shellagent.transcript.steps import ACCEPTED, EXCLUDED, Step, conversation
+from shellagent.transcript.steps import ACCEPTED, EXCLUDED, Conversation, Step, conversation
 
 T = TypeVar("T")
 
@@ -56,12 +62,19 @@ def _assistant(content: str) -> list[Message]:
 
 def sft_records(transcript: Transcript) -> list[SftRecord]:
     conv = conversation(transcript)
-    out: list[Message] = []
+    asked: list[SftRecord] = []  # the recipe step's replies, each under its own prompt
+    out: list[Message] = []  # the free loop's conversation
     for message, index in zip(conv.messages, conv.step_of_message, strict=True):
         if index is None:
             out.append(dict(message))
             continue
         step = conv.steps[index]
+        if step.prompt:
+            if message["role"] != "assistant":
+                out.append(dict(message))  # told to the model: the free loop saw it
+            elif step.status not in (*EXCLUDED, "edited"):  # an edit is no use reply
+                asked.append({"messages": [*step.prompt, _assistant(step.reply)[0]]})
+            continue
         if step.status in EXCLUDED:
             continue
         if message["role"] == "assistant":
@@ -73,17 +86,17 @@ def sft_records(transcript: Transcript) -> list[SftRecord]:
             out.append(dict(message))
     while out and out[-1]["role"] != "assistant":
         out.pop()
-    if not any(m["role"] == "assistant" for m in out):
+    free: list[SftRecord] = [{"messages": out}] if out else []
+    if not asked and not free:
         raise SkipSession("no reply left to learn from")
-    return [{"messages": out}]
+    return asked + free
 
 
 def dpo_records(transcript: Transcript) -> list[DpoRecord]:
     conv = conversation(transcript)
-    first_message = [conv.step_of_message.index(i) for i in range(len(conv.steps))]
     records: list[DpoRecord] = []
     for i, step in enumerate(conv.steps):
-        prompt = [dict(m) for m in conv.messages[: first_message[i]]]
+        prompt = seen_before(conv, i)
         if step.status == "edited":
             chosen = step.accepted_reply()
             if chosen is not None and chosen != step.reply:
@@ -96,11 +109,28 @@ def dpo_records(transcript: Transcript) -> list[DpoRecord]:
                 )
         elif step.status == "refused" and transcript.success is True:
             later = _next_accepted(conv.steps[i + 1 :])
-            if later is not None and later.exit_code == 0:
+            # a pair is two answers to one prompt: a recipe's reply and the free loop's
+            # answer different ones
+            if later is not None and later.exit_code == 0 and later.prompt == step.prompt:
                 chosen = later.accepted_reply()
                 if chosen is not None:
                     records.append(_pair(prompt, chosen, step.reply))
     return records
+
+
+def seen_before(conv: Conversation, index: int) -> list[Message]:
+    """The messages step ``index`` answered: the recipe step's prompt when it recorded
+    one, else the conversation before its reply, without the replies to that prompt
+    (which the free loop never saw)."""
+    step = conv.steps[index]
+    if step.prompt:
+        return step.prompt
+    reply = conv.step_of_message.index(index)
+    return [
+        dict(m)
+        for m, i in zip(conv.messages[:reply], conv.step_of_message, strict=False)
+        if not (i is not None and conv.steps[i].prompt and m["role"] == "assistant")
+    ]
 
 
 def _pair(prompt: list[Message], chosen: str, rejected: str) -> DpoRecord:
@@ -139,7 +169,7 @@ def rl_records(transcript: Transcript) -> list[RlRecord]:
             "source": start.source if start else None,
             "model": transcript.model,
             "outcome": transcript.outcome,
-            "prompt": [dict(m) for m in conv.prefix],
+            "prompt": seen_before(conv, 0) if conv.steps else [dict(m) for m in conv.prefix],
             "completion": [dict(m) for m in conv.messages[len(conv.prefix) :]],
             "turns": turns,
             "exit_codes": exit_codes,
@@ -157,6 +187,7 @@ def _rl_turn(step: Step) -> RlTurn:
     action = step.action
     return {
         "turn": step.turn,
+        "prompt": step.prompt or None,
         "reply": step.reply,
         "action": json.dumps(action, ensure_ascii=False) if action is not None else None,
         "command": step.command,

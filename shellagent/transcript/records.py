@@ -43,6 +43,7 @@ class RlCheck(TypedDict):
 
 class RlTurn(TypedDict):
     turn: int
+    prompt: list[Message] | None  # what the reply answered, when not the conversation
     reply: str
     action: str | None  # the parsed action, as JSON text
     command: str | None

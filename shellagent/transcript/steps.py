@@ -6,7 +6,12 @@ policy verdict, the user's approval, the execution, and the observation messages
 
 An assistant ``message`` belongs to the turn named by its ``turn`` key; without one, the
 n-th assistant message belongs to the n-th ``model_turn``. Messages that follow an assistant
-message, up to the next one, are its observations.
+message, up to the next one, are its observations. A ``system`` message with a ``turn`` is a
+note for the reader (the recipe step's), which no model saw: it is in no conversation.
+
+A step whose ``model_turn`` records a ``prompt`` (the recipe step's question) answered that
+prompt, not the conversation: ``Step.prompt`` holds it, and the free loop never saw its
+reply (it saw the observations that followed, which were told to it).
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ class Step:
     approval: ApprovalRecord | None = None
     execution: Execution | None = None
     observations: list[str] = field(default_factory=list)
+
+    @property
+    def prompt(self) -> list[dict[str, str]]:
+        """The messages this reply answered when they are not the conversation's (the
+        recipe step's question); empty for a reply to the conversation, and in files
+        written before the prompt was recorded."""
+        asked = self.model_turn.prompt if self.model_turn else ()
+        return [{"role": m.role, "content": m.content} for m in asked]
 
     @property
     def action(self) -> dict[str, str] | None:
@@ -145,8 +158,10 @@ def conversation(transcript: Transcript) -> Conversation:
     messages: list[dict[str, str]] = []
     step_of_message: list[int | None] = []
     for event in transcript.events:
-        if not isinstance(event, ChatMessage):
-            continue
+        if not isinstance(event, ChatMessage) or (
+            event.role == "system" and event.turn is not None
+        ):
+            continue  # not a message, or a note for the reader
         message = {"role": event.role, "content": event.content}
         if event.role == "assistant":
             k = len(steps)

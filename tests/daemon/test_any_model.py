@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -143,3 +145,33 @@ def test_a_no_offers_the_next_recipes_and_the_pick_runs_as_a_follow_up(
     turns = _turns(follow_up)
     assert turns[0]["use"] == picked.recipe and "(your pick)" in turns[0]["why"]
     assert summaries[1].verdict == "confirmed"
+
+
+def test_a_recipe_answer_exports_under_the_recipe_steps_prompt(
+    trained: Path, daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    """Through the real daemon and `shellagent export`: the use reply is trained under
+    the prompt the recipe step sent, as recorded with the reply, not the free loop's."""
+    _recipes_on(trained)
+    (workdir / "notes.txt").write_text("one\ntwo\nthree\n")
+    reply = json.dumps({"use": "line_count", "args": {"file": "notes.txt"}})
+    run = ask_inprocess("count the lines of notes.txt", script(reply, done("3")), workdir)
+    events = transcript_events(run.summary.session)
+    [turn] = [e for e in events if e["type"] == "model_turn"]
+    assert turn["action"]["origin"] == "recipe"
+    out = subprocess.run(
+        [sys.executable, "-m", "shellagent", "export", "--format", "sft", "--include-unsuccessful"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    [record] = [json.loads(line) for line in out.stdout.splitlines()]
+    messages = record["messages"]
+    assert messages[:-1] == turn["prompt"]
+    assert messages[0]["content"].startswith("You choose a ready-made command")
+    assert "- line_count:" in messages[0]["content"]
+    assert messages[1] == {"role": "user", "content": "Task: count the lines of notes.txt"}
+    assert messages[-1] == {"role": "assistant", "content": reply}
+    free_system = next(e["content"] for e in events if e["type"] == "message")
+    assert free_system not in [m["content"] for m in messages]

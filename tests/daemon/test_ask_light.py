@@ -24,6 +24,12 @@ ALLOWED_OWN = {
     "shellagent.cli.display",
     "shellagent.errors",
     "shellagent.events",
+    "shellagent.events.client",
+    "shellagent.events.codec",
+    "shellagent.events.schema",
+    "shellagent.events.transcript",
+    "shellagent.events.wire",
+    "shellagent.events.words",
     "shellagent.paths",
     "shellagent.protocol",
 }

@@ -242,3 +242,62 @@ def test_a_bare_done_nobody_confirmed_is_never_rewarded_or_taught(record_session
     confirmed = record_session("how much space does ~/Documents use", [Turn(done="done")])
     rl, _ = run_export("rl", [confirmed])
     assert rl[0]["verdict"] == "confirmed" and rl[0]["reward"] > 0
+
+
+def test_a_pair_is_two_answers_to_one_prompt_never_a_recipe_reply_and_a_free_one(
+    tmp_path: Path,
+) -> None:
+    """A refused recipe reply (under the recipe step's prompt) and a later free command
+    answer different prompts: no pair. A refused free command and the accepted one after
+    it are a pair, under the conversation the free loop was sent: the refusal it was told
+    of, not the recipe's reply it never saw."""
+    from shellagent.events import (
+        ApprovalRecord,
+        Execution,
+        PolicyVerdict,
+        PromptMessage,
+        SessionStart,
+    )
+    from shellagent.transcript import TranscriptWriter
+
+    asked = (
+        PromptMessage("system", "You choose a ready-made command ..."),
+        PromptMessage("user", "Task: t"),
+    )
+    use = '{"use": "wipe", "args": {}}'
+    free_no, free_yes = '{"cmd": "rm -r x"}', '{"cmd": "ls x"}'
+    refused = "The user refused this command."
+    events: list[Any] = [
+        SessionStart(session="s", task="t"),
+        ChatMessage(role="system", content=SYSTEM_PROMPT),
+        ChatMessage(role="user", content="t"),
+        ModelTurn(turn=1, raw=use, action={"use": "wipe", "cmd": "rm -rf x"}, prompt=asked),
+        ChatMessage(role="assistant", content=use, turn=1),
+        PolicyVerdict(turn=1, command="rm -rf x", decision="ask"),
+        ApprovalRecord(turn=1, command="rm -rf x", decision="refuse"),
+        ChatMessage(role="user", content=refused, turn=1),
+        ChatMessage(role="system", content="(recipes: the model writes from here)", turn=1),
+        ModelTurn(turn=2, raw=free_no, action={"cmd": "rm -r x"}),
+        ChatMessage(role="assistant", content=free_no, turn=2),
+        PolicyVerdict(turn=2, command="rm -r x", decision="ask"),
+        ApprovalRecord(turn=2, command="rm -r x", decision="refuse"),
+        ChatMessage(role="user", content=refused, turn=2),
+        ModelTurn(turn=3, raw=free_yes, action={"cmd": "ls x"}),
+        ChatMessage(role="assistant", content=free_yes, turn=3),
+        PolicyVerdict(turn=3, command="ls x", decision="allow"),
+        Execution(turn=3, command="ls x", output="exit 0", exit_code=0),
+        ChatMessage(role="user", content="exit 0", turn=3),
+        End(reason="finished", success=True),
+    ]
+    writer = TranscriptWriter(directory=tmp_path / "t", fsync=False)
+    for event in events:
+        writer.write(event)
+    writer.close()
+    [pair], _ = run_export("dpo", [writer.path])
+    assert pair["rejected"] == [{"role": "assistant", "content": free_no}]
+    assert pair["chosen"] == [{"role": "assistant", "content": free_yes}]
+    assert pair["prompt"] == [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "t"},
+        {"role": "user", "content": refused},
+    ]
