@@ -110,7 +110,8 @@ def trial(task: dict[str, Any], user: str, home: str, bindir: Path) -> dict[str,
         return {"id": task["id"], "status": "invalid", "detail": made.stderr[-300:]}
     began = time.monotonic()
     asked = as_user(
-        user, f"{shlex.quote(str(bindir / 'ask'))} -y --apply --json {shlex.quote(str(task['task']))}",
+        user,
+        f"{shlex.quote(str(bindir / 'ask'))} -y --apply --json {shlex.quote(str(task['task']))}",
         cwd=home, timeout=600,
     )  # fmt: skip
     seconds = time.monotonic() - began
