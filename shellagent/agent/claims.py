@@ -25,6 +25,7 @@ from shellagent.agent.confidence import (
     Snapshot,
     action_doubts,
     archive_command,
+    deeper_command,
     files_command,
     limit_doubts,
     nothing_counted,
@@ -32,6 +33,7 @@ from shellagent.agent.confidence import (
     ranking_doubts,
     read_snapshot,
     says,
+    shallow,
     snapshot_command,
     unsaid_doubts,
     unused_names,
@@ -108,6 +110,7 @@ def expected(values: TaskValues) -> Expected:
             "minutes": tuple(map(str, reading.minutes)),
             "size": reading.sizes,
         },
+        top_level=reading.top_level,
     )
 
 
@@ -191,6 +194,7 @@ def judge(
     elif recipe.kind == "question":
         doubts += question_doubts(wanted, output, result.command)
         doubts += _nothing_matched(state, recipe, args, wanted, result)
+        doubts += _only_the_top(state, recipe, args, wanted, result)
     elif watch is not None and watch.before is not None:
         after = _snapshot(state, watch.roots)
         if after is not None:
@@ -265,6 +269,30 @@ def _nothing_matched(
         return []
     matched = " and ".join(patterns)
     return [Doubt("empty", f"counted 0: nothing matched {matched} in {folder}, which holds files")]
+
+
+def _only_the_top(
+    state: SessionState,
+    recipe: Recipe,
+    args: Mapping[str, str],
+    wanted: Expected,
+    result: CommandResult,
+) -> list[Doubt]:
+    """A question answered from the top of a folder alone (``find -maxdepth 1``, ``ls``)
+    that the request did not limit so, about a folder whose subfolders hold files: the
+    answer may lie deeper ("which file in ~/Documents did I change last": a letter in a
+    subfolder was newer than any file at the top)."""
+    if not shallow(wanted, result.command):
+        return []
+    dirs = [v for n, v in args.items() if n in recipe.slots and recipe.slots[n].type == "dir"]
+    folder = next((d for d in dirs if d), ".")
+    if not _read(state, deeper_command(folder)):
+        return []
+    return [
+        Doubt(
+            "shallow", f"it looked only at the files directly in {folder}; its subfolders hold more"
+        )
+    ]
 
 
 def _snapshot(state: SessionState, roots: Sequence[str]) -> Snapshot | None:

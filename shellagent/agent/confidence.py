@@ -73,7 +73,7 @@ ROOTS_MAX = 8
 # ones measured to mark wrong answers (bench/claims_bench.py).
 BLOCKING = frozenset(
     {"count", "empty", "unused", "unchanged", "not-a-folder", "other-kinds", "archive"}
-    | {"ranking", "saved", "limit", "part", "kind", "sum", "many", "unsaid"}
+    | {"ranking", "saved", "limit", "part", "kind", "sum", "many", "unsaid", "shallow"}
 )
 
 
@@ -99,6 +99,7 @@ class Expected:
     at_most: int = 0
     # the amounts the task says, by slot type ("days": ("7",) for "in the last week")
     amounts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    top_level: bool = False  # it says only the folder itself ("directly in", "top level")
 
 
 @dataclass(frozen=True)
@@ -454,6 +455,23 @@ def files_command(folder: str) -> str:
     levels), or nothing when it holds none."""
     word = _word(folder or ".")
     return f"find {word} -maxdepth {SNAPSHOT_DEPTH} -type f -print -quit 2>/dev/null"
+
+
+# a command that looks only at the top of a folder: find's -maxdepth 1, or ls without -R
+_SHALLOW = re.compile(r"-maxdepth\s+1\b|(?:^|[|;&(]\s*)ls\b(?![^|;&]*\s-\w*R)")
+
+
+def shallow(expected: Expected, command: str) -> bool:
+    """Whether ``command`` looks only at the top of a folder while the request does not
+    say that only the folder itself is meant."""
+    return not expected.top_level and bool(_SHALLOW.search(command))
+
+
+def deeper_command(folder: str) -> str:
+    """A read-only command that prints one file of a subfolder of ``folder`` (to
+    ``SNAPSHOT_DEPTH`` levels), or nothing when its subfolders hold none."""
+    word = _word(folder or ".")
+    return f"find {word} -mindepth 2 -maxdepth {SNAPSHOT_DEPTH} -type f -print -quit 2>/dev/null"
 
 
 def _word(path: str) -> str:

@@ -149,6 +149,8 @@ class TaskReading:
     pick_selection_request: str = ""
     named_words: frozenset[str] = frozenset()  # words an answer may mention
     names_only: bool = False  # the files' names asked, not their paths ("list their names")
+    # only the folder itself is meant, not its subfolders ("directly in", "top level")
+    top_level: bool = False
 
     def summary(self) -> dict[str, JsonValue]:
         """The reading in plain values, by the names the reading test set uses
@@ -686,6 +688,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         - set(common.words),
         names_only=lx["requests.names_only"].says(request)
         and not re.search(r"\bpaths?\b", request, re.I),
+        top_level=lx["files.top_level"].says(request),
     )
 
 

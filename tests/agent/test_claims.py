@@ -583,6 +583,11 @@ def home_shell(home: Path) -> Iterator[Sandbox]:
             use("count_by_ext", dir="Pictures", ext="jpg"),
             "counted 0: nothing matched *.jpg in Pictures",
         ),
+        (
+            "which file in Music did I change last?",
+            use("newest_file", dir="Music"),
+            "it looked only at the files directly in Music; its subfolders hold more",
+        ),
     ],
 )
 def test_an_answer_of_another_shape_than_asked_is_not_claimed_and_says_what_ran(
@@ -596,6 +601,14 @@ def test_an_answer_of_another_shape_than_asked_is_not_claimed_and_says_what_ran(
     # the ranking was sure: the answer's shape alone keeps it from being claimed
     ranking = json.loads(sink.of_type(ModelTurn)[0].action["ranking"])
     assert ranking["score"] >= CLAIM_SCORE
+
+
+def test_the_top_of_a_folder_is_enough_when_the_request_says_so(
+    shapes: RecipeBook, home_shell: Sandbox, home: Path
+) -> None:
+    task = "which file directly in Music did I change last?"
+    outcome, _ = run(task, use("newest_file", dir="Music"), home_shell, shapes, home)
+    assert not any("directly in" in d for d in outcome.doubts), outcome.doubts
 
 
 @pytest.mark.parametrize(
