@@ -151,6 +151,8 @@ def trial(task: dict[str, Any], user: str, home: str, bindir: Path) -> dict[str,
         "exit_says_done": asked.returncode == 0,
         "seconds": round(seconds, 2),
         "answer": answer[:400],
+        "doubts": summary.get("doubts", []),
+        "verdict": summary.get("verdict", ""),
         "commands": [str(e.get("command", "")) for e in ran],
         "stderr": asked.stderr[-400:],
     }

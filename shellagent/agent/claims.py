@@ -136,15 +136,20 @@ def _example(task: str, name: str) -> bool:
 
 
 def ranking(
-    usable: Sequence[Candidate], name: str, *, confident: bool, tried: bool = False
+    usable: Sequence[Candidate],
+    name: str,
+    *,
+    confident: bool,
+    tried: bool = False,
+    agreed: bool = False,
 ) -> Ranking:
     """How the recipe ``name`` was chosen among ``usable`` (best first)."""
     own = next((c for c in usable if c.name == name), None)
     others = [c for c in usable if c.name != name]
     score = own.score if own is not None else float("-inf")
     if not others:
-        return Ranking(score, float("inf"), confident, tried)
-    return Ranking(score, score - others[0].score, confident, tried, others[0].name)
+        return Ranking(score, float("inf"), confident, tried, agreed=agreed)
+    return Ranking(score, score - others[0].score, confident, tried, others[0].name, agreed)
 
 
 @dataclass

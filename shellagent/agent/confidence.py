@@ -119,6 +119,9 @@ class Ranking:
     confident: bool  # at least ``RecipeBook.confident``: filled without trying others
     tried: bool = False  # tried before it was shown, and its result fitted best
     runner_up: str = ""
+    # the other recipes it was unsure between, tried on copies, did exactly the same: the
+    # same output, or the same changes to the same files (whichever was meant, this is it)
+    agreed: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,7 @@ class Confidence:
             "margin": round(margin, 3) if margin != float("inf") else None,
             "confident": self.ranking.confident,
             "tried": self.ranking.tried,
+            "agreed": self.ranking.agreed,
             "doubts": [d.check for d in self.doubts],
         }
 
@@ -148,7 +152,7 @@ def ranking_doubts(ranking: Ranking, min_score: float) -> list[Doubt]:
     the shortlist, below ``min_score``. Measured on the everyday and dev sets
     (bench/claims_bench.py): the score is what separates right answers from wrong ones;
     the lead over the next recipe and a trial's preference add little."""
-    if ranking.score >= min_score:
+    if ranking.score >= min_score or ranking.agreed:
         return []
     other = f"; {ranking.runner_up} ranked close" if ranking.runner_up else ""
     return [Doubt("ranking", f"no recipe clearly fits the request{other}")]

@@ -52,7 +52,9 @@ from shellagent.agent.recipe_prompt import USE_MAX_TOKENS, generate, prompt, rec
 from shellagent.agent.session import SessionEnd, SessionState, shell_state
 from shellagent.agent.trying import (
     WON_BY,
+    Tried,
     WriterTrial,
+    agreed,
     answered,
     fill_first,
     first_values,
@@ -199,18 +201,6 @@ def book_for(setting: RecipesSetting = "auto") -> RecipeBook | None:
         return None
 
 
-@dataclass(frozen=True)
-class Tried:
-    """One rendering tried before showing, and how well its result fits the task."""
-
-    recipe: str
-    args: Mapping[str, str]
-    command: str
-    result: CommandResult | None
-    score: float
-    read_only: bool
-
-
 @dataclass
 class _Filled:
     use: UseAction
@@ -223,6 +213,8 @@ class _Filled:
     tried: list[Tried] = field(default_factory=list)
     # chosen by its trial: its result fitted clearly better than every other recipe's
     won: bool = False
+    # the other recipes it was unsure between, tried, did the same (``trying.agreed``)
+    agreed: bool = False
 
 
 def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
@@ -250,7 +242,13 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
     if filled is None:
         _to_free(state, "the recipes that might fit could not be filled from the task", chosen)
         return
-    chose = ranking(usable, filled.recipe.name, confident=chosen.confident, tried=filled.won)
+    chose = ranking(
+        usable,
+        filled.recipe.name,
+        confident=chosen.confident,
+        tried=filled.won,
+        agreed=filled.agreed,
+    )
     after = _Next(state, book.recipes, usable, values, run, book.ranker)
     failed = _run_filled(state, filled, values, run, turn, chose, after)
     if filled.command.strip() in state.refusals and not state.cancel.is_set():
@@ -664,6 +662,7 @@ def _try_each(
         rivals = [t.score for t in tried if t.recipe != best.recipe.name]
         mine = next(t for t in tried if t.recipe == best.recipe.name and t.score == best_score)
         best.won = mine.result is not None and (not rivals or best_score - max(rivals) >= WON_BY)
+        best.agreed = agreed(mine, [t for t in tried if t.recipe != best.recipe.name])
     return best
 
 

@@ -29,18 +29,26 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from shellagent.sandbox import CommandResult
+from shellagent.sandbox import CommandResult
 
-__all__ = ["TRIAL_CAP_BYTES", "OverlayTrial", "remove_tree", "sweep"]
+__all__ = ["TRIAL_CAP_BYTES", "OverlayTrial", "TriedOnACopy", "changed", "remove_tree", "sweep"]
 
 log = logging.getLogger("shellagent.agent")
 
 PREFIX = "shellagent-trial-"
 SCRATCH = Path("/var/tmp")
 TRIAL_CAP_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class TriedOnACopy(CommandResult):
+    """A trial's result with what its command changed on the copy: one line per path of
+    the overlay's upper layer (``file:PATH:SIZE:SHA256``, ``dir:PATH``, ``deleted:PATH``,
+    ``link:PATH:TARGET``), sorted. Two commands that changed the same paths to the same
+    contents have the same lines."""
+
+    changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,12 +91,49 @@ class OverlayTrial:
             with Sandbox(profile, timeout=timeout) as session:
                 result = session.run(command, timeout=timeout)
                 # Too big to try on a copy: as a writer that could not be tried.
-                return None if session.disk_stopped else result
+                if session.disk_stopped:
+                    return None
+                made = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+                return TriedOnACopy(**made, changed=_fingerprint(upper))
         finally:
             if not remove_tree(top):
                 log.warning("could not remove the trial folder %s", top)
             if held is not None:
                 os.close(held)
+
+
+def changed(result: CommandResult) -> tuple[str, ...] | None:
+    """What the trial that gave ``result`` changed on its copy (``TriedOnACopy.changed``);
+    None when ``result`` is no trial's on a copy."""
+    return result.changed if isinstance(result, TriedOnACopy) else None
+
+
+def _fingerprint(upper: Path) -> tuple[str, ...]:
+    import hashlib
+
+    lines = []
+    for path in sorted(upper.rglob("*")):
+        rel = path.relative_to(upper)
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
+            lines.append(f"deleted:{rel}")  # an overlay whiteout
+        elif stat.S_ISDIR(info.st_mode):
+            lines.append(f"dir:{rel}")
+        elif stat.S_ISLNK(info.st_mode):
+            lines.append(f"link:{rel}:{os.readlink(path)}")
+        elif stat.S_ISREG(info.st_mode):
+            digest = hashlib.sha256()
+            try:
+                with path.open("rb") as f:
+                    for block in iter(lambda: f.read(1 << 16), b""):
+                        digest.update(block)
+            except OSError:
+                continue
+            lines.append(f"file:{rel}:{info.st_size}:{digest.hexdigest()}")
+    return tuple(lines)
 
 
 def _hold(top: Path) -> int | None:

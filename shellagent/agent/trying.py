@@ -13,6 +13,8 @@ slot's first value (``first_values``, ``fill_first``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -38,7 +40,9 @@ __all__ = [
     "UNTRIED",
     "UNTRIED_ACTION_FOR_A_QUESTION",
     "WON_BY",
+    "Tried",
     "WriterTrial",
+    "agreed",
     "answered",
     "fill_first",
     "first_values",
@@ -46,6 +50,18 @@ __all__ = [
     "trial",
     "triable",
 ]
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One rendering tried before showing, and how well its result fits the task."""
+
+    recipe: str
+    args: Mapping[str, str]
+    command: str
+    result: CommandResult | None
+    score: float
+    read_only: bool
 
 
 class WriterTrial(Protocol):
@@ -143,6 +159,34 @@ def fit(reading: TaskReading, kind: str, result: CommandResult | None) -> float:
     elif result.exit_code == 0:
         score += 1.5  # a change made on the copy without complaint: as good as an answer
     return score
+
+
+def agreed(mine: Tried, others: Sequence[Tried]) -> bool:
+    """Whether the other renderings tried beside ``mine`` did exactly what it did, so the
+    ranking's doubt between them does not matter: each of ``others`` that ran cleanly
+    printed the same output (a question's; exit 0) or made the same changes on its copy (a
+    writer's, ``trial.changed``: the same paths with the same contents), at least one did,
+    and none could not be tried. A rendering that failed is no other reading of the task."""
+    from shellagent.agent.trial import changed
+
+    if mine.result is None or mine.result.exit_code != 0:
+        return False
+    made = changed(mine.result)
+    if made == ():  # a writer that changed nothing agrees with nothing
+        return False
+    same = 0
+    for other in others:
+        if other.result is None:
+            return False
+        if other.result.exit_code != 0 or other.result.timed_out or other.result.refused:
+            continue
+        if made is not None:
+            if changed(other.result) != made:
+                return False
+        elif other.result.output.strip() != mine.result.output.strip() or not other.read_only:
+            return False
+        same += 1
+    return same > 0
 
 
 def answered(kind: str, result: CommandResult) -> bool:

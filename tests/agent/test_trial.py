@@ -42,7 +42,8 @@ trial = OverlayTrial(scratch=Path(spec["scratch"]))
 out = []
 for command in spec["commands"]:
     r = trial(command, spec["cwd"], 60)
-    out.append(None if r is None else {"exit_code": r.exit_code, "output": r.output})
+    out.append(None if r is None else {"exit_code": r.exit_code, "output": r.output,
+                                       "changed": list(getattr(r, "changed", ()))})
 print(json.dumps({"results": out, "left": sorted(os.listdir(spec["scratch"]))}))
 """
 
@@ -105,9 +106,28 @@ def test_a_trial_that_writes_past_its_cap_is_stopped_and_counts_as_untried(tried
     report = tried([WRITE_MORE, "cp notes.txt copy.txt && echo copied"])
     too_big, small = report["results"]
     assert too_big is None  # stopped by the cap: as a writer that could not be tried
-    assert small == {"exit_code": 0, "output": "copied\n"}  # the next trial is not affected
+    assert small["exit_code"] == 0 and small["output"] == "copied\n"  # the next is not affected
     assert not (tried.cwd / "copy.txt").exists() and not list(tried.cwd.glob("f*"))
     assert report["left"] == []  # every trial folder is gone, work/work included
+
+
+def test_two_commands_that_make_the_same_change_on_the_copy_say_the_same_changes(
+    tried: Any,
+) -> None:
+    report = tried(
+        [
+            "mkdir -p old && mv notes.txt old/",
+            "mkdir old; find . -maxdepth 1 -name '*.txt' -exec mv -t old -- {} +",
+            "mkdir -p old && cp notes.txt old/",  # the same new file, but notes.txt stays
+            "true",
+        ]
+    )
+    moved, found_and_moved, copied, nothing = (r["changed"] for r in report["results"])
+    assert moved == found_and_moved
+    assert any(line.startswith("file:old/notes.txt:6:") for line in moved)
+    assert "deleted:notes.txt" in moved and "deleted:notes.txt" not in copied
+    assert nothing == []
+    assert not (tried.cwd / "old").exists()
 
 
 def test_a_trial_cannot_open_a_unix_socket(tried: Any, outside_tmp: Path) -> None:
@@ -132,7 +152,7 @@ def test_a_trial_cannot_open_a_unix_socket(tried: Any, outside_tmp: Path) -> Non
     opened, reached, fine = report["results"]
     assert "opened" not in opened["output"] and "Permission denied" in opened["output"]
     assert "CONNECTED" not in reached["output"]
-    assert fine == {"exit_code": 0, "output": "fine\n"}  # positive control: it ran
+    assert (fine["exit_code"], fine["output"]) == (0, "fine\n")  # positive control: it ran
 
 
 def test_sweep_removes_only_this_users_unheld_trial_folders(tmp_path: Path) -> None:

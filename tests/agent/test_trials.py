@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,3 +123,40 @@ def test_a_session_function_named_like_the_program_never_runs_in_a_trial(
 def _no_leftover_user_recipes() -> None:
     for path in user_dir().glob("*.toml"):
         path.unlink()
+
+
+def _ran(output: str = "", exit_code: int = 0, changed: tuple[str, ...] | None = None) -> Any:
+    from shellagent.agent.trial import TriedOnACopy
+    from shellagent.sandbox import CommandResult
+
+    if changed is None:
+        return CommandResult("c", output, exit_code, 0.01)
+    return TriedOnACopy("c", output, exit_code, 0.01, changed=changed)
+
+
+def _tried(name: str, result: Any, read_only: bool = True) -> Any:
+    from shellagent.agent.trying import Tried
+
+    return Tried(name, {}, "c", result, 1.0, read_only)
+
+
+def test_renderings_agree_only_when_each_that_ran_did_exactly_the_same() -> None:
+    from shellagent.agent.trying import agreed
+
+    moved = ("deleted:a.png", "dir:Pictures", "file:Pictures/a.png:3:ab")
+    mine = _tried("move_by_extension", _ran(changed=moved), read_only=False)
+    same = _tried("files_under_then_move", _ran(changed=moved), read_only=False)
+    other = _tried("copy_by_extension", _ran(changed=moved[1:]), read_only=False)
+    failed = _tried("broken", _ran("find: x: No such file", 1))
+    untried = _tried("unknown", None)
+    assert agreed(mine, [same])
+    assert agreed(mine, [same, failed])  # a rendering that failed is no other reading
+    assert not agreed(mine, [same, other])
+    assert not agreed(mine, [same, untried])  # not known what it would have done
+    assert not agreed(mine, [failed])  # nothing else did it
+    nothing = _tried("noop", _ran(changed=()), read_only=False)
+    assert not agreed(nothing, [_tried("noop2", _ran(changed=()), read_only=False)])
+    # questions: the same output
+    answer = _tried("newest_file", _ran("b.pdf\n"))
+    assert agreed(answer, [_tried("files_under_newest", _ran("b.pdf"))])
+    assert not agreed(answer, [_tried("oldest_file", _ran("a.ods\n"))])
