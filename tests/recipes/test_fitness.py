@@ -506,3 +506,72 @@ def test_a_quoted_word_fits_a_choice_only_when_it_is_one_of_its_choices() -> Non
     assert adjust(level, shape_of(said, read_task(said)), read_task(said)) < 0
     chosen = "How many lines of /srv/app.log say 'WARN'?"
     assert adjust(level, shape_of(chosen, read_task(chosen)), read_task(chosen)) == 0.0
+
+
+GZIP_EACH_OF_EXT = recipe(
+    "gzip_by_ext", "action", "find {dir} -name '*.{ext}' -exec gzip -- {} +", dir="dir?", ext="ext"
+)
+GZIP_EACH_LARGER = recipe(
+    "find_larger_than_then_gzip",
+    "action",
+    "find {dir} -type f -size +{size} -exec gzip -- {} +",
+    dir="dir?",
+    size="size",
+)
+
+
+def test_an_action_that_cannot_be_told_the_limit_said_drops_below_one_that_can() -> None:
+    # it would compress every file of the folder where the task says which: a gap the
+    # words alone leave (0.4 here) is not enough to keep it first
+    task = "Compress the logs in /srv/pulse bigger than 50MB into individual '.gz' files."
+    values = read_task(task)
+    ranked = [cand("gzip_by_ext", -0.2), cand("find_larger_than_then_gzip", -0.6)]
+    recipes = {"gzip_by_ext": GZIP_EACH_OF_EXT, "find_larger_than_then_gzip": GZIP_EACH_LARGER}
+    assert rerank(ranked, recipes, task, values)[0].name == "find_larger_than_then_gzip"
+    # a question that cannot be told it costs less: it only shows too much
+    listing = recipe("list_logs", "question", "find {dir} -name '*.log'", dir="dir?")
+    asked = "Which logs in /srv/pulse are bigger than 50MB?"
+    shown = read_task(asked)
+    acted = adjust(GZIP_EACH_OF_EXT, shape_of(task, values), values)
+    assert acted < adjust(listing, shape_of(asked, shown), shown) < 0.0
+
+
+def test_an_archive_the_task_names_is_not_made_by_compressing_each_file_in_place() -> None:
+    in_place = recipe(
+        "log_compress_old",
+        "action",
+        "find {dir} -name '*.log' -mtime +{days} -exec gzip -- {} +",
+        dir="dir?",
+        days="days?",
+    )
+    packed = recipe(
+        "older_than_days_then_archive",
+        "action",
+        "find {dir} -type f -mtime +{days} -print0 | tar -czf {archive} --null -T -",
+        dir="dir",
+        days="days",
+        archive="archive",
+    )
+    task = "Pack the log files in /srv/audit older than 60 days into one archive named 'aged.tgz'."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.packs
+    ranked = [cand("log_compress_old", 0.0), cand("older_than_days_then_archive", -0.65)]
+    recipes = {"log_compress_old": in_place, "older_than_days_then_archive": packed}
+    assert rerank(ranked, recipes, task, values)[0].name == "older_than_days_then_archive"
+    gzip_each = "Gzip each log file in /srv/audit older than 60 days."
+    assert not shape_of(gzip_each, read_task(gzip_each)).packs
+
+
+def test_unpacking_archives_is_not_compressing_files() -> None:
+    unpack = recipe(
+        "extract_all_tarballs",
+        "action",
+        "find {dir} -name '*.tar.gz' -o -name '*.tar' | while read -r a; do tar -xf \"$a\"; done",
+        dir="dir?",
+    )
+    task = "Compress every '.tar' file in /srv/dumps into '.tar.gz' format."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.act == "gzip"
+    assert adjust(unpack, shape, values) < adjust(GZIP_EACH_OF_EXT, shape, values) == 0.0

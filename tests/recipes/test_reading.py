@@ -202,3 +202,19 @@ def test_the_reading_is_made_once_and_cannot_change() -> None:
     reading = read_task("delete the logs older than a week")
     with pytest.raises(AttributeError):
         reading.act = "move"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("task", "kinds"),
+    [
+        ("Compress the logs in /srv/pulse over 50MB into individual '.gz' files.", ["log"]),
+        ("Pack the .jpg files of ~/shots into a single archive named shots.tar.gz", ["jpg"]),
+        ("Compress every '.tar' file in /srv/dumps into '.tar.gz' format", ["tar"]),
+        ("gzip the csv exports in /srv/out as separate .gz files", ["csv"]),
+        ("Extract every .tar.gz in /backups into /tmp/x", ["tar", "gz"]),  # unpacked: selected
+    ],
+)
+def test_what_a_packing_act_makes_is_not_a_kind_of_file_to_select(
+    task: str, kinds: list[str]
+) -> None:
+    assert sorted(read_task(task).kinds) == sorted(kinds)
