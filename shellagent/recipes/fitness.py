@@ -49,7 +49,8 @@ NO_VALUE = 0.2  # per required slot the task names no value for (≤ 2)
 NO_KIND_OF_FILE = 0.25  # the task asks about a kind of file ("PDFs", ".jpg"); no slot for it
 UNUSED_VALUE = 0.25  # per size or age the task says that the recipe has no slot for (≤ 2)
 # … when the recipe acts on files: it would delete, move or pack every file of the folder
-# where the task says which ("compress the logs older than 30 days")
+# where the task says which ("compress the logs older than 30 days"; a pattern of names it
+# quotes likewise)
 UNUSED_LIMIT = 0.55
 # the task packs files into an archive it names ("into a single archive named old.tar.gz");
 # the recipe has nowhere to put one (it compresses each file in place)
@@ -380,7 +381,8 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     if shape.under_two_days and "days" in types and "minutes" not in types:
         penalty += UNUSED_VALUE
     if shape.globs and not types & _glob_slots(shape.globs):
-        penalty += UNUSED_VALUE
+        # "the files ending in '_copy.txt'" say which files as a limit does
+        penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE
     if shape.texts and not _takes_text(recipe, shape.texts):
         penalty += NO_TEXT
     reads = _reads(recipe)

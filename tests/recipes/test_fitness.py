@@ -575,3 +575,18 @@ def test_unpacking_archives_is_not_compressing_files() -> None:
     shape = shape_of(task, values)
     assert shape.act == "gzip"
     assert adjust(unpack, shape, values) < adjust(GZIP_EACH_OF_EXT, shape, values) == 0.0
+
+
+def test_an_action_that_cannot_be_told_the_pattern_quoted_costs_more_than_a_question() -> None:
+    # deleting every duplicate where the task says "the ones ending in '_copy.txt'" removes
+    # files it never named; a question that shows too many changes nothing
+    every_dupe = recipe("remove_duplicate_files", "action", "find {dir} -delete", dir="dir?")
+    shown = recipe("duplicate_files", "question", "find {dir} | md5sum", dir="dir?")
+    act = "Remove the files in /srv/up whose names end in '_copy.txt'."
+    ask = "Which files in /srv/up have names ending in '_copy.txt'?"
+    acted, asked = read_task(act), read_task(ask)
+    assert (
+        adjust(every_dupe, shape_of(act, acted), acted)
+        < adjust(shown, shape_of(ask, asked), asked)
+        < 0.0
+    )
