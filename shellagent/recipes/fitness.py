@@ -55,7 +55,7 @@ UNUSED_LIMIT = 0.55
 # the task packs files into an archive it names ("into a single archive named old.tar.gz");
 # the recipe has nowhere to put one (it compresses each file in place)
 NO_ARCHIVE = 0.3
-NO_TEXT = 0.25  # the task quotes what to look for ("the word 'timeout'"); no slot takes text
+NO_TEXT = 0.35  # the task quotes what to look for ("the word 'timeout'"); no slot takes text
 OTHER_ACT = 0.3  # the task says "delete them"; the action recipe moves, renames, …
 OTHER_FORMAT = 0.3  # the task names a .csv file; the recipe reads access logs (or the reverse)
 NO_FIELD = 0.3  # the task says a column or key of the file it names; no slot takes one

@@ -590,3 +590,23 @@ def test_an_action_that_cannot_be_told_the_pattern_quoted_costs_more_than_a_ques
         < adjust(shown, shape_of(ask, asked), asked)
         < 0.0
     )
+
+
+def test_a_count_that_ignores_the_quoted_text_fits_worse_than_one_that_ignores_the_kind() -> None:
+    # counting every .dat file answers another question; counting every file that says
+    # 'ERROR' answers a wider one, often the same where the folder holds only .dat files
+    by_kind = recipe(
+        "count_by_extension", "question", "find {dir} -name '*.{ext}' | wc -l", dir="dir", ext="ext"
+    )
+    by_text = recipe(
+        "count_files_containing",
+        "question",
+        "grep -rlF -e {pattern} {dir} | wc -l",
+        dir="dir",
+        pattern="pattern",
+    )
+    task = "The /srv/feed folder holds '.dat' files. How many of them contain the string 'ERROR'?"
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.texts == ("ERROR",) and shape.kinds_of_file == ("dat",)
+    assert adjust(by_kind, shape, values) < adjust(by_text, shape, values) < 0.0
