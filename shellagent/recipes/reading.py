@@ -112,6 +112,9 @@ class TaskReading:
     numbers: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()  # kinds of file asked about in prose ("PDFs": pdf)
     unmistakable_kinds: tuple[str, ...] = ()  # of them, those whose word names nothing else
+    # kinds said as what a packing act makes ("as a zip", "into .gz files"): an archive's
+    # kind, not files to select
+    made_kinds: tuple[str, ...] = ()
     # every extension a file of the kinds said may have ("the newest photo": jpg, png …),
     # a folder named by a kind's word aside ("my Documents folder")
     kind_exts: tuple[str, ...] = ()
@@ -573,6 +576,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
     ending, act, negated = asking.ending_and_act(text, lx)
     prose = _unmade(text, act, lx)
     kinds, unmistakable = _kinds(prose, lx)
+    made_kinds = [k for k in _kinds(text, lx)[0] if k not in kinds] if prose != text else []
     one_asked = asking.one_asked(text, lx)
     pick = asking.pick_of(text, one_asked, lx)
     numbers = [int(m.group(1)) for m in _NUMBER.finditer(_QUOTED.sub(" ", text))]
@@ -643,6 +647,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         numbers=tuple(dict.fromkeys(numbers)),
         kinds=_unique(kinds),
         unmistakable_kinds=tuple(unmistakable),
+        made_kinds=_unique(made_kinds),
         kind_exts=_unique(_kind_exts(prose, dirs, _categories(text, kinds, lx), lx)),
         categories=_unique(_categories(text, kinds, lx)),
         quoted_globs=_unique(quoted_globs),
