@@ -379,7 +379,8 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         # "list the files over 100MB and save their paths to /tmp/x": nothing is moved
         penalty += WRONG_KIND
     if shape.under_two_days and "days" in types and "minutes" not in types:
-        penalty += UNUSED_VALUE
+        # "-mtime +1" keeps the files one to two days old: a limit the recipe cannot say
+        penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE
     if shape.globs and not types & _glob_slots(shape.globs):
         # "the files ending in '_copy.txt'" say which files as a limit does
         penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE

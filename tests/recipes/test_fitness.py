@@ -610,3 +610,27 @@ def test_a_count_that_ignores_the_quoted_text_fits_worse_than_one_that_ignores_t
     shape = shape_of(task, values)
     assert shape.texts == ("ERROR",) and shape.kinds_of_file == ("dat",)
     assert adjust(by_kind, shape, values) < adjust(by_text, shape, values) < 0.0
+
+
+def test_deleting_by_days_what_is_older_than_a_day_costs_more_than_listing_it() -> None:
+    # "-mtime +1" passes over the files one to two days old: a delete would leave files the
+    # task wants gone, a list would only miss them
+    purge = recipe(
+        "delete_older_than_days",
+        "action",
+        "find {dir} -mtime +{days} -delete",
+        dir="dir",
+        days="days",
+    )
+    listing = recipe(
+        "older_than_days", "question", "find {dir} -mtime +{days}", dir="dir", days="days"
+    )
+    act = "Remove the files in /srv/spool not modified in the last 24 hours."
+    ask = "Which files in /srv/spool were not modified in the last 24 hours?"
+    acted, asked = read_task(act), read_task(ask)
+    assert shape_of(act, acted).under_two_days and shape_of(ask, asked).under_two_days
+    assert (
+        adjust(purge, shape_of(act, acted), acted)
+        < adjust(listing, shape_of(ask, asked), asked)
+        < 0.0
+    )
