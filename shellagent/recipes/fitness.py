@@ -48,7 +48,14 @@ NO_PLACE = 0.3  # per file or folder the task names that the recipe has no slot 
 NO_VALUE = 0.2  # per required slot the task names no value for (≤ 2)
 NO_KIND_OF_FILE = 0.25  # the task asks about a kind of file ("PDFs", ".jpg"); no slot for it
 UNUSED_VALUE = 0.25  # per size or age the task says that the recipe has no slot for (≤ 2)
-NO_TEXT = 0.25  # the task quotes what to look for ("the word 'timeout'"); no slot takes text
+# … when the recipe acts on files: it would delete, move or pack every file of the folder
+# where the task says which ("compress the logs older than 30 days"; a pattern of names it
+# quotes likewise)
+UNUSED_LIMIT = 0.55
+# the task packs files into an archive it names ("into a single archive named old.tar.gz");
+# the recipe has nowhere to put one (it compresses each file in place)
+NO_ARCHIVE = 0.3
+NO_TEXT = 0.35  # the task quotes what to look for ("the word 'timeout'"); no slot takes text
 OTHER_ACT = 0.3  # the task says "delete them"; the action recipe moves, renames, …
 OTHER_FORMAT = 0.3  # the task names a .csv file; the recipe reads access logs (or the reverse)
 NO_FIELD = 0.3  # the task says a column or key of the file it names; no slot takes one
@@ -193,6 +200,8 @@ class Shape:
     under_two_days: bool = False
     # it changes no file but the one it saves what it finds in ("extract … and save them")
     saving_only: bool = False
+    # it packs files into one archive it names ("… into a single archive named x.tar.gz")
+    packs: bool = False
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -259,7 +268,11 @@ def shape_of(values: TaskValues) -> Shape:
         reading.quoted_globs,
         any(q.direction == ">" and q.minutes < 2 * 1440 for q in reading.ages),
         saving_only,
+        reading.act == "archive" and any(_ARCHIVE_NAME.search(f) for f in values.files),
     )
+
+
+_ARCHIVE_NAME = re.compile(r"\.(?:tar(?:\.\w+)?|tgz|tbz2|txz|zip|7z)$", re.I)
 
 
 def _any_case(reading: TaskReading) -> bool | None:
@@ -363,9 +376,11 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         for said, fits in _VALUE_SLOTS.items()
         if getattr(values, said) and not (fits & {slot.type for slot in recipe.slots.values()})
     )
-    penalty += UNUSED_VALUE * min(unused, 2)
+    penalty += (UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE) * min(unused, 2)
     types = {slot.type for slot in recipe.slots.values()}
     does = " ".join(recipe.templates)
+    if shape.packs and not types & {"archive", "output"}:
+        penalty += NO_ARCHIVE
     if shape.kinds_of_file and not ({"ext", "glob"} & types):
         said = f"{recipe.name} {recipe.summary} {' '.join(recipe.templates)}".lower()
         if not any(re.search(rf"\b{re.escape(k)}\b", said) for k in shape.kinds_of_file):
@@ -374,15 +389,17 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     if shape.categories and not category and ("ext" in types or "find {dir}" in does):
         # "how many photos": jpg alone would miss the png ones, every file is too many
         penalty += NO_KIND_OF_FILE
-    if shape.act and recipe.kind == "action" and not re.search(DOES[shape.act], does):
+    if shape.act and recipe.kind == "action" and not _does(shape.act, does):
         penalty += OTHER_ACT
     if shape.saving_only and recipe.kind == "action" and re.search(_CHANGES, does):
         # "list the files over 100MB and save their paths to /tmp/x": nothing is moved
         penalty += WRONG_KIND
     if shape.under_two_days and "days" in types and "minutes" not in types:
-        penalty += UNUSED_VALUE
+        # "-mtime +1" keeps the files one to two days old: a limit the recipe cannot say
+        penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE
     if shape.globs and not types & _glob_slots(shape.globs):
-        penalty += UNUSED_VALUE
+        # "the files ending in '_copy.txt'" say which files as a limit does
+        penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE
     if shape.texts and not _takes_text(recipe, shape.texts):
         penalty += NO_TEXT
     reads = _reads(recipe)
@@ -403,6 +420,14 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     ):
         penalty += OTHER_CASE
     return -penalty
+
+
+def _does(act: str, commands: str) -> bool:
+    """Whether ``commands`` do ``act``: unpacking an archive ("tar -xzf") packs nothing,
+    though it runs the same tool, and a name's extension ("-name '*.tar.gz'") is no tool."""
+    if act in ("gzip", "archive"):
+        commands = re.sub(DOES["extract"], " ", re.sub(r"\.\w+", " ", commands))
+    return re.search(DOES[act], commands) is not None
 
 
 def sort_unsaid(recipe: Recipe, reading: TaskReading) -> bool:

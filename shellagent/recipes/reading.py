@@ -112,6 +112,9 @@ class TaskReading:
     numbers: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()  # kinds of file asked about in prose ("PDFs": pdf)
     unmistakable_kinds: tuple[str, ...] = ()  # of them, those whose word names nothing else
+    # kinds said as what a packing act makes ("as a zip", "into .gz files"): an archive's
+    # kind, not files to select
+    made_kinds: tuple[str, ...] = ()
     # every extension a file of the kinds said may have ("the newest photo": jpg, png …),
     # a folder named by a kind's word aside ("my Documents folder")
     kind_exts: tuple[str, ...] = ()
@@ -397,6 +400,24 @@ def _quoted_globs(task: str, lx: Lexicon) -> list[str]:
     return globs
 
 
+def _unmade(task: str, act: str, lx: Lexicon) -> str:
+    """``task`` without what a packing or compressing act makes ("compress the logs over
+    100MB into individual '.gz' files": the logs are selected, the .gz files made), so
+    that the kinds said there are not read as the files to act on."""
+    if act not in ("gzip", "archive"):
+        return task
+    return lx["kinds.made"].regex.sub(" ", task)
+
+
+def _made(task: str, act: str, lx: Lexicon) -> list[str]:
+    """What the task quotes of what a packing or compressing act makes ("into '.tar.gz'
+    format"): no text to look for."""
+    if act not in ("gzip", "archive"):
+        return []
+    spans = [(m.start(), m.end()) for m in lx["kinds.made"].finditer(task)]
+    return [q for start, end, q in quoted_spans(task) if any(a <= start < b for a, b in spans)]
+
+
 def _kinds(task: str, lx: Lexicon) -> tuple[list[str], list[str]]:
     """The kinds of file the task's prose says ("PDFs", ".log files"), and those of them
     that are unmistakable (a recipe that cannot be told the kind does not answer)."""
@@ -578,8 +599,10 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         for p in shaped_files
         if "/" not in p and not p.startswith("~") and (j := _joined(text, p, lx))
     }
-    kinds, unmistakable = _kinds(text, lx)
     ending, act, negated = asking.ending_and_act(text, lx)
+    prose = _unmade(text, act, lx)
+    kinds, unmistakable = _kinds(prose, lx)
+    made_kinds = [k for k in _kinds(text, lx)[0] if k not in kinds] if prose != text else []
     one_asked = asking.one_asked(text, lx)
     pick = asking.pick_of(text, one_asked, lx)
     numbers = [int(m.group(1)) for m in _NUMBER.finditer(_QUOTED.sub(" ", text))]
@@ -589,7 +612,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
     spans = amounts.durations(text, lx, today)
     quoted_globs = _quoted_globs(text, lx)
     file_exts = [PurePosixPath(p).suffix.lstrip(".").lower() for p in shaped_files]
-    taken = {*quoted_globs, *kinds, *(f".{k}" for k in kinds), *file_exts}
+    taken = {*quoted_globs, *kinds, *(f".{k}" for k in kinds), *file_exts, *_made(text, act, lx)}
     taken |= {f"*.{k}" for k in [*kinds, *file_exts]} | {f".{e}" for e in file_exts}
     quoted = _quoted(text, request, lx, taken)
     saving = asking.saving_clause(request, lx)
@@ -650,7 +673,8 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         numbers=tuple(dict.fromkeys(numbers)),
         kinds=_unique(kinds),
         unmistakable_kinds=tuple(unmistakable),
-        kind_exts=_unique(_kind_exts(text, dirs, _categories(text, kinds, lx), lx)),
+        made_kinds=_unique(made_kinds),
+        kind_exts=_unique(_kind_exts(prose, dirs, _categories(text, kinds, lx), lx)),
         categories=_unique(_categories(text, kinds, lx)),
         quoted_globs=_unique(quoted_globs),
         sizes=_unique([f"{amount}{unit}" for amount, unit, _, _ in amounts.sizes(text, lx)]),

@@ -251,7 +251,8 @@ def _archive_names(values: TaskValues) -> list[str]:
     ]
     # "config.php inside ~/Downloads/site.tar.gz": the archive is the one named like one
     named.sort(key=lambda p: not p.lower().endswith(_ARCHIVE_SUFFIXES))
-    mentioned = {*values.exts, *(p.lstrip(".").lower() for p in values.files)}
+    mentioned = {*values.exts, *values.reading.made_kinds}
+    mentioned |= {p.lstrip(".").lower() for p in values.files}
     kind = next((k for k in ARCHIVE_KINDS if k in mentioned), "")
     if not kind and "gz" in mentioned:
         kind = "tar.gz"

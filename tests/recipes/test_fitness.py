@@ -547,3 +547,131 @@ def test_a_quoted_word_fits_a_choice_only_when_it_is_one_of_its_choices() -> Non
     assert adjust(level, shape_of(said, read_task(said)), read_task(said)) < 0
     chosen = "How many lines of /srv/app.log say 'WARN'?"
     assert adjust(level, shape_of(chosen, read_task(chosen)), read_task(chosen)) == 0.0
+
+
+GZIP_EACH_OF_EXT = recipe(
+    "gzip_by_ext", "action", "find {dir} -name '*.{ext}' -exec gzip -- {} +", dir="dir?", ext="ext"
+)
+GZIP_EACH_LARGER = recipe(
+    "find_larger_than_then_gzip",
+    "action",
+    "find {dir} -type f -size +{size} -exec gzip -- {} +",
+    dir="dir?",
+    size="size",
+)
+
+
+def test_an_action_that_cannot_be_told_the_limit_said_drops_below_one_that_can() -> None:
+    # it would compress every file of the folder where the task says which: a gap the
+    # words alone leave (0.4 here) is not enough to keep it first
+    task = "Compress the logs in /srv/pulse bigger than 50MB into individual '.gz' files."
+    values = read_task(task)
+    ranked = [cand("gzip_by_ext", -0.2), cand("find_larger_than_then_gzip", -0.6)]
+    recipes = {"gzip_by_ext": GZIP_EACH_OF_EXT, "find_larger_than_then_gzip": GZIP_EACH_LARGER}
+    assert rerank(ranked, recipes, task, values)[0].name == "find_larger_than_then_gzip"
+    # a question that cannot be told it costs less: it only shows too much
+    listing = recipe("list_logs", "question", "find {dir} -name '*.log'", dir="dir?")
+    asked = "Which logs in /srv/pulse are bigger than 50MB?"
+    shown = read_task(asked)
+    acted = adjust(GZIP_EACH_OF_EXT, shape_of(task, values), values)
+    assert acted < adjust(listing, shape_of(asked, shown), shown) < 0.0
+
+
+def test_an_archive_the_task_names_is_not_made_by_compressing_each_file_in_place() -> None:
+    in_place = recipe(
+        "log_compress_old",
+        "action",
+        "find {dir} -name '*.log' -mtime +{days} -exec gzip -- {} +",
+        dir="dir?",
+        days="days?",
+    )
+    packed = recipe(
+        "older_than_days_then_archive",
+        "action",
+        "find {dir} -type f -mtime +{days} -print0 | tar -czf {archive} --null -T -",
+        dir="dir",
+        days="days",
+        archive="archive",
+    )
+    task = "Pack the log files in /srv/audit older than 60 days into one archive named 'aged.tgz'."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.packs
+    ranked = [cand("log_compress_old", 0.0), cand("older_than_days_then_archive", -0.65)]
+    recipes = {"log_compress_old": in_place, "older_than_days_then_archive": packed}
+    assert rerank(ranked, recipes, task, values)[0].name == "older_than_days_then_archive"
+    gzip_each = "Gzip each log file in /srv/audit older than 60 days."
+    assert not shape_of(gzip_each, read_task(gzip_each)).packs
+
+
+def test_unpacking_archives_is_not_compressing_files() -> None:
+    unpack = recipe(
+        "extract_all_tarballs",
+        "action",
+        "find {dir} -name '*.tar.gz' -o -name '*.tar' | while read -r a; do tar -xf \"$a\"; done",
+        dir="dir?",
+    )
+    task = "Compress every '.tar' file in /srv/dumps into '.tar.gz' format."
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.act == "gzip"
+    assert adjust(unpack, shape, values) < adjust(GZIP_EACH_OF_EXT, shape, values) == 0.0
+
+
+def test_an_action_that_cannot_be_told_the_pattern_quoted_costs_more_than_a_question() -> None:
+    # deleting every duplicate where the task says "the ones ending in '_copy.txt'" removes
+    # files it never named; a question that shows too many changes nothing
+    every_dupe = recipe("remove_duplicate_files", "action", "find {dir} -delete", dir="dir?")
+    shown = recipe("duplicate_files", "question", "find {dir} | md5sum", dir="dir?")
+    act = "Remove the files in /srv/up whose names end in '_copy.txt'."
+    ask = "Which files in /srv/up have names ending in '_copy.txt'?"
+    acted, asked = read_task(act), read_task(ask)
+    assert (
+        adjust(every_dupe, shape_of(act, acted), acted)
+        < adjust(shown, shape_of(ask, asked), asked)
+        < 0.0
+    )
+
+
+def test_a_count_that_ignores_the_quoted_text_fits_worse_than_one_that_ignores_the_kind() -> None:
+    # counting every .dat file answers another question; counting every file that says
+    # 'ERROR' answers a wider one, often the same where the folder holds only .dat files
+    by_kind = recipe(
+        "count_by_extension", "question", "find {dir} -name '*.{ext}' | wc -l", dir="dir", ext="ext"
+    )
+    by_text = recipe(
+        "count_files_containing",
+        "question",
+        "grep -rlF -e {pattern} {dir} | wc -l",
+        dir="dir",
+        pattern="pattern",
+    )
+    task = "The /srv/feed folder holds '.dat' files. How many of them contain the string 'ERROR'?"
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.texts == ("ERROR",) and shape.kinds_of_file == ("dat",)
+    assert adjust(by_kind, shape, values) < adjust(by_text, shape, values) < 0.0
+
+
+def test_deleting_by_days_what_is_older_than_a_day_costs_more_than_listing_it() -> None:
+    # "-mtime +1" passes over the files one to two days old: a delete would leave files the
+    # task wants gone, a list would only miss them
+    purge = recipe(
+        "delete_older_than_days",
+        "action",
+        "find {dir} -mtime +{days} -delete",
+        dir="dir",
+        days="days",
+    )
+    listing = recipe(
+        "older_than_days", "question", "find {dir} -mtime +{days}", dir="dir", days="days"
+    )
+    act = "Remove the files in /srv/spool not modified in the last 24 hours."
+    ask = "Which files in /srv/spool were not modified in the last 24 hours?"
+    acted, asked = read_task(act), read_task(ask)
+    assert shape_of(act, acted).under_two_days and shape_of(ask, asked).under_two_days
+    assert (
+        adjust(purge, shape_of(act, acted), acted)
+        < adjust(listing, shape_of(ask, asked), asked)
+        < 0.0
+    )

@@ -216,3 +216,19 @@ def test_the_reading_is_made_once_and_cannot_change() -> None:
 )
 def test_an_unquoted_file_name_with_spaces_is_one_path(task: str, files: list[str]) -> None:
     assert list(read_task(task).files) == files
+
+
+@pytest.mark.parametrize(
+    ("task", "kinds"),
+    [
+        ("Compress the logs in /srv/pulse over 50MB into individual '.gz' files.", ["log"]),
+        ("Pack the .jpg files of ~/shots into a single archive named shots.tar.gz", ["jpg"]),
+        ("Compress every '.tar' file in /srv/dumps into '.tar.gz' format", ["tar"]),
+        ("gzip the csv exports in /srv/out as separate .gz files", ["csv"]),
+        ("Extract every .tar.gz in /backups into /tmp/x", ["tar", "gz"]),  # unpacked: selected
+    ],
+)
+def test_what_a_packing_act_makes_is_not_a_kind_of_file_to_select(
+    task: str, kinds: list[str]
+) -> None:
+    assert sorted(read_task(task).kinds) == sorted(kinds)

@@ -355,3 +355,44 @@ def delete_older_than_days(d: Draw) -> Instance:
         slots={"dir": where, "days": str(days)},
         recipes=(use,),
     )
+
+
+@family("older_than_minutes", "files", "the files not changed for more than a few hours")
+def older_than_minutes(d: Draw) -> Instance:
+    """Ages under two days, said in hours or minutes: find's ``-mtime +1`` would mean two
+    days and more, so only a count of minutes answers. Fresh files sit an hour or more on
+    the near side of the line, stale ones an hour or more beyond it."""
+    where, spoken = d.some_dir()
+    hours = d.pick((2, 3, 6, 8, 12, 24))
+    files = _spread(d, where, _names(d, d.num(4, 8)))
+    n_fresh = d.num(1, len(files) - 2)
+    fresh, stale = files[:n_fresh], files[n_fresh:]
+    setup = [mkdir(*sorted({f.rsplit("/", 1)[0] for f in files}))]
+    for f in fresh:
+        setup += [f"echo now > {path(f)}", age(f, 0, d.num(0, hours - 1))]
+    for f in stale:
+        setup += [f"echo then > {path(f)}", age(f, 0, hours + d.num(1, 30))]
+    minutes = hours * 60
+    said = d.pick((f"{hours} hours", f"{minutes} minutes"))
+    task = d.phrase(
+        (
+            "Which files in {dir} have sat unchanged for more than {age}?",
+            "Show the files under {dir} that nobody modified in the past {age}.",
+            "List what in {dir} was last written over {age} ago, subfolders too.",
+            "Find every file below {dir} whose last change is older than {age}.",
+        ),
+        dir=spoken,
+        age=said,
+    )
+    use = d.recipe("older_than_minutes", dir=where, minutes=minutes)
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=reported([_base(f) for f in stale], [_base(f) for f in fresh]),
+        answer=f"Not changed for more than {said}: {{out|names}}.",
+        slots={"dir": where, "minutes": str(minutes)},
+        wrong_answers=(", ".join(_base(f) for f in fresh), ", ".join(map(_base, files))),
+        kind="question",
+        recipes=(use,),
+    )

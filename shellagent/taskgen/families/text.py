@@ -5,6 +5,7 @@ from __future__ import annotations
 from shellagent.taskgen import vocab
 from shellagent.taskgen.family import Draw, Instance, family
 from shellagent.taskgen.sh import (
+    age,
     all_of,
     file_is,
     join,
@@ -382,6 +383,214 @@ def show_matching_lines(d: Draw) -> Instance:
         answer="The matching lines: {out|lines}",
         slots={"file": file, "word": word},
         wrong_answers=(plain[0], "\n".join(lines)),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+def _folder_with_word(d: Draw) -> tuple[str, str, str, list[str], list[int]]:
+    """A folder of text files, one of them in a subfolder, some mentioning a word on one
+    or more lines and the others not: (dir, spoken dir, word, setup, how many lines of
+    each file mention it). At least one file mentions it twice, so counting files and
+    counting lines give different answers."""
+    where, spoken = d.some_dir()
+    word = d.pick(vocab.WORDS)
+    names = [
+        f"{stem}.{d.pick(('txt', 'log', 'md'))}" for stem in d.stems(d.num(4, 7), vocab.DOC_STEMS)
+    ]
+    sub = join(where, d.pick([w for w in vocab.WORDS if w != word]))
+    files = [join(sub if i == 1 else where, n) for i, n in enumerate(names)]
+    hits = [d.pick((0, 1, 2, 3, 4)) for _ in files]
+    hits[0] = max(hits[0], 2)
+    hits[-1] = 0
+    setup = [mkdir(where, sub)]
+    for f, k in zip(files, hits, strict=True):
+        word_, marked, plain = _with_word(d, k, d.num(1, 4))
+        marked = [line.replace(word_, word) for line in marked]
+        plain = [line for line in plain if word not in line.split()]
+        setup.append(write(f, *d.shuffled(marked + plain)))
+    return where, spoken, word, setup, hits
+
+
+@family("count_matching_lines_in_folder", "text", "how many lines mention a word across a folder")
+def count_matching_lines_in_folder(d: Draw) -> Instance:
+    where, spoken, word, setup, hits = _folder_with_word(d)
+    task = d.phrase(
+        (
+            "Across every file in {dir}, how many lines contain {word}?",
+            "One total, please: lines mentioning {word} in all the files under {dir}.",
+            "How many {word} lines do the files of {dir} hold altogether, subfolders too?",
+            "Count the lines that say {word} in {dir}, summed over all its files.",
+        ),
+        dir=spoken,
+        word=word,
+    )
+    total = sum(hits)
+    files = sum(1 for k in hits if k)
+    use = d.recipe("count_matching_lines_in_folder", dir=where, pattern=word)
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=number(total),
+        answer=f"{{out}} lines in the files of {where} mention {word}.",
+        slots={"dir": where, "word": word},
+        wrong_answers=tuple(f"{n} lines" for n in sorted({files, total + 1} - {total})),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+@family("count_files_containing", "text", "how many files of a folder mention a word")
+def count_files_containing(d: Draw) -> Instance:
+    where, spoken, word, setup, hits = _folder_with_word(d)
+    task = d.phrase(
+        (
+            "How many of the files in {dir} mention {word} at least once?",
+            "In {dir} and below, count the files that have {word} somewhere in them.",
+            "How many files under {dir} contain the word {word}? Files, not lines.",
+            "Tell me the number of files in {dir} where {word} appears.",
+        ),
+        dir=spoken,
+        word=word,
+    )
+    files = sum(1 for k in hits if k)
+    use = d.recipe("count_files_containing", dir=where, pattern=word)
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=number(files),
+        answer=f"{{out}} files in {where} mention {word}.",
+        slots={"dir": where, "word": word},
+        wrong_answers=tuple(f"{n} files" for n in sorted({sum(hits), len(hits)} - {files})),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+@family("head_of_each_file", "text", "the first lines of every file of a folder")
+def head_of_each_file(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    count = d.pick((1, 1, 2))
+    names = sorted(f"{stem}.txt" for stem in d.stems(d.num(3, 4), vocab.DOC_STEMS))
+    # short lines, none in two files: what the answer must hold and what it must not
+    # stay apart, and the answer stays short
+    sizes = [count + d.num(1, 3) for _ in names]
+    pool: list[str] = []
+    while len(pool) < sum(sizes):
+        line = " ".join(d.sample(vocab.WORDS, 3))
+        if not any(line in other or other in line for other in pool):
+            pool.append(line)
+    lines = [pool[sum(sizes[:i]) : sum(sizes[: i + 1])] for i in range(len(names))]
+    heads = [line for each in lines for line in each[:count]]
+    rest = [line for each in lines for line in each[count:]]
+    said = "first line" if count == 1 else f"first {count} lines"
+    task = d.phrase(
+        (
+            "Show me the {said} of each file in {dir}.",
+            "Give the {said} of every file in {dir}, one file after another.",
+            "Print the {said} of all the files sitting in {dir}.",
+            "For each file directly in {dir}, give its {said}.",
+        ),
+        dir=spoken,
+        said=said,
+    )
+    use = d.recipe("head_of_each_file", dir=where, count=count)
+    setup = [mkdir(where)]
+    setup += [write(join(where, n), *each) for n, each in zip(names, lines, strict=True)]
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=reported(heads, rest),
+        answer=f"The {said} of each file in {where}: {{out|lines}}",
+        slots={"dir": where, "count": str(count)},
+        wrong_answers=("\n".join(rest), "\n".join(heads + rest)),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+def _dated_names(d: Draw) -> tuple[str, str, list[str], list[str]]:
+    """A folder of files with a date in their names, one undated, the oldest date
+    modified last (so the dates are read from the names, not the clock): (dir, spoken
+    dir, setup, the distinct dates oldest first)."""
+    where, spoken = d.some_dir()
+    prefix = d.pick(("backup", "report", "export", "dump", "snapshot", d.service()))
+    days = d.sample(range(1, 28), d.num(3, 5))
+    months = [d.num(1, 12) for _ in days]
+    years = [d.pick((2023, 2024, 2025)) for _ in days]
+    dates = sorted(
+        {f"{y}-{m:02d}-{day:02d}" for y, m, day in zip(years, months, days, strict=True)}
+    )
+    ext = d.pick(("tar.gz", "csv", "log", "sql"))
+    setup = [mkdir(where)]
+    for i, when in enumerate(dates):
+        named = join(where, f"{prefix}_{when}.{ext}")
+        setup += [write(named, when), age(named, 0, i + 1)]
+    setup.append(write(join(where, f"{d.pick(vocab.DOC_STEMS)}.txt"), "no date here"))
+    return where, spoken, setup, dates
+
+
+def _dates_in_order(dates: list[str]) -> str:
+    """The answer or the last output names ``dates`` in this order (each once, nothing
+    else that looks like a date)."""
+    want = " ".join(dates)
+    seen = "grep -oE '[0-9]{4}-[0-9]{2}-[0-9]{2}' \"$1\" | awk '!s[$0]++' | paste -sd' '"
+    return f'_seen() {{ [ "$({seen})" = {q(want)} ]; }}; _seen "$ANSWER" || _seen "$LAST_OUTPUT"'
+
+
+@family("dates_in_names", "text", "the dates written in a folder's file names, oldest first")
+def dates_in_names(d: Draw) -> Instance:
+    where, spoken, setup, dates = _dated_names(d)
+    task = d.phrase(
+        (
+            "Which dates appear in the names of the files in {dir}? Earliest first.",
+            "Read the YYYY-MM-DD stamps off the file names in {dir}, oldest to newest.",
+            "List the dates the files in {dir} have in their names, in chronological order.",
+        ),
+        dir=spoken,
+    )
+    use = d.recipe("dates_in_names", dir=where)
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=_dates_in_order(dates),
+        answer="The dates in the names, oldest first: {out|lines}",
+        slots={"dir": where},
+        wrong_answers=(" ".join(reversed(dates)), " ".join(dates[1:])),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+@family(
+    "dates_in_names_newest_first",
+    "text",
+    "the dates written in a folder's file names, newest first",
+)
+def dates_in_names_newest_first(d: Draw) -> Instance:
+    where, spoken, setup, dates = _dated_names(d)
+    task = d.phrase(
+        (
+            "Which dates appear in the names of the files in {dir}? Latest first.",
+            "Read the YYYY-MM-DD stamps off the file names in {dir}, newest at the top.",
+            "List the dates the files in {dir} carry in their names, most recent first.",
+        ),
+        dir=spoken,
+    )
+    use = d.recipe("dates_in_names_newest_first", dir=where)
+    newest = list(reversed(dates))
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=_dates_in_order(newest),
+        answer="The dates in the names, newest first: {out|lines}",
+        slots={"dir": where},
+        wrong_answers=(" ".join(dates), " ".join(newest[1:])),
         kind="question",
         recipes=(use,),
     )
