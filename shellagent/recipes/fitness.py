@@ -430,6 +430,17 @@ def _does(act: str, commands: str) -> bool:
     return re.search(DOES[act], commands) is not None
 
 
+def runs_unasked(recipe: Recipe, reading: TaskReading) -> bool:
+    """Whether ``recipe`` runs a file the task names as a program (its command is that
+    file: ``run_script``) while the request does not ask to run anything: "grant the
+    script execute permissions" must never execute it."""
+    first = re.match(r"\{(\w+)", recipe.templates[0].strip())
+    slot = recipe.slots.get(first.group(1)) if first else None
+    if slot is None or slot.type not in ("file", "path"):
+        return False
+    return not lexicon()["acts.run"].says(reading.request)
+
+
 def sort_unsaid(recipe: Recipe, reading: TaskReading) -> bool:
     """Whether ``recipe`` selects a sort of file ("the pictures": jpg, png …) the task does
     not ask about: "how big is the Music folder" names a folder, not the songs in it, and

@@ -302,9 +302,10 @@ def _ranked(
     """The recipes ranked for ``text`` (the task as the ranker reads it, ``asked`` its
     request), with the composed ones the task asks for (``_with_endings``) and the
     recipes that hold them. A recipe that appends cron lines to a file is kept only for
-    a task that names a cron file, and one that selects a sort of file ("the pictures")
-    only for a task that says that sort (``fitness.sort_unsaid``)."""
-    from shellagent.recipes.fitness import sort_unsaid
+    a task that names a cron file, one that selects a sort of file ("the pictures") only
+    for a task that says that sort (``fitness.sort_unsaid``), and one that runs a file the
+    task names only for a task that asks to run something (``fitness.runs_unasked``)."""
+    from shellagent.recipes.fitness import runs_unasked, sort_unsaid
     from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
 
     ranked = shelf.ranker.rank(text, limit=max(shelf.offered, POOL), asked=asked)
@@ -315,6 +316,7 @@ def _ranked(
         if c.name in shelf.recipes
         and (cron_file or not writes_cron_lines(shelf.recipes[c.name]))
         and not sort_unsaid(shelf.recipes[c.name], reading)
+        and not runs_unasked(shelf.recipes[c.name], reading)
     ]
     if not shelf.shapes or (usable and shelf.recipes[usable[0].name].taught):
         # what the user taught this request to mean is not composed over

@@ -675,3 +675,15 @@ def test_deleting_by_days_what_is_older_than_a_day_costs_more_than_listing_it() 
         < adjust(listing, shape_of(ask, asked), asked)
         < 0.0
     )
+
+
+def test_a_recipe_that_runs_the_named_file_is_kept_only_when_running_is_asked() -> None:
+    from shellagent.recipes.fitness import runs_unasked
+
+    run_script = recipe("run_script", "action", "{script}", script="file")
+    chmod = recipe("make_executable", "action", "chmod +x -- {file}", file="file")
+    asked = "run ~/bin/cleanup.sh for me"
+    unasked = "grant /usr/local/bin/backup.sh execute permissions for the owner"
+    assert not runs_unasked(run_script, reading_of(asked))
+    assert runs_unasked(run_script, reading_of(unasked))
+    assert not runs_unasked(chmod, reading_of(unasked))
