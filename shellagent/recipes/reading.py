@@ -327,7 +327,12 @@ def _spaced_paths(text: str) -> list[tuple[int, str]]:
         if not head or not last or "." in last or path.endswith("/"):
             continue
         rest = _NAME_GOES_ON.match(text, m.end())
-        if rest and _spaced_name(last + rest.group(0)):
+        clause = lexicon()["files.clause"]
+        if (
+            rest
+            and _spaced_name(last + rest.group(0))
+            and not any(clause.says(w) for w in rest.group(0).split()[:-1])
+        ):
             found.append((m.start(), path + rest.group(0)))
     return found
 

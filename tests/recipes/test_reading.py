@@ -211,6 +211,7 @@ def test_the_reading_is_made_once_and_cannot_change() -> None:
         ("open /srv/share/meeting notes.txt and count its lines", ["/srv/share/meeting notes.txt"]),
         # a little word says the name ended: two things, not one name with spaces
         ("copy ~/notes and todo.txt to /tmp", ["todo.txt"]),
+        ("add a line to /etc/cron.d/shop that runs backup.sh daily", ["backup.sh"]),
         ("Rename ~/Documents/draft to draft.txt", ["draft.txt"]),
     ],
 )
