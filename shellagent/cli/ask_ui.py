@@ -474,7 +474,9 @@ class AskUI:
         """The task's outcome in one line, no stronger than what is known: the user's
         answer first, then what the session does not support of the model's summary."""
         summary = self.style.marked(shown(m.summary, lines=True))
-        said = f" (the model said: {summary})" if summary else ""
+        # who wrote it: a recipe's line is no word of the model's
+        who = "the recipe's line" if m.origin.startswith("recipe") else "the model said"
+        said = f" ({who}: {summary})" if summary else ""
         if m.reason != "finished":
             verdict = VERDICTS.get(m.reason, shown(m.reason))
             return self.style("1", verdict) + (f": {summary}" if summary else "")

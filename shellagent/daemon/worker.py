@@ -366,6 +366,7 @@ class TaskWorker:
                 ran=outcome.ran,
                 doubts=outcome.doubts,
                 alternatives=outcome.alternatives,
+                origin=outcome.origin,
             )
         )
 

@@ -234,6 +234,9 @@ class Summary(_Wire):
     ran: str = optional("")
     doubts: tuple[str, ...] = optional(())
     alternatives: tuple[Alternative, ...] = optional(())
+    # who wrote the commands and the summary: "recipe NAME" (a verified recipe), "free"
+    # or "" (the model), "user" (a command the user typed)
+    origin: str = optional("")
 
 
 @dataclass(frozen=True)
