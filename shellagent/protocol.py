@@ -45,7 +45,7 @@ Daemon -> client (``events.WIRE_EVENTS``)::
     confirm           {id, summary, unsupported?, alternatives?}
     summary           {reason, summary, turns, session, commands, exit_codes, error, exit_code,
                       transcript, verdict?, cwd?, unsupported?, advice?, claimed?, ran?,
-                      doubts?, alternatives?}
+                      doubts?, alternatives?, origin?}
     status            {pid, version, protocol, uptime_s, socket, model, sessions, clients, refused,
                       rss_kb, peak_rss_kb}
     stopping          {}
