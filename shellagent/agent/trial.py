@@ -90,11 +90,12 @@ class OverlayTrial:
             )
             with Sandbox(profile, timeout=timeout) as session:
                 result = session.run(command, timeout=timeout)
-                # Too big to try on a copy: as a writer that could not be tried.
-                if session.disk_stopped:
-                    return None
-                made = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
-                return TriedOnACopy(**made, changed=_fingerprint(upper))
+                stopped = session.disk_stopped
+            if stopped:  # too big to try on a copy: as a writer that could not be tried
+                return None
+            # read once the sandbox is gone: nothing it started can change the layer now
+            made = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+            return TriedOnACopy(**made, changed=_fingerprint(upper))
         finally:
             if not remove_tree(top):
                 log.warning("could not remove the trial folder %s", top)
@@ -108,7 +109,14 @@ def changed(result: CommandResult) -> tuple[str, ...] | None:
     return result.changed if isinstance(result, TriedOnACopy) else None
 
 
+# Bytes of each changed file hashed: enough to tell two changes apart, cheap for a large one
+HASHED = 1 << 20
+
+
 def _fingerprint(upper: Path) -> tuple[str, ...]:
+    """``TriedOnACopy.changed`` of an overlay's upper layer. What the trial's command left
+    there is read as data: no link is followed, nothing but a regular file is opened, and
+    that without blocking (a FIFO made in its place cannot stall the host)."""
     import hashlib
 
     lines = []
@@ -125,14 +133,16 @@ def _fingerprint(upper: Path) -> tuple[str, ...]:
         elif stat.S_ISLNK(info.st_mode):
             lines.append(f"link:{rel}:{os.readlink(path)}")
         elif stat.S_ISREG(info.st_mode):
-            digest = hashlib.sha256()
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
             try:
-                with path.open("rb") as f:
-                    for block in iter(lambda: f.read(1 << 16), b""):
-                        digest.update(block)
+                fd = os.open(path, flags)
             except OSError:
                 continue
-            lines.append(f"file:{rel}:{info.st_size}:{digest.hexdigest()}")
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
+                digest = hashlib.sha256(f.read(HASHED)).hexdigest()
+            lines.append(f"file:{rel}:{info.st_size}:{digest}")
     return tuple(lines)
 
 

@@ -235,7 +235,7 @@ class Summary(_Wire):
     doubts: tuple[str, ...] = optional(())
     alternatives: tuple[Alternative, ...] = optional(())
     # who wrote the commands and the summary: "recipe NAME" (a verified recipe), "free"
-    # or "" (the model), "user" (a command the user typed)
+    # or "" (the model)
     origin: str = optional("")
 
 

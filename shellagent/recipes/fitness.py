@@ -11,7 +11,9 @@ PDFs wants a recipe that can be told the kind of file.
 ``adjust`` gives a recipe's penalty for a task (0 when its shape fits, negative
 otherwise); ``rerank`` adds it to the ranker's scores and sorts again. Penalties only: a
 recipe never fits *better* than its words say, so the thresholds measured on the ranker's
-scores keep their meaning (a score above them is at least as sure as before).
+scores keep their meaning (a score above them is at least as sure as before). One
+exception: two recipes that differ only in minding case share the better words score
+(``_case_twins_agree``), the case the task asks deciding between them.
 """
 
 from __future__ import annotations
@@ -513,7 +515,7 @@ def _case_twins_agree(
     asks for (``shape.any_case``) decides between them, so the pair's words score goes
     to the twin it asks for (the one exception to penalties only: the words' evidence was
     for either)."""
-    keys = {c.name: case_free(recipes[c.name].templates[0]) for c in ranked if c.name in recipes}
+    keys = {c.name: _case_free(recipes[c.name].templates[0]) for c in ranked if c.name in recipes}
     pairs: dict[str, list[float]] = {}
     for c in ranked:
         if c.name in keys:
@@ -534,7 +536,7 @@ def _case_twins_agree(
 _GREP_FLAGS = re.compile(r"(\bgrep\s+(?:-[\w]+\s+)*)")
 
 
-def case_free(template: str) -> tuple[str, bool]:
+def _case_free(template: str) -> tuple[str, bool]:
     """``template`` without grep's case flag (``-i``, or the ``i`` of ``-rliF``), and
     whether it had one: the key case twins share."""
     ignores = False
