@@ -321,13 +321,13 @@ def _spaced_paths(text: str) -> list[tuple[int, str]]:
     (its last part has no extension) followed right away by words ending in a file name,
     none of them a little word ("~/Documents/report final.docx", not "~/notes and todo.txt")."""
     found = []
+    clause = lexicon()["files.clause"]
     for m in _PATH.finditer(text):
         path = m.group(0)
         head, _, last = path.rpartition("/")
         if not head or not last or "." in last or path.endswith("/"):
             continue
         rest = _NAME_GOES_ON.match(text, m.end())
-        clause = lexicon()["files.clause"]
         if (
             rest
             and _spaced_name(last + rest.group(0))
