@@ -46,7 +46,7 @@ DISK_RESERVE_BYTES = 1 * GiB  # free space always left on the disk, or 5 % of a 
 POLL_S = 0.02
 IDLE_POLL_S = 0.1  # a poll costs ~40 µs: 1 % of a core at POLL_S, measured under load
 BUSY_TAIL_S = 1.0  # after a command, as if it still ran (what it started in the background)
-WALK_GAP_S = 0.1  # between two walks at least, or four times the last walk's length
+WALK_GAP_S = 0.02  # between two walks at least, or four times the last walk's length
 SLACK = 1 * MiB  # growth below this is not the session writing (metadata, noise)
 
 
