@@ -237,6 +237,8 @@ def alternatives(
         if filled is None:
             continue
         command, args = filled
+        if _effect(command) in {_effect(r) for r in state.refusals}:
+            continue  # what the user said no to is no other way, under any recipe's name
         verdict = state.policy.check(command, shell_state(state))
         if verdict.decision == "deny":
             continue
@@ -253,6 +255,16 @@ def alternatives(
                 output = tried.output.strip()[:ALTERNATIVE_OUTPUT]
         found.append(Alternative(recipe.name, says(recipe, args), command, output))
     return tuple(found)
+
+
+# A composed find-then-act prints each file it acts on ("-print -delete"); the recipe it
+# was composed like ("find … -delete") does the same to the same files.
+_PRINTS_FIRST = re.compile(r"\s-print(?=\s+-(?:delete|exec(?:dir)?)\b)")
+
+
+def _effect(command: str) -> str:
+    """``command`` as far as what it changes goes."""
+    return _PRINTS_FIRST.sub("", command.strip())
 
 
 def _nothing_matched(

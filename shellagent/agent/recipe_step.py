@@ -66,7 +66,14 @@ from shellagent.errors import InputError, ShellagentError
 from shellagent.events import Alternative, ChatMessage, ModelTurn
 from shellagent.recipes.listing import read_only, read_values
 from shellagent.recipes.reading import read_task
-from shellagent.recipes.shortlist import CONFIDENT, FITS, OFFERED, make_offer, shortlist
+from shellagent.recipes.shortlist import (
+    CONFIDENT,
+    FITS,
+    OFFERED,
+    make_offer,
+    ranked_with_reason,
+    shortlist,
+)
 
 if TYPE_CHECKING:
     from shellagent.model.backend import Generation
@@ -249,7 +256,7 @@ def attempt(state: SessionState, book: RecipeBook, run: RunCommand) -> None:
         tried=filled.won,
         agreed=filled.agreed,
     )
-    after = _Next(state, book.recipes, usable, values, run, book.ranker)
+    after = _Next(state, book.recipes, usable, values, run, book.ranker, book.shapes)
     failed = _run_filled(state, filled, values, run, turn, chose, after)
     if filled.command.strip() in state.refusals and not state.cancel.is_set():
         # refused: the next recipes that fit the request and the reason, before the model
@@ -298,7 +305,7 @@ def _run_picked(
     pick = book.pick
     if pick is None or pick not in recipes:
         return
-    after = _Next(state, recipes, usable, values, run, book.ranker)
+    after = _Next(state, recipes, usable, values, run, book.ranker, book.shapes)
     done = after.run_pick(Alternative(pick, "", ""))
     if done is not None:
         raise done
@@ -388,18 +395,17 @@ class _Next:
     values: TaskValues
     run: RunCommand
     ranker: Ranker | None = None
+    shapes: bool = True  # the shortlist's shape penalties apply (``Shelf.shapes``)
 
     def offers(self, ran: str, reason: str = "") -> tuple[Alternative, ...]:
         """Up to ``claims.ALTERNATIVES`` recipes after ``ran``; with a refusal's
         ``reason``, those that fit the request and the reason together first."""
         usable = list(self.usable)
         if reason and self.ranker is not None:
-            again = self.ranker.rank(
-                f"{self.state.task} {reason}",
-                limit=len(usable) + 6,
-                asked=f"{self.values.reading.request} {reason}",
+            again = ranked_with_reason(
+                self.ranker, self.recipes, self.values, reason, shapes=self.shapes
             )
-            usable = [c for c in again if c.name in self.recipes] + usable
+            usable = again + usable
         return alternatives(
             self.state, self.recipes, usable, lambda r: fill_first(r, self.values), ran
         )

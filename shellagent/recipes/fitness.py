@@ -74,6 +74,8 @@ OTHER_CASE = 0.15
 # the task names a file ("who is the admin in users.json") and the recipe takes no path
 # at all, nor reads that file by itself: it answers from somewhere else (sudo's group)
 READS_NONE_NAMED = 0.5
+# The task asks a figure for each of several files; the recipe answers with one total.
+IN_TOTAL = 0.3
 
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
@@ -204,6 +206,8 @@ class Shape:
     saving_only: bool = False
     # it packs files into one archive it names ("… into a single archive named x.tar.gz")
     packs: bool = False
+    # it asks a figure for each of several files ("count the lines of every .log file")
+    each_file: bool = False
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -271,6 +275,7 @@ def shape_of(values: TaskValues) -> Shape:
         any(q.direction == ">" and q.minutes < 2 * 1440 for q in reading.ages),
         saving_only,
         reading.act == "archive" and any(_ARCHIVE_NAME.search(f) for f in values.files),
+        reading.each_file and reading.kind != "action",
     )
 
 
@@ -409,6 +414,9 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += OTHER_FORMAT
     if shape.fields and not types & {"key", "column"}:
         penalty += NO_FIELD
+    if shape.each_file and lexicon()["totals.in_total"].says(recipe.summary):
+        # "count the lines of every .log file": one total hides the figure of each
+        penalty += IN_TOTAL
     for measure, way in _ways(recipe).items():
         if shape.ways.get(measure) and way not in shape.ways[measure]:
             penalty += WRONG_DIRECTION

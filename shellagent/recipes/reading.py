@@ -154,6 +154,8 @@ class TaskReading:
     names_only: bool = False  # the files' names asked, not their paths ("list their names")
     # only the folder itself is meant, not its subfolders ("directly in", "top level")
     top_level: bool = False
+    # several files measured one by one ("the lines of every .log file"), no sum said
+    each_file: bool = False
 
     def summary(self) -> dict[str, JsonValue]:
         """The reading in plain values, by the names the reading test set uses
@@ -718,6 +720,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         names_only=lx["requests.names_only"].says(request)
         and not re.search(r"\bpaths?\b", request, re.I),
         top_level=lx["files.top_level"].says(request),
+        each_file=lx["totals.each_file"].says(request) and not lx["totals.sum"].says(request),
     )
 
 

@@ -24,7 +24,7 @@ step below takes that reading, none reads the task's text again:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -45,6 +45,7 @@ __all__ = [
     "Shelf",
     "Shortlist",
     "make_offer",
+    "ranked_with_reason",
     "shortlist",
 ]
 
@@ -305,23 +306,56 @@ def _ranked(
     a task that names a cron file, one that selects a sort of file ("the pictures") only
     for a task that says that sort (``fitness.sort_unsaid``), and one that runs a file the
     task names only for a task that asks to run something (``fitness.runs_unasked``)."""
-    from shellagent.recipes.fitness import runs_unasked, sort_unsaid
-    from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
-
     ranked = shelf.ranker.rank(text, limit=max(shelf.offered, POOL), asked=asked)
-    cron_file = names_cron_file(reading.text)
-    usable = [
-        c
-        for c in ranked
-        if c.name in shelf.recipes
-        and (cron_file or not writes_cron_lines(shelf.recipes[c.name]))
-        and not sort_unsaid(shelf.recipes[c.name], reading)
-        and not runs_unasked(shelf.recipes[c.name], reading)
-    ]
+    usable = _askable(ranked, shelf.recipes, reading)
     if not shelf.shapes or (usable and shelf.recipes[usable[0].name].taught):
         # what the user taught this request to mean is not composed over
         return shelf.recipes, usable
     return _with_endings(shelf, shelf.recipes, usable, reading)
+
+
+def _askable(
+    ranked: Sequence[Candidate], recipes: Mapping[str, Recipe], reading: TaskReading
+) -> list[Candidate]:
+    """The candidates of ``ranked`` the task ``reading`` could be asking for (see
+    ``_ranked``)."""
+    from shellagent.recipes.fitness import runs_unasked, sort_unsaid
+    from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
+
+    cron_file = names_cron_file(reading.text)
+    return [
+        c
+        for c in ranked
+        if c.name in recipes
+        and (cron_file or not writes_cron_lines(recipes[c.name]))
+        and not sort_unsaid(recipes[c.name], reading)
+        and not runs_unasked(recipes[c.name], reading)
+    ]
+
+
+def ranked_with_reason(
+    ranker: Ranker,
+    recipes: Mapping[str, Recipe],
+    values: TaskValues,
+    reason: str,
+    *,
+    shapes: bool = True,
+) -> list[Candidate]:
+    """The recipes for the task of ``values`` and a refusal's ``reason`` read together,
+    kept and scored as the shortlist keeps and scores them (``_askable``, the shape
+    penalties), best first; none when the reason says only no ("that is not what I
+    asked": lexicon ``requests.bare_no``), whose words would rank recipes about asking."""
+    from shellagent.recipes.fitness import rerank
+    from shellagent.recipes.lexicon import lexicon
+
+    if lexicon()["requests.bare_no"].says(reason):
+        return []
+    reading = values.reading
+    ranked = ranker.rank(
+        f"{reading.text} {reason}", limit=POOL + 6, asked=f"{reading.request} {reason}"
+    )
+    usable = _askable(ranked, recipes, reading)
+    return rerank(usable, recipes, values) if shapes else usable
 
 
 def _fields_marked(reading: TaskReading, values: TaskValues) -> tuple[str, str]:

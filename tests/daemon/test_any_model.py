@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shellagent.events import ChoiceRequest, ConfirmRequest, Summary
+from shellagent.events import ApprovalNeeded, ChoiceRequest, ConfirmRequest, Summary
 from shellagent.recipes import DATA_DIR, load
 from shellagent.recipes.rank import Ranker
 from tests.daemon.conftest import DaemonProc, ask_inprocess, done, transcript_events, write_config
@@ -121,6 +121,32 @@ def test_a_refusal_offers_the_recipes_that_fit_and_the_real_files_stay(
     assert notes.read_text() == "one\ntwo\nthree\n" and [p.name for p in workdir.iterdir()] == [
         "notes.txt"
     ]
+
+
+def test_after_a_bare_no_the_refused_command_is_never_offered_again(
+    trained: Path, daemon: DaemonProc, script: Callable[..., str], workdir: Path
+) -> None:
+    """After a refusal that says only no ("that is not what I asked"), no alternative does
+    what was just refused: the composed find-then-act refused (``-print -delete``) is not
+    offered again as the plain recipe it was composed like (``-delete``)."""
+    _recipes_on(trained)
+    (workdir / "scratch").mkdir()
+    (workdir / "scratch" / "empty").write_text("")
+    (workdir / "scratch" / "full.txt").write_text("x\n")
+    reply = json.dumps({"use": "delete_empty_files", "args": {"dir": "scratch"}})
+    run = ask_inprocess(
+        "delete the empty files in scratch",
+        script(reply, done("x")),
+        workdir,
+        keys=["n", "that is not what I asked\r", "k", "n"],
+    )
+    [approval] = run.of(ApprovalNeeded)
+    choices = run.of(ChoiceRequest)
+    assert choices and choices[0].ran == ""
+    offered = choices[0].alternatives
+    assert offered and approval.command not in [a.command for a in offered]
+    assert "delete_empty_files" not in [a.recipe for a in offered]  # the same deletion
+    assert sorted(p.name for p in (workdir / "scratch").iterdir()) == ["empty", "full.txt"]
 
 
 def test_a_no_offers_the_next_recipes_and_the_pick_runs_as_a_follow_up(
