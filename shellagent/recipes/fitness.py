@@ -208,6 +208,8 @@ class Shape:
     packs: bool = False
     # it asks a figure for each of several files ("count the lines of every .log file")
     each_file: bool = False
+    # it calls the files old and says no age ("clean up old files"): an age limit is asked
+    old: bool = False
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -276,6 +278,8 @@ def shape_of(values: TaskValues) -> Shape:
         saving_only,
         reading.act == "archive" and any(_ARCHIVE_NAME.search(f) for f in values.files),
         reading.each_file and reading.kind != "action",
+        # "old exports named 'export_*'": the names choose, "old" only describes them
+        reading.old_unsaid and not reading.quoted_globs and not reading.size_limits,
     )
 
 
@@ -401,6 +405,10 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     if shape.saving_only and recipe.kind == "action" and re.search(_CHANGES, does):
         # "list the files over 100MB and save their paths to /tmp/x": nothing is moved
         penalty += WRONG_KIND
+    if shape.old and not types & {"days", "date"}:
+        # "clean up old files in ~/Downloads": every file of the folder is not what is
+        # meant, nor what is older than an hour (a count of minutes defaults to one)
+        penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE
     if shape.under_two_days and "days" in types and "minutes" not in types:
         # "-mtime +1" keeps the files one to two days old: a limit the recipe cannot say
         penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE

@@ -156,6 +156,8 @@ class TaskReading:
     top_level: bool = False
     # several files measured one by one ("the lines of every .log file"), no sum said
     each_file: bool = False
+    # files called old with no age said ("clean up old files"): an age limit, defaulted
+    old_unsaid: bool = False
 
     def summary(self) -> dict[str, JsonValue]:
         """The reading in plain values, by the names the reading test set uses
@@ -721,6 +723,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         and not re.search(r"\bpaths?\b", request, re.I),
         top_level=lx["files.top_level"].says(request),
         each_file=lx["totals.each_file"].says(request) and not lx["totals.sum"].says(request),
+        old_unsaid=not ages and lx["quantities.old"].says(request),
     )
 
 

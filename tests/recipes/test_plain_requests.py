@@ -1,5 +1,6 @@
-"""A figure for each file when the request says each, and a refusal's reason read with the
-request only when it says something (the words of a bare no rank nothing)."""
+"""A figure for each file when the request says each, an age limit for files called old, and
+a refusal's reason read with the request only when it says something (the words of a bare
+no rank nothing)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,13 @@ def test_a_reason_that_says_what_was_meant_ranks_with_the_request(shelf: Shelf) 
         shelf.ranker, shelf.recipes, values, "I asked how many lines it has"
     )
     assert "line_count" in [c.name for c in ranked[:3]], [c.name for c in ranked[:5]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "task", ["are there outdated files in ~/tmp", "remove old files from /srv/share"]
+)
+def test_files_called_old_with_no_age_get_an_age_limit_in_days(shelf: Shelf, task: str) -> None:
+    """Neither every file of the folder nor what is older than an hour (minutes' default)."""
+    first = shelf.recipes[_first(shelf, task)]
+    assert "days" in {slot.type for slot in first.slots.values()}, first.name
