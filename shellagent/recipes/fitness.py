@@ -71,6 +71,8 @@ NOT_COUNTED = 0.2
 # search of file contents that minds case misses "Invoice"; a quoted text ("'ERROR'") is
 # looked for as quoted, so one that ignores case finds too much
 OTHER_CASE = 0.15
+# the task asks each file's size reported ("its name and size"); the question prints none
+NOT_SIZED = 0.2
 # the task names a file ("who is the admin in users.json") and the recipe takes no path
 # at all, nor reads that file by itself: it answers from somewhere else (sudo's group)
 READS_NONE_NAMED = 0.5
@@ -210,6 +212,8 @@ class Shape:
     each_file: bool = False
     # it calls the files old and says no age ("clean up old files"): an age limit is asked
     old: bool = False
+    # it asks each file's size reported beside it ("write its name and size")
+    sizes: bool = False
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -280,6 +284,7 @@ def shape_of(values: TaskValues) -> Shape:
         reading.each_file and reading.kind != "action",
         # "old exports named 'export_*'": the names choose, "old" only describes them
         reading.old_unsaid and not reading.quoted_globs and not reading.size_limits,
+        reading.sizes_asked,
     )
 
 
@@ -430,6 +435,8 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
             penalty += WRONG_DIRECTION
     if shape.count and is_selection(recipe):
         penalty += NOT_COUNTED
+    if shape.sizes and recipe.kind == "question" and not prints_sizes(recipe):
+        penalty += NOT_SIZED
     first = recipe.templates[0]
     if (
         shape.any_case is not None
@@ -438,6 +445,22 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     ):
         penalty += OTHER_CASE
     return -penalty
+
+
+# a tool that shows sizes: du, stat, wc -c, numfmt, a long or size listing of ls
+_SHOWS_SIZES = re.compile(r"\b(?:du|stat|numfmt)\b|\bwc\s+-c\b|\bls\s+-\w*[ls]")
+# find's size in its output ("-printf '%s\t%p'"), unless a later cut drops that column
+_FIND_SIZE = re.compile(r"-printf\s+'[^']*%s")
+
+
+def prints_sizes(recipe: Recipe) -> bool:
+    """Whether ``recipe``'s first command shows sizes of files: "largest file" recipes
+    sort by find's ``%s`` and may cut it away again before printing."""
+    first = recipe.templates[0]
+    if _SHOWS_SIZES.search(first):
+        return True
+    found = _FIND_SIZE.search(first)
+    return found is not None and not re.search(r"\bcut\b", first[found.end() :])
 
 
 def _does(act: str, commands: str) -> bool:

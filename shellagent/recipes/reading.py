@@ -152,6 +152,8 @@ class TaskReading:
     pick_selection_request: str = ""
     named_words: frozenset[str] = frozenset()  # words an answer may mention
     names_only: bool = False  # the files' names asked, not their paths ("list their names")
+    # each file's size asked beside it ("its name and size", "with their sizes")
+    sizes_asked: bool = False
     # only the folder itself is meant, not its subfolders ("directly in", "top level")
     top_level: bool = False
     # several files measured one by one ("the lines of every .log file"), no sum said
@@ -719,8 +721,11 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         pick_selection_request=asking.request_span(pick_selection, lx) if pick_selection else "",
         named_words=frozenset(w.lower() for w in re.findall(r"[A-Za-z0-9_][\w.-]{2,}", text))
         - set(common.words),
+        # "its name and size" asks for more than names
         names_only=lx["requests.names_only"].says(request)
-        and not re.search(r"\bpaths?\b", request, re.I),
+        and not re.search(r"\bpaths?\b", request, re.I)
+        and not lx["requests.sizes_asked"].says(request),
+        sizes_asked=lx["requests.sizes_asked"].says(request),
         top_level=lx["files.top_level"].says(request),
         each_file=lx["totals.each_file"].says(request) and not lx["totals.sum"].says(request),
         old_unsaid=not ages and lx["quantities.old"].says(request),

@@ -172,10 +172,15 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
 
     quoted = [q.text for q in reading.quoted]
     exts = list(reading.kinds)
+    # the kinds of file to select by name: not the kind of the file an answer is saved
+    # in ("… and save its name and size to /tmp/largest.txt" selects no .txt files)
+    selected = list(reading.kinds)
     for f in files:
         ext = PurePosixPath(f).suffix.lstrip(".")
         if ext and f in explicit:
             exts.append(ext.lower())
+            if f not in outputs:
+                selected.append(ext.lower())
     return TaskValues(
         reading=reading,
         paths=_unique([*(p for p in explicit if p not in resolved), *dirs, *files]),
@@ -185,7 +190,7 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
         quoted=_unique([q for q in quoted if not looks_like_path(q)]),
         numbers=reading.numbers,
         exts=_unique(exts),
-        globs=_unique([*reading.quoted_globs, *(f"*.{e}" for e in _unique(exts))]),
+        globs=_unique([*reading.quoted_globs, *(f"*.{e}" for e in _unique(selected))]),
         sizes=reading.sizes,
         days=reading.days,
         minutes=reading.minutes,

@@ -687,3 +687,31 @@ def test_a_recipe_that_runs_the_named_file_is_kept_only_when_running_is_asked() 
     assert not runs_unasked(run_script, reading_of(asked))
     assert runs_unasked(run_script, reading_of(unasked))
     assert not runs_unasked(chmod, reading_of(unasked))
+
+
+def test_a_size_asked_beside_each_file_wants_a_recipe_that_prints_sizes() -> None:
+    # the largest file's path alone, as a pick of a selection prints it, answers half
+    path_only = recipe(
+        "files_under_largest",
+        "question",
+        "find {dir} -type f -printf '%s\\t%p\\0' | sort -z -rn | head -z -n 1 | cut -z -f2-",
+        dir="dir?",
+    )
+    with_size = recipe(
+        "largest_file_with_size",
+        "question",
+        "find {dir} -maxdepth 1 -type f -printf '%s\\t%f\\n' | sort -rn | head -n 1",
+        dir="dir?",
+    )
+    listed = recipe("list_by_size", "question", "ls -lhS {dir}", dir="dir?")
+    task = (
+        "Identify the largest file in /srv/db and write its name and size in bytes to /tmp/x.txt."
+    )
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.sizes and not values.reading.names_only
+    assert adjust(with_size, shape, values) == 0.0 and adjust(listed, shape, values) == 0.0
+    assert adjust(path_only, shape, values) < 0
+    # the size as a limit asks for no size printed
+    limit = "Which files in /srv/db are larger than 10MB?"
+    assert not shape_of(limit, read_task(limit)).sizes

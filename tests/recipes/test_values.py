@@ -439,3 +439,10 @@ def test_the_folder_of_the_file_an_answer_is_saved_in_is_no_folder_to_read() -> 
     # the only folder said: still offered rather than nothing
     alone = read_task("Count the lines of every log and save the total to /tmp/n.txt.")
     assert slot_candidates([("dir", "dir", ())], alone) == [["/tmp"]]
+
+
+def test_the_kind_of_the_file_an_answer_is_saved_in_is_no_kind_to_select() -> None:
+    saved = read_task("Find the largest file in /srv/up and save its name to /tmp/largest.txt.")
+    assert "*.txt" not in saved.globs
+    said = read_task("Find the largest .csv file in /srv/up and save it to /tmp/x.txt.")
+    assert said.globs == ("*.csv",)

@@ -18,6 +18,8 @@ from shellagent.taskgen.sh import (
     path,
     q,
     reported,
+    token,
+    write,
 )
 
 FILE_EXTS = ("pdf", "zip", "iso", "mp4", "jpg", "docx", "csv", "mkv", "png", "odt", "mp3")
@@ -444,6 +446,81 @@ def files_by_type(d: Draw) -> Instance:
         answer="These are PNG images: {out|names}.",
         slots={"dir": where},
         wrong_answers=(", ".join(fakes), ", ".join(pngs + fakes)),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+@family("newest_file_tail", "files", "the last lines of a folder's most recently modified file")
+def newest_file_tail(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    count = d.pick((2, 3, 5))
+    names = [f"{stem}.log" for stem in d.stems(d.num(3, 5), NAMED_STEMS)]
+    setup = [mkdir(where)]
+    lines: list[list[str]] = []
+    for i, name in enumerate(names):  # names[0] newest
+        mine = [f"{name.split('.')[0]} line {n}" for n in range(1, count + d.num(2, 4))]
+        lines.append(mine)
+        setup += [write(join(where, name), *mine), age(join(where, name), 0, 2 + 5 * i)]
+    newest = lines[0]
+    said = "last line" if count == 1 else f"last {count} lines"
+    task = d.phrase(
+        (
+            "Show the {said} of the most recently modified file in {dir}.",
+            "Which file in {dir} changed last? Give me its {said}.",
+            "Print the {said} of the newest file sitting in {dir}.",
+        ),
+        dir=spoken,
+        said=said,
+    )
+    use = d.recipe("newest_file_tail", dir=where, count=count)
+    tail, head = newest[-count:], newest[:-count]
+    others = [line for each in lines[1:] for line in each]
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=reported(tail, [*head, *others]),
+        answer=f"The {said} of the newest file in {where}: {{out|lines}}",
+        slots={"dir": where, "count": str(count)},
+        wrong_answers=("\n".join(newest), "\n".join(lines[1][-count:])),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+@family("largest_file_with_size", "files", "a folder's largest file with its size")
+def largest_file_with_size(d: Draw) -> Instance:
+    where, spoken = d.some_dir()
+    names = _names(d, d.num(3, 6))
+    sizes = sorted((d.num(20, 900) * 1024 + d.num(1, 999) for _ in names), reverse=True)
+    if len(set(sizes)) < len(sizes):  # a tie has no one largest file
+        sizes = [s + i for i, s in enumerate(reversed(sizes))][::-1]
+        sizes = sorted(sizes, reverse=True)
+    unit = d.pick(("bytes", "KB"))
+    shown = sizes[0] if unit == "bytes" else -(-sizes[0] // 1024)
+    setup = [mkdir(where)] + [
+        fill(join(where, name), size, d.pick(vocab.WORDS))
+        for name, size in d.shuffled(list(zip(names, sizes, strict=True)))
+    ]
+    task = d.phrase(
+        (
+            "Which file in {dir} is the largest, and how big is it in {unit}?",
+            "Give the name and the size in {unit} of the biggest file in {dir}.",
+            "Find the heaviest file in {dir} and report its name with its size ({unit}).",
+        ),
+        dir=spoken,
+        unit=unit,
+    )
+    use = d.recipe("largest_file_with_size", dir=where, unit=unit)
+    return Instance(
+        task=task,
+        setup=tuple(setup),
+        gold=(use.command,),
+        check=all_of(has(names[0]), lacks(*names[1:]), token(str(shown))),
+        answer=f"The largest file in {where} is {{out}}.",
+        slots={"dir": where, "unit": unit},
+        wrong_answers=(f"{names[1]} {sizes[1]}", f"{names[0]} {shown + 7}"),
         kind="question",
         recipes=(use,),
     )

@@ -433,3 +433,50 @@ def log_last_error(d: Draw) -> Instance:
         kind="question",
         recipes=(use,),
     )
+
+
+@family(
+    "log_count_distinct_messages",
+    "logs",
+    "how many different messages of a level a log has, timestamps left out",
+)
+def log_count_distinct_messages(d: Draw) -> Instance:
+    where, log = _log_place(d)
+    level = d.pick(("ERROR", "WARN"))
+    counts = {lv: d.num(2, 10) for lv in LEVELS}
+    counts[level] = d.num(6, 20)  # more lines than messages: repeats to leave out
+    lines = _app_log(d, _days(d, d.num(1, 3)), counts)
+    if d.pick((False, True)):  # "[2024-03-05 10:00:01] ERROR: message" as well
+        lines = [f"[{day} {clock}] {lv}: {rest}" for day, clock, lv, rest in _fields(lines)]
+    distinct = len({rest for _, _, lv, rest in _fields(lines) if lv == level})
+    task = d.phrase(
+        (
+            "How many different {level} messages are there in {log}? Count each text once.",
+            "Leaving the timestamps aside, how many distinct {level} messages did {log} record?",
+            "Count the unique {level} messages in {log}, repeats only once.",
+        ),
+        level=level,
+        log=log,
+    )
+    use = d.recipe("log_count_distinct_messages", log=log, level=level)
+    said = counts[level]
+    return Instance(
+        task=task,
+        setup=(mkdir(where), write(log, *lines)),
+        gold=(use.command,),
+        check=number(distinct),
+        answer=f"{log} has {{out}} different {level} messages.",
+        slots={"log": log, "level": level},
+        wrong_answers=tuple(f"{n} messages" for n in sorted({said, distinct + 1} - {distinct})),
+        kind="question",
+        recipes=(use,),
+    )
+
+
+def _fields(lines: list[str]) -> list[tuple[str, str, str, str]]:
+    """(day, clock, level, message) of each line ``_app_log`` or its bracketed form wrote."""
+    fields = []
+    for line in lines:
+        day, clock, level, rest = line.split(" ", 3)
+        fields.append((day.lstrip("["), clock.rstrip("]"), level.rstrip(":"), rest))
+    return fields
