@@ -1,4 +1,4 @@
-"""A new user's trial: each request of a set asked with ``ask -y --apply`` from a fresh account.
+"""A new user's trial: each request of a set asked from a fresh account (``ask -y --apply``).
 
 Issue 40's measure, without a person at the keyboard: a new unprivileged account (made
 here, removed at the end unless ``--keep``) runs the installed ``ask`` (the checkout's
@@ -13,8 +13,21 @@ claim whose check failed: the screen said done and it was not), exit codes (0 mu
 done), seconds per request. ``--busy`` runs two CPU spinners beside it ("with both cores
 busy"). Run it alone (one model process at a time) and as root (it makes the account).
 
+Two more ways to ask, through ``scripted_user.py`` (a person at the keyboard, scripted):
+
+- ``--person``: every question answered yes, a job to install included (``-y`` never
+  installs one: the readme set's "back up Documents weekly" needs it), changes applied;
+- ``--refuse``: the first answer refused (a command: "no, that is not what I asked"; a
+  "did that do it?": no; an unsure result: not kept), then the alternatives offered picked
+  one by one, each from the setup again, until one solves the request: "a refusal led to
+  a solution" when one does. ``--first ROWS`` (an earlier run's ``--out``, or an eval's
+  records.jsonl) splits the refusals by whether the first answer was right.
+
     flock /tmp/shellagent-model.lock python bench/newuser_trial.py --set earlier
     flock /tmp/shellagent-model.lock python bench/newuser_trial.py --set newcomer --busy
+    flock /tmp/shellagent-model.lock python bench/newuser_trial.py --set readme --person
+    flock /tmp/shellagent-model.lock python bench/newuser_trial.py --set newcomer --refuse \
+        --first /tmp/nu-newcomer.jsonl
 """
 
 from __future__ import annotations
