@@ -78,6 +78,8 @@ NOT_SIZED = 0.2
 READS_NONE_NAMED = 0.5
 # The task asks a figure for each of several files; the recipe answers with one total.
 IN_TOTAL = 0.3
+# The task speaks of files only; the recipe selects folders only (or the reverse).
+OTHER_OBJECT = 0.3
 
 # Slots a named thing may go in, narrowest first ("path" takes a file or a folder).
 _FILE_SLOTS = ("file", "archive", "output", "path")
@@ -214,6 +216,8 @@ class Shape:
     old: bool = False
     # it asks each file's size reported beside it ("write its name and size")
     sizes: bool = False
+    # it speaks of files only, or of folders only ("files", "folders"; "" either)
+    objects: str = ""
 
 
 def shape_of(values: TaskValues) -> Shape:
@@ -285,6 +289,7 @@ def shape_of(values: TaskValues) -> Shape:
         # "old exports named 'export_*'": the names choose, "old" only describes them
         reading.old_unsaid and not reading.quoted_globs and not reading.size_limits,
         reading.sizes_asked,
+        reading.objects,
     )
 
 
@@ -427,6 +432,9 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += OTHER_FORMAT
     if shape.fields and not types & {"key", "column"}:
         penalty += NO_FIELD
+    if shape.objects and _selects(does) not in ("", shape.objects):
+        # "One file in Downloads is completely empty": the empty folders are not asked
+        penalty += OTHER_OBJECT
     if shape.each_file and lexicon()["totals.in_total"].says(recipe.summary):
         # "count the lines of every .log file": one total hides the figure of each
         penalty += IN_TOTAL
@@ -525,6 +533,14 @@ def _ways(recipe: Recipe) -> dict[str, str]:
         if len(said) == 1:
             found[measure] = ">" if said == {True} else "<"
     return found
+
+
+def _selects(does: str) -> str:
+    """What a recipe's templates ``does`` select with find: "files" (``-type f`` only),
+    "folders" (``-type d`` only), or "" (both, neither, or not find)."""
+    files = "-type f" in does
+    folders = "-type d" in does
+    return "files" if files and not folders else "folders" if folders and not files else ""
 
 
 def rerank(

@@ -160,6 +160,8 @@ class TaskReading:
     each_file: bool = False
     # files called old with no age said ("clean up old files"): an age limit, defaulted
     old_unsaid: bool = False
+    # what the task speaks of when it says only one of the two: "files" or "folders"
+    objects: str = ""
 
     def summary(self) -> dict[str, JsonValue]:
         """The reading in plain values, by the names the reading test set uses
@@ -729,7 +731,16 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         top_level=lx["files.top_level"].says(request),
         each_file=lx["totals.each_file"].says(request) and not lx["totals.sum"].says(request),
         old_unsaid=not ages and lx["quantities.old"].says(request),
+        objects=_objects(text, lx),
     )
+
+
+def _objects(text: str, lx: Lexicon) -> str:
+    """ "files" when ``text`` says file and no folder ("One file in Downloads is completely
+    empty. What is it called?"), "folders" for the reverse, else "" (both or neither)."""
+    files = lx["files.file_word"].says(text)
+    folders = lx["files.folder_word"].says(text)
+    return "files" if files and not folders else "folders" if folders and not files else ""
 
 
 def _act_at(request: str, act: str, lx: Lexicon) -> int:

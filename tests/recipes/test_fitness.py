@@ -715,3 +715,28 @@ def test_a_size_asked_beside_each_file_wants_a_recipe_that_prints_sizes() -> Non
     # the size as a limit asks for no size printed
     limit = "Which files in /srv/db are larger than 10MB?"
     assert not shape_of(limit, read_task(limit)).sizes
+
+
+@pytest.mark.parametrize(
+    ("task", "asked", "other"),
+    [
+        ("One file under /srv/inbox is empty. Which one?", "files", "folders"),
+        ("which directories below /srv/inbox hold nothing at all", "folders", "files"),
+    ],
+)
+def test_files_are_not_answered_with_folders_nor_folders_with_files(
+    task: str, asked: str, other: str
+) -> None:
+    selects = {
+        "files": recipe("empty_files", "question", "find {dir} -type f -empty", dir="dir?"),
+        "folders": recipe("empty_dirs", "question", "find {dir} -type d -empty", dir="dir?"),
+    }
+    values = read_task(task)
+    shape = shape_of(task, values)
+    assert shape.objects == asked
+    assert adjust(selects[asked], shape, values) > adjust(selects[other], shape, values)
+    both = "the files and folders under /srv/inbox that are empty"
+    either = shape_of(both, read_task(both))
+    assert adjust(selects["files"], either, read_task(both)) == adjust(
+        selects["folders"], either, read_task(both)
+    )
