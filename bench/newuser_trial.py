@@ -227,8 +227,10 @@ def by_person(
                 false_line=claimed and not solved,
                 answer=str(seen["answer"])[:400],
             )
-        if not refuse or not seen["refused_at"] or not seen["picked"]:
+        if not refuse or not seen["refused_at"]:
             row["status"] = "solved" if solved else "failed"
+            break
+        if not seen["picked"]:  # a no that left nothing to pick led nowhere, whatever stands
             break
         offered = len(seen["offered"])
         row[f"pick{pick}"] = {"recipe": seen["picked"], "solved": solved, "claimed": claimed}
