@@ -37,6 +37,7 @@ __all__ = [
     "Shape",
     "adjust",
     "category_of",
+    "narrows_unsaid",
     "rerank",
     "shape_of",
     "sort_unsaid",
@@ -488,6 +489,45 @@ def runs_unasked(recipe: Recipe, reading: TaskReading) -> bool:
     if slot is None or slot.type not in ("file", "path"):
         return False
     return not lexicon()["acts.run"].says(reading.request)
+
+
+# What each test of a selection narrows by (``compose.is_selection``), the lexicon entry
+# that says it (``selections.*``), and the slots whose value says it too.
+_NARROWS: tuple[tuple[re.Pattern[str], str, set[str]], ...] = (
+    (re.compile(r"\s-size\b"), "selections.size", {"size"}),
+    (
+        re.compile(r"\s-(?:mtime|mmin|newermt|newer)\b"),
+        "selections.age",
+        {"days", "minutes", "date"},
+    ),
+    (re.compile(r"\s-empty\b"), "selections.empty", set()),
+    (re.compile(r"\s-perm\b"), "selections.permissions", {"mode"}),
+    (re.compile(r"-name '\.\*'"), "selections.hidden", set()),
+)
+
+
+def narrows_unsaid(recipe: Recipe, values: TaskValues) -> bool:
+    """Whether the selection ``recipe`` narrows the files by something the task says
+    nothing of: a size, an age, emptiness, permissions or hidden names, by neither a word
+    (lexicon ``selections.*``) nor a value for the slot that narrows ("count the log files
+    in /srv, subfolders included" asks no files smaller than 1k, whatever the slot's
+    default). A selection narrowed so fits the files described only by chance."""
+    if not is_selection(recipe):
+        return False
+    test = recipe.templates[0]
+    text = values.reading.text
+    lx = lexicon()
+    for found, entry, slots in _NARROWS:
+        if not found.search(test):
+            continue
+        said = lx[entry].says(text) or any(
+            candidates_for(slot.type, values, slot.choices)
+            for slot in recipe.slots.values()
+            if slot.type in slots
+        )
+        if not said:
+            return True
+    return False
 
 
 def sort_unsaid(recipe: Recipe, reading: TaskReading) -> bool:

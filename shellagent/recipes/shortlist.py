@@ -199,7 +199,8 @@ def _with_endings(
     action over its question twin. The recipes with the composed ones, and the ranking,
     best first."""
     from shellagent.recipes.compose import ENDINGS, compose, compose_pick, narrowed, pick_named
-    from shellagent.recipes.fitness import sort_unsaid
+    from shellagent.recipes.fitness import narrows_unsaid, sort_unsaid
+    from shellagent.recipes.values import task_values
 
     ending = ENDINGS.get(reading.ending)
     pick = pick_named(reading.pick)
@@ -215,11 +216,12 @@ def _with_endings(
         described = []
     # "the .log files modified in the last day": a selection by age narrowed to the kind
     kinds = bool(reading.unmistakable_kinds)
+    values = task_values(reading)  # what the words say, before any listing
     composed: dict[str, Recipe] = {}
     scores: dict[str, Candidate] = {}
     for candidate in (*ranked, *described):
         recipe = recipes.get(candidate.name)
-        if recipe is None or sort_unsaid(recipe, reading):
+        if recipe is None or sort_unsaid(recipe, reading) or narrows_unsaid(recipe, values):
             continue
         narrower = narrowed(recipe) if kinds else None
         for base in (recipe, *([narrower] if narrower else [])):
@@ -274,7 +276,7 @@ def _described_picks(
     tells it what it must be told (no "files changed between two dates" when it says no
     date)."""
     from shellagent.recipes.compose import is_unfiltered
-    from shellagent.recipes.fitness import untold
+    from shellagent.recipes.fitness import narrows_unsaid, untold
     from shellagent.recipes.values import task_values
 
     if not reading.selection or not reading.pick_selection:
@@ -293,7 +295,10 @@ def _described_picks(
     return [
         replace(c, score=understood[0].score + c.score - base)
         for c in every[:POOL]
-        if c.score > base and c.name in recipes and not untold(recipes[c.name], values)
+        if c.score > base
+        and c.name in recipes
+        and not untold(recipes[c.name], values)
+        and not narrows_unsaid(recipes[c.name], values)
     ] + [replace(unfiltered[0], score=understood[0].score)]
 
 

@@ -3,6 +3,7 @@ for an action, a kind-of-file slot for "the PDFs"; penalties only."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import pytest
@@ -740,3 +741,40 @@ def test_files_are_not_answered_with_folders_nor_folders_with_files(
     assert adjust(selects["files"], either, read_task(both)) == adjust(
         selects["folders"], either, read_task(both)
     )
+
+
+@functools.cache
+def _shipped(name: str) -> Recipe:
+    from shellagent.recipes import DATA_DIR, load
+
+    return load([DATA_DIR]).recipes[name]
+
+
+@pytest.mark.parametrize(
+    ("task", "selection", "unsaid"),
+    [
+        # nothing said of a size, emptiness or an age: those selections fit by chance
+        ("Count the log files in /srv/data, subfolders included.", "find_smaller_than", True),
+        ("Count the log files in /srv/data, subfolders included.", "empty_files", True),
+        ("how many files are in /srv/data and below", "recently_modified", True),
+        ("which files in /srv/www can anyone read", "find_world_writable", False),
+        ("list the files in /srv/data, subfolders too", "hidden_files", True),
+        # said by a word or a value: the narrowing is asked
+        ("count the files in /srv/data smaller than 2k", "find_smaller_than", False),
+        ("how many tiny files are in /srv/data", "find_smaller_than", False),
+        ("how many files in /srv/data are empty", "empty_files", False),
+        ("count the files in /srv/data changed recently", "recently_modified", False),
+        ("count the files in /srv/data edited in the last 3 days", "recently_modified", False),
+        ("which files in /srv/bin are executable", "find_executables", False),
+        ("list the hidden files in /srv/data", "hidden_files", False),
+        # selections that narrow by nothing, or by what a slot is told
+        ("Count the log files in /srv/data, subfolders included.", "files_under", False),
+        ("count the .log files in /srv/data", "list_by_extension", False),
+    ],
+)
+def test_a_selection_that_narrows_by_something_unsaid_is_told_apart(
+    task: str, selection: str, unsaid: bool
+) -> None:
+    from shellagent.recipes.fitness import narrows_unsaid
+
+    assert narrows_unsaid(_shipped(selection), read_task(task)) is unsaid

@@ -192,6 +192,11 @@ SAID = [
     ),
     ("get rid of only the .tmp files in /srv/build", ("delete_by_extension",)),
     ("copy /srv/docs/cv.odt into the folder /srv/share/new", ("copy_file_into_dir",)),
+    # no size, emptiness or age said: no selection narrowed by one, whatever its default
+    (
+        "Count the log files in /srv/data, subfolders included.",
+        ("count_by_extension", "list_by_extension_count", "files_under_by_ext_count"),
+    ),
 ]
 
 
