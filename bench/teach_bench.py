@@ -369,6 +369,32 @@ def _wordings() -> Any:
     return Wording
 
 
+def _rewording(first: Any) -> Any:
+    """A ``Draw`` that replays the draw ``first`` made (the same random stream: the same
+    values) but words it from the next of each ``phrase`` call's templates."""
+    from shellagent.taskgen.family import Draw
+
+    wording = _wordings()
+
+    class Rewording(wording):  # type: ignore[misc, valid-type]
+        forced: str | None = None
+
+        def phrase(self, templates: Any, **values: object) -> str:
+            # the template the first draw picked (the same randomness spent), then the next
+            index = list(templates).index(self.rng.choice(templates))
+            self.forced = templates[(index + 1) % len(templates)]
+            self.said.append(str(self.forced))
+            return Draw.phrase(self, [self.forced], **values)
+
+        def pick(self, items: Any) -> Any:
+            if self.forced is not None:
+                chosen, self.forced = self.forced, None
+                return chosen
+            return super().pick(items)
+
+    return Rewording
+
+
 def _shape(instance: Any) -> str:
     """The instance's commands with its values taken out: two draws of a family that
     ask for different things (the newest photo, how many photos) differ in it."""
@@ -380,13 +406,15 @@ def _shape(instance: Any) -> str:
 
 
 def family_pairs(
-    seed: str = "teach-dev", tries: int = 40
+    seed: str = "teach-dev", tries: int = 40, *, same_values: bool = False
 ) -> list[tuple[str, Any, Any, frozenset[str]]]:
     """Per family whose tasks are worded from templates: (family, first, second, the
     recipes the second's commands were rendered from), two draws worded from different
     templates, with different values, whose commands are the same but for the values. A
     ``_to_file`` twin renders its question's recipe, whose answer the recipe step saves
-    where the task says."""
+    where the task says. ``same_values``: the second draw keeps the first's values (its
+    random stream replayed) and only its wording differs, as a user asks again about the
+    same things."""
     import random
 
     from shellagent.taskgen.generate import families
@@ -394,6 +422,22 @@ def family_pairs(
     wording = _wordings()
     pairs = []
     for fam in families():
+        if same_values:
+            seeded = f"{seed}/{fam.name}/0"
+            d = wording(random.Random(seeded))
+            one = fam.make(d)
+            if not d.said:
+                continue
+            again = _rewording(d)(random.Random(seeded))
+            two = fam.make(again)
+            if (
+                again.said != d.said
+                and one.task != two.task
+                and dict(two.slots) == dict(one.slots)
+                and _shape(two) == _shape(one)
+            ):
+                pairs.append((fam.name, one, two, frozenset(again.rendered)))
+            continue
         first = None
         for attempt in range(tries):
             d = wording(random.Random(f"{seed}/{fam.name}/{attempt}"))
@@ -414,12 +458,18 @@ def family_pairs(
 
 def _settings(args: argparse.Namespace) -> list[dict[str, float]]:
     """The nearest-phrasing layer's settings to measure at (``--reading``, ``--floor``,
-    ``--overruled``: comma-separated; every combination), or its own when none is given."""
+    ``--overruled``, ``--own``: comma-separated; every combination), or its own when none
+    is given."""
     from itertools import product
 
     from shellagent.recipes import nearest
 
-    given = {"READING": args.reading, "FLOOR": args.floor, "OVERRULED": args.overruled}
+    given = {
+        "READING": args.reading,
+        "FLOOR": args.floor,
+        "OVERRULED": args.overruled,
+        "OWN": args.own,
+    }
     grid = {
         name: said or str(getattr(nearest, name))
         for name, said in given.items()
@@ -455,7 +505,7 @@ def families_check(args: argparse.Namespace) -> int:
     base = _base_ranker(cache)
     shipped = load([DATA_DIR])
     began = time.perf_counter()
-    pairs = family_pairs()
+    pairs = family_pairs(same_values=args.same_values)
     print(f"{len(pairs)} families with two wordings ({time.perf_counter() - began:.1f} s)")
 
     def first(ranker: Any, recipes: Any, text: str) -> str:
@@ -577,6 +627,12 @@ def main() -> int:
         each.add_argument("--reading", help="READING weights to measure at (comma-separated)")
         each.add_argument("--floor", help="FLOOR values to measure at")
         each.add_argument("--overruled", help="OVERRULED values to measure at")
+        each.add_argument("--own", help="OWN weights to measure at")
+    f.add_argument(
+        "--same-values",
+        action="store_true",
+        help="the second draw keeps the first's values (the same things in other words)",
+    )
     args = parser.parse_args()
     return int(args.func(args))
 

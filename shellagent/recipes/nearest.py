@@ -23,6 +23,18 @@ taught phrasing of recipe R against R's own phrasings too: a phrasing carries th
 its request meant ("the webshop repository": ``~/projects/webshop``), which another request
 for R ("how many commits are in this repo") must not inherit.
 
+The values a request names are abstracted for the two parts above, so "how much did I spend in
+total, according to ~/Documents/expenses.csv" is as near to any request about any CSV file.
+What was taught is the user's own: it names their files, projects, people and programs,
+which no shipped phrasing does. A third part, the **own words**, counts them: the cosine of
+the two requests' own words, the words said (a path's parts, a file's name, a number) that
+at most ``RARE`` of the texts the ranker was trained on use (a path is never one of
+them: the ranker reads it as ``qpath``), common English words and the standard places of a
+file system and a home left out. A taught text's similarity is its two-part similarity plus ``OWN``
+times its own words' cosine; the trained texts have none to add ("which day does
+~/logs/app.log begin on" shares ``app.log`` and ``logs`` with the request taught for that
+file, and nothing with a shipped phrasing).
+
 Like scikit-learn's estimators: ``fit`` learns the trained texts (``pool_*_``),
 ``partial_fit`` adds taught texts (``taught_*_``) in milliseconds, ``forget`` drops some;
 learned attributes end in ``_``. The layer is persisted beside the ranker's cache, keyed by
@@ -32,11 +44,22 @@ the ranker it was fitted on and the versions of the libraries that fitted it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FLOOR", "LIFT", "OVERRULED", "Match", "TaughtLayer", "library_versions", "margins"]
+__all__ = [
+    "FLOOR",
+    "LIFT",
+    "OVERRULED",
+    "OWN",
+    "RARE",
+    "Match",
+    "TaughtLayer",
+    "library_versions",
+    "margins",
+    "own_words",
+]
 
 # The least similarity (the mean of the two cosines, 0 to 1) at which a taught text lifts:
 # a guard for a task unlike anything. Whether a taught text is the nearest decides; with
@@ -54,6 +77,13 @@ LIFT = 1.0
 # intent phrasings' first recipe beyond the plain rule (0.05 changes 2 more, 0.1 four)
 # and lifts 7 of the 300 dev tasks (3 without; 10 at 0.05, 16 at 0.1).
 OVERRULED = 0.03
+# How much the own words (the paths, names and numbers a taught request and a task both
+# say that the shipped phrasings do not) add to a taught text's similarity: see the
+# module docstring. Chosen on the task families with the same values in other words
+# (bench/teach_bench.py families --same-values), with the disturbance of
+# bench/teach_bench.py disturb beside it.
+OWN = 0.2
+RARE = 3  # a word more trained texts than this use is no one's own
 SHARPNESS = 5.0  # as the ranker's softmax (``rank.SHARPNESS``)
 KEEP = 8  # softmax entries kept per trained text (the rest are ~0)
 
@@ -82,6 +112,41 @@ def margins(classifier: Any, rows: Any) -> Any:
         start, end = rows.indptr[i], rows.indptr[i + 1]
         out[i] = coef[:, rows.indices[start:end]] @ rows.data[start:end] + classifier.intercept_
     return out
+
+
+_TOKEN = r"[a-z0-9][a-z0-9._~-]*[a-z0-9]|[a-z0-9]"
+
+
+def own_words(text: str, common: frozenset[str]) -> dict[str, float]:
+    """``text``'s own words (see the module docstring: not in ``common``), each weighing
+    the same, scaled to length one. Left out besides: common English words, the standard
+    places of a file system and a home (lexicon ``files.system_places``: ``/tmp``,
+    ``Documents``) and the clause that says where to save the answer ("save it to
+    /tmp/summary.txt" is not what is asked)."""
+    import math
+    import re
+
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from shellagent.recipes.lexicon import lexicon
+    from shellagent.recipes.reading import read_task
+
+    saving = read_task(text).saving
+    if saving:
+        text = text.replace(saving, " ")
+    places = set(lexicon()["files.system_places"].words)
+    words = {
+        w
+        for w in re.findall(_TOKEN, text.lower().replace("/", " "))
+        if len(w) > 1 and w not in ENGLISH_STOP_WORDS and w not in places and w not in common
+    }
+    return dict.fromkeys(words, 1 / math.sqrt(len(words))) if words else {}
+
+
+def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    if len(b) < len(a):
+        a, b = b, a
+    return sum(v * b.get(w, 0.0) for w, v in a.items())
 
 
 @dataclass(frozen=True)
@@ -117,6 +182,7 @@ class TaughtLayer:
         import numpy as np
 
         self.names_ = list(names)
+        self.common_ = self._common(features)
         self.pool_words_, self.pool_margins_ = self._embed(features, classifier, texts)
         self.pool_labels_ = np.asarray(labels, dtype=int)
         self.taught_instead_: list[int] = []  # per taught text: the recipe it overrules, or -1
@@ -125,7 +191,22 @@ class TaughtLayer:
         self.taught_targets_: list[str] = []
         self.taught_words_: Any = None
         self.taught_margins_: Any = None
+        self.taught_own_: list[dict[str, float]] = []  # per taught text: its own words
         return self
+
+    @staticmethod
+    def _common(features: Any) -> frozenset[str]:
+        """The single words of the ranker's word n-grams that more than ``RARE`` trained
+        texts use (read back from their inverse document frequency)."""
+        import math
+
+        words = dict(features.transformer_list)["words"]
+        idf = words.idf_
+        texts = 2 * math.exp(float(idf.max()) - 1) - 1  # a word of one text has the largest
+        least = math.log((1 + texts) / (1 + RARE)) + 1
+        return frozenset(
+            w for w, i in words.vocabulary_.items() if " " not in w and idf[i] < least - 1e-9
+        )
 
     def partial_fit(
         self,
@@ -134,10 +215,11 @@ class TaughtLayer:
         texts: Sequence[str],
         names: Sequence[str],
         bases: Sequence[str | None],
+        said: Sequence[str],
     ) -> TaughtLayer:
-        """Add taught texts: ``texts[i]`` (normalised) is recipe ``names[i]``, a phrasing
-        of recipe ``bases[i]`` (None: a recipe of its own). Phrasings of one recipe do not
-        compete with each other."""
+        """Add taught texts: ``texts[i]`` (normalised; ``said[i]`` as said, its values
+        written in) is recipe ``names[i]``, a phrasing of recipe ``bases[i]`` (None: a
+        recipe of its own). Phrasings of one recipe do not compete with each other."""
         from scipy import sparse
 
         if not texts:
@@ -165,6 +247,10 @@ class TaughtLayer:
             *(b or n for n, b in zip(names, bases, strict=True)),
         ]
         self.taught_instead_ = [*self.taught_instead_, *instead]
+        self.taught_own_ = [
+            *self.taught_own_,
+            *(own_words(t, self.common_) for t in said),
+        ]
         return self
 
     def forget(self, names: set[str]) -> TaughtLayer:
@@ -182,6 +268,7 @@ class TaughtLayer:
         self.taught_names_ = [self.taught_names_[i] for i in keep]
         self.taught_targets_ = [self.taught_targets_[i] for i in keep]
         self.taught_instead_ = [self.taught_instead_[i] for i in keep]
+        self.taught_own_ = [self.taught_own_[i] for i in keep]
         return self
 
     @staticmethod
@@ -215,9 +302,9 @@ class TaughtLayer:
     def taught(self) -> int:
         return len(self.taught_names_)
 
-    def match(self, words: Any, margins: Any) -> list[Match]:
-        """The taught recipes a task (its ``embed_rows``, one row) is lifted to, nearest
-        first."""
+    def match(self, words: Any, margins: Any, said: str = "") -> list[Match]:
+        """The taught recipes a task (its ``embed_rows``, one row; ``said`` as said) is
+        lifted to, nearest first."""
         if not self.taught:
             return []
         import numpy as np
@@ -228,6 +315,9 @@ class TaughtLayer:
         by_recipe = np.full(len(self.names_), -1.0)
         np.maximum.at(by_recipe, self.pool_labels_, pool)
         taught = self._similarity(words, margins, self.taught_words_, self.taught_margins_)
+        if said and OWN:
+            task = own_words(said, self.common_)
+            taught = taught + OWN * np.array([_cosine(task, own) for own in self.taught_own_])
         # the nearest taught text of each target (a recipe, with its taught phrasings)
         near: dict[str, float] = {}
         for target, similarity in zip(self.taught_targets_, taught, strict=True):

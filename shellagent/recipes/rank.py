@@ -209,6 +209,12 @@ def taught_texts(recipe: RankedRecipe) -> list[str]:
     taught with), as the classifier reads text; a phrasing that starts with context
     ("My app has been flaky. Count the ERROR entries …") also from the sentence that asks
     on, as ``rank`` reads a task."""
+    return list(taught_said(recipe))
+
+
+def taught_said(recipe: RankedRecipe) -> dict[str, str]:
+    """``taught_texts``, each with the text as said it was read from (its values kept:
+    the layer's own words)."""
     from shellagent.recipes.asking import request_span
     from shellagent.recipes.lexicon import lexicon
 
@@ -219,12 +225,13 @@ def taught_texts(recipe: RankedRecipe) -> list[str]:
             return str(default)
         return fill_phrasing(match.group(0), recipe.slots)
 
-    texts: list[str] = []
+    texts: dict[str, str] = {}
     for phrasing in recipe.phrasings:
         said = _SLOT.sub(value, phrasing)
         asked = request_span(said, lexicon())
-        texts += [normalise(said)] + ([normalise(asked)] if asked != said else [])
-    return list(dict.fromkeys(texts))
+        texts.setdefault(normalise(said), said)
+        texts.setdefault(normalise(asked), asked)
+    return texts
 
 
 def _training_set(recipes: Sequence[RankedRecipe]) -> tuple[list[str], list[int]]:
@@ -366,9 +373,12 @@ class Ranker:
             return plain
         held = self.taught_ if self.taught_ is not None else self._layer(base, cache_dir)
         layer = copy.copy(held)
-        wanted = {
-            (r.name, text, getattr(r, "base", None)) for r in taught for text in taught_texts(r)
+        said = {
+            (r.name, text, getattr(r, "base", None)): words
+            for r in taught
+            for text, words in taught_said(r).items()
         }
+        wanted = set(said)
         stale = {name for name, _, _ in set(layer.taught_keys_) - wanted}
         if stale:
             layer.forget(stale)
@@ -381,6 +391,7 @@ class Ranker:
                 [text for _, text, _ in missing],
                 [name for name, _, _ in missing],
                 [b for _, _, b in missing],
+                [said[key] for key in missing],
             )
         ranker = copy.copy(self)
         ranker.taught_ = layer
@@ -407,7 +418,7 @@ class Ranker:
                 isinstance(stored, _LayerFile)
                 and stored.versions == _versions()
                 and stored.layer.names_ == self.names
-                and hasattr(stored.layer, "pool_labels_")  # a layer of an older version
+                and hasattr(stored.layer, "common_")  # a layer of an older version
             ):
                 return stored.layer
         texts, labels = _training_set(base)
@@ -487,7 +498,7 @@ class Ranker:
         best: dict[str, float] = {}
         for i in range(len(texts)):
             words, soft = TaughtLayer.embed_rows(rows[i : i + 1], found[i : i + 1])
-            for m in self.taught_.match(words, soft):
+            for m in self.taught_.match(words, soft, said):
                 best[m.name] = max(best.get(m.name, -1.0), m.similarity)
         lifted = [
             Candidate(name, max(top, 0.0) + LIFT + similarity, similarity, 0.0)

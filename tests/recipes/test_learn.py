@@ -421,4 +421,49 @@ def test_a_taught_request_overrules_the_recipe_it_corrected_for_its_paraphrases(
     assert ranker.rank(paraphrase)[0].name == learned.name
     assert [ranker.rank(t)[0].name for t in plain] == ["count_entries"] * 2
     monkeypatch.setattr(nearest, "OVERRULED", 0.0)  # without the overrule: the nearest wins
+    # (the words "leaving" and "hidden", which this small shelf's phrasings never use,
+    # are both requests' own words: counted, they lift the paraphrase by themselves)
+    monkeypatch.setattr(nearest, "OWN", 0.0)
     assert ranker.rank(paraphrase)[0].name == "count_entries"
+
+
+def test_a_paraphrase_naming_the_same_own_things_goes_to_what_was_taught(
+    shelf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A paraphrase nearer in words to a shipped recipe's phrasings than to the taught
+    request, but about the same things (the user marta, zephyrd.log), goes to what was
+    taught: the own words count (``nearest.OWN``). The same words about other things keep
+    the shipped recipe."""
+    from shellagent.recipes import nearest
+
+    learned = teach_commands(
+        "In ./logs/zephyrd.log, on how many lines does the user marta appear?",
+        ["grep -c 'user=marta' ./logs/zephyrd.log"],
+        redact=same,
+        kind="question",
+        catalog=catalog(shelf),
+    )
+    assert learned.base is None  # a recipe of yours: the command renders no recipe
+    ranker = book_of(shelf).ranker
+    paraphrase = "how often does marta show up in ./logs/zephyrd.log"
+    other = "how often does ERROR show up in ./logs/other.log"
+    assert ranker.rank(paraphrase)[0].name == learned.name
+    assert ranker.rank(other)[0].name == "count_matching_lines"
+    monkeypatch.setattr(nearest, "OWN", 0.0)  # without the own words: the words decide
+    assert ranker.rank(paraphrase)[0].name == "count_matching_lines"
+
+
+def test_own_words_are_the_things_a_request_names_not_the_words_everyone_uses() -> None:
+    """Paths' parts, names and numbers count; common English words, the standard places
+    (/tmp, Documents), the clause that says where to save, and words the shipped
+    phrasings use (``common``) do not."""
+    from shellagent.recipes.nearest import own_words
+
+    said = own_words(
+        "How many lines does the user marta have in ~/Documents/logs/zephyrd.log? "
+        "Save the answer to /tmp/summary.txt.",
+        frozenset({"lines", "user", "logs", "does"}),
+    )
+    assert set(said) == {"marta", "zephyrd.log"}
+    assert abs(sum(v * v for v in said.values()) - 1) < 1e-9
+    assert own_words("how many of them are there", frozenset()) == {}
