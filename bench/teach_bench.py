@@ -15,6 +15,12 @@ itself, and the ranker's nearest-phrasing layer taking it in) and seconds per ta
     python bench/teach_bench.py paraphrases --model first-values     # no model, fast
     flock /tmp/shellagent-model.lock python bench/teach_bench.py paraphrases
 
+``--together``: every everyday task taught at once into one config dir, then each
+paraphrase asked with all of them taught: what was taught for one request must not take
+another's paraphrase (reports those answered by another's).
+
+    python bench/teach_bench.py paraphrases --together --model first-values
+
 ``disturb`` (no model): teaches every everyday task (its gold command) into one config
 dir, then ranks the held-out intent phrasings (tests/data/recipe-intents-heldout.jsonl) as
 ``recipes_bench.py intents`` does (words, then shapes), before and after: what was taught
@@ -267,6 +273,69 @@ def paraphrases(args: argparse.Namespace) -> int:
     )
     print(f"seconds per taught paraphrase: {mean('wall_s'):.2f} wall, {mean('agent_s'):.2f} agent")
     print(f"load average at the end: {os.getloadavg()}; rows in {work / 'teach.jsonl'}")
+    return 0
+
+
+def together(args: argparse.Namespace) -> int:
+    """``paraphrases --together``: every everyday task taught at once (its gold command,
+    as ``recipes add --task`` does), then each paraphrase asked with all of them taught, as
+    a user who taught many things asks: what was taught for one request must not take
+    another's paraphrase."""
+    from shellagent.agent.recipe_step import RecipeBook
+    from shellagent.recipes import load
+    from shellagent.recipes.learn import teach_commands
+
+    everyday = {t["id"]: t for t in _lines(EVERYDAY)}
+    paras = _lines(PARAPHRASES)
+    if args.ids:
+        paras = [p for p in paras if p["id"] in args.ids.split(",")]
+    work = Path(args.out or tempfile.mkdtemp(prefix="teach-together-"))
+    if args.cache:
+        os.environ["SHELLAGENT_CACHE_DIR"] = args.cache
+    from shellagent import paths
+
+    cache = paths.cache_dir()
+    _config(work / "config")
+    base = _base_ranker(cache)
+    learned = {}
+    for task in everyday.values():
+        got = teach_commands(
+            task["task"], task["gold"]["commands"], redact=lambda s: s, kind="question"
+        )
+        learned[task["id"]] = got.name
+    recipes = dict(load().recipes)
+    book = RecipeBook(recipes, base.with_taught(list(recipes.values()), cache))
+    if args.model == "first-values":
+        from recipes_bench import FirstValues
+
+        backend: Any = FirstValues()
+    else:
+        from shellagent.model import load_backend
+
+        backend = load_backend(args.model)
+    print(f"{len(learned)} taught at once; {len(paras)} paraphrases, model {backend.name}")
+    rows = []
+    for para in paras:
+        ident = para["id"]
+        task = {**everyday[ident], "task": para["paraphrase"]}
+        result, by = _run_one(_agent(args, backend, book, True), task, work / ident)
+        own = learned[ident]
+        how = "its own" if by == own else ("another's" if by in learned.values() else by)
+        rows.append({"id": ident, "status": result.status, "by": by, "how": how})
+        mark = "ok  " if result.status == "solved" else "FAIL"
+        print(f"{mark} {ident:32s} by {by:36s} ({how})", flush=True)
+    (work / "together.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    valid = [r for r in rows if r["status"] in ("solved", "failed")]
+    if not valid:
+        print("no valid tasks")
+        return 1
+    solved = sum(r["status"] == "solved" for r in valid)
+    other = [r for r in valid if r["how"] == "another's"]
+    print(
+        f"\nparaphrases solved with every everyday task taught at once: {solved}/{len(valid)} "
+        f"({100 * solved / len(valid):.1f} %); answered by what was taught for another "
+        f"request: {len(other)} (solved {sum(r['status'] == 'solved' for r in other)})"
+    )
     return 0
 
 
@@ -612,7 +681,12 @@ def main() -> int:
     p.add_argument("--limit", type=int)
     p.add_argument("--out")
     p.add_argument("--cache", help="cache dir holding the trained ranker (default: the user's)")
-    p.set_defaults(func=paraphrases)
+    p.add_argument(
+        "--together",
+        action="store_true",
+        help="teach every everyday task at once, then ask each paraphrase",
+    )
+    p.set_defaults(func=lambda a: together(a) if a.together else paraphrases(a))
     d = sub.add_parser("disturb")
     d.add_argument("--out")
     d.add_argument("--cache")

@@ -31,10 +31,12 @@ __all__ = [
     "Pick",
     "compose",
     "compose_pick",
+    "is_negated",
     "is_selection",
     "is_unfiltered",
     "names_of",
     "narrowed",
+    "negated",
     "pick_named",
     "the_one_of_a_ranking",
 ]
@@ -223,6 +225,39 @@ def narrowed(recipe: Recipe) -> Recipe | None:
     return _reprinted(
         recipe, "_by_ext", ", of one extension", " -name '*.{ext}' | sort", {"ext": ext}
     )
+
+
+def negated(recipe: Recipe) -> Recipe | None:
+    """``recipe``'s selection turned around: every file below the folder its tests do not
+    select (``find {dir} -type f ! \\( <tests> \\)``, a ``-maxdepth`` kept), for "which
+    scripts can't be executed" where the selection finds those that can
+    (``<recipe>_not``). None when it is no plain selection, selects every file, or takes a
+    value (a size, an age: their direction is read as said)."""
+    if not is_selection(recipe) or set(recipe.slots) != {"dir"}:
+        return None
+    match = _SELECTION.fullmatch(recipe.templates[0])
+    assert match is not None
+    before, _, tests = match.group("test").partition("-type f")
+    if not tests.strip() or tests.strip().startswith("!"):
+        return None  # every file, or turned around already
+    tail = " | sort" if recipe.templates[0].endswith("| sort") else ""
+    return Recipe(
+        name=f"{recipe.name}_not",
+        summary=f"every file below the folder except {recipe.summary}",
+        kind=recipe.kind,
+        phrasings=(),
+        templates=(f"find {{dir}}{before}-type f ! \\( {tests.strip()} \\){tail}",),
+        slots=dict(recipe.slots),
+        area=recipe.area,
+        source=recipe.source,
+        origin=recipe.origin,  # a composed command is as much yours as what it is made of
+    )
+
+
+def is_negated(recipe: Recipe) -> bool:
+    """Whether ``recipe`` is a selection turned around (``negated``)."""
+    match = _SELECTION.fullmatch(recipe.templates[0]) if is_selection(recipe) else None
+    return match is not None and match.group("test").partition("-type f")[2].strip()[:1] == "!"
 
 
 def names_of(recipe: Recipe) -> Recipe | None:

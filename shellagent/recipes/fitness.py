@@ -37,6 +37,8 @@ __all__ = [
     "Shape",
     "adjust",
     "category_of",
+    "keeps_the_unwanted",
+    "narrowings",
     "narrows_unsaid",
     "rerank",
     "shape_of",
@@ -504,6 +506,33 @@ _NARROWS: tuple[tuple[re.Pattern[str], str, set[str]], ...] = (
     (re.compile(r"\s-perm\b"), "selections.permissions", {"mode"}),
     (re.compile(r"-name '\.\*'"), "selections.hidden", set()),
 )
+
+
+def narrowings(recipe: Recipe) -> set[str]:
+    """What the selection ``recipe`` narrows by ("size", "age", "empty", "permissions",
+    "hidden": lexicon ``selections.*``); none for a recipe that is no selection."""
+    if not is_selection(recipe):
+        return set()
+    test = recipe.templates[0]
+    return {entry.split(".")[1] for found, entry, _ in _NARROWS if found.search(test)}
+
+
+def keeps_the_unwanted(recipe: Recipe, reading: TaskReading) -> bool:
+    """Whether ``recipe``, no plain selection, acts on or lists files by a property the
+    task says they must not have (the reading's ``unwanted``): "delete the files that are
+    not empty" is no task for ``find … -empty -delete``. (A plain selection is turned
+    around instead: ``compose.negated``.)"""
+    if not reading.unwanted or is_selection(recipe):
+        return False
+    for found, entry, _ in _NARROWS:
+        if entry.split(".")[1] not in reading.unwanted:
+            continue
+        for template in recipe.templates:
+            if any(
+                not template[: m.start()].rstrip().endswith("!") for m in found.finditer(template)
+            ):
+                return True
+    return False
 
 
 def narrows_unsaid(recipe: Recipe, values: TaskValues) -> bool:

@@ -92,6 +92,9 @@ class TaskReading:
     kind: str = ""
     act: str = ""
     negated: bool = False
+    # the properties of a selection the files must not have ("which scripts can't be
+    # executed": "permissions"; lexicon selections.*: "empty", "permissions", "hidden")
+    unwanted: tuple[str, ...] = ()
     ending: str = ""
     pick: str = ""
     one_asked: bool = False  # the one most or least of something ("which file is largest")
@@ -599,6 +602,28 @@ def _one(
     return False if several.search(prose) else None
 
 
+# the properties a selection may narrow by without a value, and how far before one a
+# negation may stand (words, in its clause)
+_PROPERTIES = ("empty", "permissions", "hidden")
+_NEGATION_REACH = re.compile(r"^[\s-]*(?:[\w']+\s+){0,3}$")
+
+
+def _unwanted(request: str, lx: Lexicon) -> tuple[str, ...]:
+    """The properties (``_PROPERTIES``) the request says the files must not have: one
+    said with a negation (lexicon ``selections.negation``) at most three words before it,
+    in the same clause ("which scripts can't be executed", "the non-empty files")."""
+    negation = lx["selections.negation"].regex
+    found = []
+    for name in _PROPERTIES:
+        for m in lx[f"selections.{name}"].regex.finditer(request):
+            before = request[: m.start()]
+            cues = list(negation.finditer(before))
+            if cues and _NEGATION_REACH.match(before[cues[-1].end() :]):
+                found.append(name)
+                break
+    return tuple(found)
+
+
 def read_task(text: str, *, today: date | None = None) -> TaskReading:
     """The reading of ``text`` (``today``: what "since Monday" counts from)."""
     lx = lexicon()
@@ -666,6 +691,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         kind=asking.kind_of(text, lx),
         act=act,
         negated=negated,
+        unwanted=_unwanted(request, lx),
         ending=ending,
         pick=pick,
         one_asked=one_asked,

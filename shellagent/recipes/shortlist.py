@@ -198,8 +198,16 @@ def _with_endings(
     the last week"), or as its question when that is better; the shapes then prefer the
     action over its question twin. The recipes with the composed ones, and the ranking,
     best first."""
-    from shellagent.recipes.compose import ENDINGS, compose, compose_pick, narrowed, pick_named
-    from shellagent.recipes.fitness import narrows_unsaid, sort_unsaid
+    from shellagent.recipes.compose import (
+        ENDINGS,
+        compose,
+        compose_pick,
+        is_negated,
+        narrowed,
+        negated,
+        pick_named,
+    )
+    from shellagent.recipes.fitness import narrowings, narrows_unsaid, sort_unsaid
     from shellagent.recipes.values import task_values
 
     ending = ENDINGS.get(reading.ending)
@@ -221,6 +229,12 @@ def _with_endings(
     scores: dict[str, Candidate] = {}
     for candidate in (*ranked, *described):
         recipe = recipes.get(candidate.name)
+        if (
+            recipe is not None
+            and narrowings(recipe) & set(reading.unwanted)
+            and not is_negated(recipe)
+        ):
+            recipe = negated(recipe)  # "delete the files that are not empty"
         if recipe is None or sort_unsaid(recipe, reading) or narrows_unsaid(recipe, values):
             continue
         narrower = narrowed(recipe) if kinds else None
@@ -316,15 +330,41 @@ def _ranked(
     if not shelf.shapes or (usable and shelf.recipes[usable[0].name].taught):
         # what the user taught this request to mean is not composed over
         return shelf.recipes, usable
-    return _with_endings(shelf, shelf.recipes, usable, reading)
+    recipes, usable = _turned_around(shelf.recipes, usable, reading)
+    return _with_endings(shelf, recipes, usable, reading)
+
+
+def _turned_around(
+    recipes: Mapping[str, Recipe], ranked: list[Candidate], reading: TaskReading
+) -> tuple[Mapping[str, Recipe], list[Candidate]]:
+    """For a task that says a property the files must not have ("which scripts can't be
+    executed": the reading's ``unwanted``), each selection that narrows by it turned
+    around in its place (``compose.negated``): the plain one lists the opposite."""
+    from shellagent.recipes.compose import negated
+    from shellagent.recipes.fitness import narrowings
+
+    if not reading.unwanted:
+        return recipes, ranked
+    turned: dict[str, Recipe] = {}
+    result = []
+    for candidate in ranked:
+        recipe = recipes[candidate.name]
+        made = negated(recipe) if narrowings(recipe) & set(reading.unwanted) else None
+        if made is None:
+            result.append(candidate)
+            continue
+        turned[made.name] = made
+        result.append(replace(candidate, name=made.name))
+    return ({**recipes, **turned}, result) if turned else (recipes, ranked)
 
 
 def _askable(
     ranked: Sequence[Candidate], recipes: Mapping[str, Recipe], reading: TaskReading
 ) -> list[Candidate]:
     """The candidates of ``ranked`` the task ``reading`` could be asking for (see
-    ``_ranked``)."""
-    from shellagent.recipes.fitness import runs_unasked, sort_unsaid
+    ``_ranked``; nor one that keeps to a property the task says the files must not have:
+    ``fitness.keeps_the_unwanted``)."""
+    from shellagent.recipes.fitness import keeps_the_unwanted, runs_unasked, sort_unsaid
     from shellagent.recipes.recurrence import names_cron_file, writes_cron_lines
 
     cron_file = names_cron_file(reading.text)
@@ -335,6 +375,7 @@ def _askable(
         and (cron_file or not writes_cron_lines(recipes[c.name]))
         and not sort_unsaid(recipes[c.name], reading)
         and not runs_unasked(recipes[c.name], reading)
+        and not keeps_the_unwanted(recipes[c.name], reading)
     ]
 
 

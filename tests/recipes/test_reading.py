@@ -233,3 +233,20 @@ def test_what_a_packing_act_makes_is_not_a_kind_of_file_to_select(
     task: str, kinds: list[str]
 ) -> None:
     assert sorted(read_task(task).kinds) == sorted(kinds)
+
+
+@pytest.mark.parametrize(
+    ("task", "unwanted"),
+    [
+        ("Which files in /srv/bin are not executable?", ("permissions",)),
+        ("list the scripts in /opt/tools that cannot be executed", ("permissions",)),
+        ("which files under /data lack the execute bit", ("permissions",)),
+        ("list the non-empty files in /srv", ("empty",)),
+        ("delete the files in /tmp/x that are not hidden", ("hidden",)),
+        ("which files in /srv/bin are executable", ()),
+        ("find the empty files but not in /srv/keep", ()),
+        ("the empty files, but not the executable ones", ("permissions",)),
+    ],
+)
+def test_a_property_said_negated_is_unwanted(task: str, unwanted: tuple[str, ...]) -> None:
+    assert read_task(task).unwanted == unwanted

@@ -215,3 +215,71 @@ def test_a_direction_said_either_way_is_read_that_way(
     found = shortlist(shelf, reading, lambda: task_values(reading))
     assert found is not None, "no recipe fits"
     assert found.usable[0].name in right, [c.name for c in found.usable[:3]]
+
+
+def run_recipe(
+    recipe: Recipe, args: dict[str, str], cwd: Path, user: str
+) -> subprocess.CompletedProcess[str]:
+    """``run`` for a recipe made at run time (a composed one)."""
+    if user == "nobody":
+        if os.getuid() != 0:
+            pytest.skip("already unprivileged: the root runs cover this user")
+        make_traversable(cwd)
+        give_to_nobody(cwd)
+    prefix = AS_NOBODY if user == "nobody" else []
+    return subprocess.run(
+        [*prefix, "/bin/bash", "--norc", "-c", render(recipe, args)],
+        cwd=cwd,
+        env={"HOME": str(cwd), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_selection_turned_around_lists_exactly_the_files_the_plain_one_leaves_out(
+    home: Path, user: str
+) -> None:
+    """ "which scripts can't be executed": ``find_executables`` turned around lists the
+    scripts that cannot, and ``empty_files`` turned around the files that hold something."""
+    from shellagent.recipes.compose import negated
+
+    tools = home / "tools"
+    tools.mkdir()
+    for name, mode, text in [("run.sh", 0o755, "x\n"), ("lib.sh", 0o644, "x\n"), ("e", 0o644, "")]:
+        (tools / name).write_text(text)
+        (tools / name).chmod(mode)
+    not_run = negated(CATALOG.get("find_executables"))
+    not_empty = negated(CATALOG.get("empty_files"))
+    assert not_run is not None and not_empty is not None
+    done = run_recipe(not_run, {"dir": "tools"}, home, user)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split()) == ["tools/e", "tools/lib.sh"]
+    done = run_recipe(not_empty, {"dir": "tools"}, home, user)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["tools/lib.sh", "tools/run.sh"]
+    assert negated(CATALOG.get("files_under")) is None  # every file: nothing to turn around
+    assert negated(CATALOG.get("find_larger_than")) is None  # a size's direction is read
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("task", "right"),
+    [
+        ("Which files in /srv/bin are not executable?", "find_executables_not"),
+        ("how many files in /srv/bin cannot be executed", "find_executables_not_count"),
+        ("remove every file in /srv/cache that is not empty", "empty_files_not_then_delete"),
+        ("which files in /srv/bin are executable", "find_executables"),
+    ],
+)
+def test_a_property_said_negated_selects_the_files_without_it(
+    shelf: Shelf, task: str, right: str
+) -> None:
+    reading = read_task(task)
+    found = shortlist(shelf, reading, lambda: task_values(reading))
+    assert found is not None, "no recipe fits"
+    assert found.usable[0].name == right, [c.name for c in found.usable[:3]]
+    # nothing that keeps to the property said unwanted ("delete_empty_files") is offered
+    kept = [c.name for c in found.usable if c.name in ("delete_empty_files", "find_executables")]
+    assert kept == ([] if reading.unwanted else ["find_executables"])
