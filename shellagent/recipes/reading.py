@@ -645,8 +645,9 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
     pick = asking.pick_of(text, one_asked, lx)
     numbers = [int(m.group(1)) for m in _NUMBER.finditer(_QUOTED.sub(" ", text))]
     numbers += amounts.number_words(text, lx)
-    if not numbers and one_asked:
-        numbers.append(1)  # "which file is the largest?": a count of one
+    if not numbers and (one_asked or lx["quantities.one_line"].says(text)):
+        # "which file is the largest?", "what does the first line say": a count of one
+        numbers.append(1)
     spans = amounts.durations(text, lx, today)
     quoted_globs = _quoted_globs(text, lx)
     file_exts = [PurePosixPath(p).suffix.lstrip(".").lower() for p in shaped_files]

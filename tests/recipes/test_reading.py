@@ -250,3 +250,16 @@ def test_what_a_packing_act_makes_is_not_a_kind_of_file_to_select(
 )
 def test_a_property_said_negated_is_unwanted(task: str, unwanted: tuple[str, ...]) -> None:
     assert read_task(task).unwanted == unwanted
+
+
+@pytest.mark.parametrize(
+    ("task", "numbers"),
+    [
+        ("what does the first line of /srv/notes.txt say", (1,)),
+        ("show me the last line of the log", (1,)),
+        ("show the first 3 lines of /srv/notes.txt", (3,)),
+        ("show the first lines of /srv/notes.txt", ()),
+    ],
+)
+def test_one_line_at_an_end_is_a_count_of_one(task: str, numbers: tuple[int, ...]) -> None:
+    assert tuple(read_task(task).numbers) == numbers
