@@ -396,6 +396,21 @@ class _Next:
     run: RunCommand
     ranker: Ranker | None = None
     shapes: bool = True  # the shortlist's shape penalties apply (``Shelf.shapes``)
+    # what the model gave the recipe that ran, by slot: (type, value); the next recipes'
+    # slots of the same name and type the task names no value for take it (``fill_first``)
+    given: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def ran(self, filled: _Filled) -> None:
+        """Remember what the model gave ``filled``'s recipe, for the recipes after it."""
+        slots = filled.recipe.slots
+        self.given = {
+            name: (slots[name].type, value)
+            for name, value in filled.use.arguments.items()
+            if name in slots
+        }
+
+    def fill(self, recipe: Recipe) -> tuple[str, Mapping[str, str]] | None:
+        return fill_first(recipe, self.values, self.given)
 
     def offers(self, ran: str, reason: str = "") -> tuple[Alternative, ...]:
         """Up to ``claims.ALTERNATIVES`` recipes after ``ran``; with a refusal's
@@ -406,14 +421,13 @@ class _Next:
                 self.ranker, self.recipes, self.values, reason, shapes=self.shapes
             )
             usable = again + usable
-        return alternatives(
-            self.state, self.recipes, usable, lambda r: fill_first(r, self.values), ran
-        )
+        return alternatives(self.state, self.recipes, usable, self.fill, ran)
 
     def settle(self, filled: _Filled, answer: str, seen: Confidence) -> SessionEnd:
         """The end of a session a recipe answered: claimed when what was observed supports
         it; else with what ran in plain words, why it may not be what was asked, and the
         next recipes that fit, one of which the user may pick and run instead."""
+        self.ran(filled)
         if seen.claimed:
             # a person may still say it did not do it: the next ones are offered then
             later = self.offers(filled.recipe.name) if self.state.chooser is not None else ()
@@ -432,6 +446,7 @@ class _Next:
     def failed(self, filled: _Filled) -> SessionEnd:
         """The end of a session whose recipe ran and failed: not done, what ran in plain
         words and how it failed, and the next recipes that fit for the user to pick."""
+        self.ran(filled)
         result = self.state.commands[-1]
         lines = [line for line in result.output.strip().splitlines() if line.strip()]
         said = f": {lines[-1].strip()[:160]}" if lines else ", printing nothing"
@@ -457,7 +472,7 @@ class _Next:
         writer's changes land in the session's copy, shown in the change set). The pick is
         the user's: the ranking is no doubt, its result's shape still may be."""
         recipe = self.recipes.get(alternative.recipe)
-        filled_first = fill_first(recipe, self.values) if recipe is not None else None
+        filled_first = self.fill(recipe) if recipe is not None else None
         if recipe is None or filled_first is None:
             return None
         command, args = filled_first
@@ -486,6 +501,7 @@ class _Next:
     def after_refusal(self, refused: _Filled) -> SessionEnd | None:
         """The user refused the recipe's command: the next recipes that fit the request
         and the reason given, for the user to pick one; None when nothing was picked."""
+        self.ran(refused)
         reason = self.state.refusal_reason
         offered = self.offers(refused.recipe.name, reason)
         said = f" ({reason})" if reason else ""

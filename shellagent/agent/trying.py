@@ -13,8 +13,8 @@ slot's first value (``first_values``, ``fill_first``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,8 +26,6 @@ from shellagent.errors import InputError, ShellagentError
 from shellagent.recipes.shortlist import make_offer
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from shellagent.policy import Evaluation
     from shellagent.recipes import Recipe
     from shellagent.recipes.offer import Offer
@@ -220,10 +218,29 @@ def first_values(offer: Offer) -> UseAction | None:
     return UseAction(use=offer.name, args=tuple(args))
 
 
-def fill_first(recipe: Recipe, values: TaskValues) -> tuple[str, Mapping[str, str]] | None:
+def fill_first(
+    recipe: Recipe, values: TaskValues, given: Mapping[str, tuple[str, str]] | None = None
+) -> tuple[str, Mapping[str, str]] | None:
     """``recipe`` filled with each slot's first value for the task and rendered; None when
-    a slot has no value or a value its type refuses."""
-    action = first_values(make_offer(recipe, values))
+    a slot has no value or a value its type refuses. ``given``: what the model gave the
+    recipe that ran (slot name: (type, value)); a slot of the same name and type the task
+    names no value for takes that, before its default (the pattern "ERROR" the model read
+    from the task for one recipe is the pattern of the next)."""
+    offer = make_offer(recipe, values)
+    if given:
+        offer = replace(
+            offer,
+            slots=tuple(
+                replace(slot, candidates=(given[slot.name][1],))
+                if not slot.candidates
+                and slot.name in given
+                and given[slot.name][0] == slot.type
+                and given[slot.name][1]
+                else slot
+                for slot in offer.slots
+            ),
+        )
+    action = first_values(offer)
     if action is None:
         return None
     from shellagent.recipes import render

@@ -627,3 +627,23 @@ def test_an_answer_of_the_shape_asked_is_claimed(
     outcome, _ = run(task, reply, home_shell, shapes, home)
     assert outcome.reason == "finished" and outcome.claimed, outcome.doubts
     assert outcome.summary.strip().endswith(answer)
+
+
+def test_an_alternative_takes_what_the_model_gave_the_recipe_that_ran() -> None:
+    """A slot the task names no value for (a pattern read in other words) is filled, in
+    the recipes offered after the one that ran, with what the model gave that recipe for a
+    slot of the same name and type; a value the task names comes first, and a value of
+    another type is not taken."""
+    from shellagent.agent.trying import fill_first
+    from shellagent.recipes import DATA_DIR
+    from shellagent.recipes.reading import read_task
+    from shellagent.recipes.values import task_values
+
+    recipe = load([DATA_DIR]).recipes["count_matching_lines"]
+    values = task_values(read_task("how many lines of /srv/app.log went wrong?"))
+    assert fill_first(recipe, values) is None  # no pattern in the task's words
+    given = {"pattern": ("pattern", "ERROR"), "file": ("file", "/etc/other.log")}
+    filled = fill_first(recipe, values, given)
+    assert filled is not None
+    assert dict(filled[1]) == {"file": "/srv/app.log", "pattern": "ERROR"}
+    assert fill_first(recipe, values, {"pattern": ("text", "ERROR")}) is None
