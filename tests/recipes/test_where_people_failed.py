@@ -283,3 +283,26 @@ def test_a_property_said_negated_selects_the_files_without_it(
     # nothing that keeps to the property said unwanted ("delete_empty_files") is offered
     kept = [c.name for c in found.usable if c.name in ("delete_empty_files", "find_executables")]
     assert kept == ([] if reading.unwanted else ["find_executables"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("task", "picked"),
+    [
+        ("copy the newest file in /srv/x that is not empty to /tmp", "empty_files_not_newest"),
+        ("how many files in /srv/x are not executable", "find_executables_not_count"),
+        ("which file in /srv/x that is not empty is the largest", "empty_files_not_largest"),
+    ],
+)
+def test_a_selection_turned_around_is_never_turned_back(
+    shelf: Shelf, task: str, picked: str
+) -> None:
+    """A selection already turned around for a property said negated is composed from as
+    it is: no pick, count or ending turns it back (``empty_files_not_not_newest`` once
+    appeared among the candidates)."""
+    reading = read_task(task)
+    found = shortlist(shelf, reading, lambda: task_values(reading))
+    assert found is not None, "no recipe fits"
+    names = [c.name for c in found.usable]
+    assert not [n for n in names if "_not_not" in n], names
+    assert any(n.startswith(picked) for n in names[:3]), names[:3]
