@@ -86,6 +86,39 @@ def _config(path: Path) -> None:
     os.environ["SHELLAGENT_CONFIG_DIR"] = str(path)
 
 
+def _start(args: argparse.Namespace, prefix: str, config: str = "config") -> tuple[Path, Path, Any]:
+    """The run's folder (``--out``, else a new one named ``prefix``), the cache the
+    trained ranker is read from (``--cache``, else the user's), and that ranker; recipes
+    are read from ``<folder>/<config>``."""
+    work = Path(args.out or tempfile.mkdtemp(prefix=prefix))
+    if args.cache:
+        os.environ["SHELLAGENT_CACHE_DIR"] = args.cache
+    from shellagent import paths
+
+    cache = paths.cache_dir()
+    _config(work / config)
+    return work, cache, _base_ranker(cache)
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    """The model ``--model`` names, or first values (no model)."""
+    if args.model == "first-values":
+        from recipes_bench import FirstValues
+
+        return FirstValues()
+    from shellagent.model import load_backend
+
+    return load_backend(args.model)
+
+
+def _paraphrases(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The paraphrases asked (``--ids``, ``--limit``)."""
+    paras = _lines(PARAPHRASES)
+    if args.ids:
+        paras = [p for p in paras if p["id"] in args.ids.split(",")]
+    return paras[: args.limit] if getattr(args, "limit", None) else paras
+
+
 def _base_ranker(cache: Path) -> Any:
     from shellagent.recipes import DATA_DIR, load
     from shellagent.recipes.rank import Ranker
@@ -164,28 +197,9 @@ def paraphrases(args: argparse.Namespace) -> int:
     from shellagent.recipes import DATA_DIR, load
 
     everyday = {t["id"]: t for t in _lines(EVERYDAY)}
-    paras = _lines(PARAPHRASES)
-    if args.ids:
-        paras = [p for p in paras if p["id"] in args.ids.split(",")]
-    if args.limit:
-        paras = paras[: args.limit]
-    work = Path(args.out or tempfile.mkdtemp(prefix="teach-bench-"))
-    cache = Path(args.cache) if args.cache else None
-    if cache is not None:
-        os.environ["SHELLAGENT_CACHE_DIR"] = str(cache)
-    from shellagent import paths
-
-    cache = paths.cache_dir()
-    _config(work / "untaught")
-    base = _base_ranker(cache)
-    if args.model == "first-values":
-        from recipes_bench import FirstValues
-
-        backend: Any = FirstValues()
-    else:
-        from shellagent.model import load_backend
-
-        backend = load_backend(args.model)
+    paras = _paraphrases(args)
+    work, cache, base = _start(args, "teach-bench-", "untaught")
+    backend = _backend(args)
     print(
         f"{len(paras)} paraphrases, model {backend.name}, load {os.getloadavg()}, out {work}",
         flush=True,
@@ -286,17 +300,8 @@ def together(args: argparse.Namespace) -> int:
     from shellagent.recipes.learn import teach_commands
 
     everyday = {t["id"]: t for t in _lines(EVERYDAY)}
-    paras = _lines(PARAPHRASES)
-    if args.ids:
-        paras = [p for p in paras if p["id"] in args.ids.split(",")]
-    work = Path(args.out or tempfile.mkdtemp(prefix="teach-together-"))
-    if args.cache:
-        os.environ["SHELLAGENT_CACHE_DIR"] = args.cache
-    from shellagent import paths
-
-    cache = paths.cache_dir()
-    _config(work / "config")
-    base = _base_ranker(cache)
+    paras = _paraphrases(args)
+    work, cache, base = _start(args, "teach-together-")
     learned = {}
     for task in everyday.values():
         got = teach_commands(
@@ -305,14 +310,7 @@ def together(args: argparse.Namespace) -> int:
         learned[task["id"]] = got.name
     recipes = dict(load().recipes)
     book = RecipeBook(recipes, base.with_taught(list(recipes.values()), cache))
-    if args.model == "first-values":
-        from recipes_bench import FirstValues
-
-        backend: Any = FirstValues()
-    else:
-        from shellagent.model import load_backend
-
-        backend = load_backend(args.model)
+    backend = _backend(args)
     print(f"{len(learned)} taught at once; {len(paras)} paraphrases, model {backend.name}")
     rows = []
     for para in paras:
@@ -346,14 +344,7 @@ def disturb(args: argparse.Namespace) -> int:
     from shellagent.recipes.reading import read_task
     from shellagent.recipes.values import task_values
 
-    work = Path(args.out or tempfile.mkdtemp(prefix="teach-disturb-"))
-    if args.cache:
-        os.environ["SHELLAGENT_CACHE_DIR"] = args.cache
-    from shellagent import paths
-
-    cache = paths.cache_dir()
-    _config(work / "config")
-    base = _base_ranker(cache)
+    work, cache, base = _start(args, "teach-disturb-")
     untaught = dict(load().recipes)
     began = time.perf_counter()
     learned = {}
@@ -564,14 +555,7 @@ def families_check(args: argparse.Namespace) -> int:
     from shellagent.recipes.reading import read_task
     from shellagent.recipes.values import task_values
 
-    work = Path(args.out or tempfile.mkdtemp(prefix="teach-families-"))
-    if args.cache:
-        os.environ["SHELLAGENT_CACHE_DIR"] = args.cache
-    from shellagent import paths
-
-    cache = paths.cache_dir()
-    _config(work / "config")
-    base = _base_ranker(cache)
+    work, cache, base = _start(args, "teach-families-")
     shipped = load([DATA_DIR])
     began = time.perf_counter()
     pairs = family_pairs(same_values=args.same_values)

@@ -201,17 +201,7 @@ def compose_pick(recipe: Recipe, pick: Pick, ending: Ending | None) -> Recipe | 
         summary = f"{summary}, then {ending.verb}"
         # the path printed is one find selected; "$f" must still name an existing file
         template = f'f=$({one}) && [ -e "$f" ] && {ending.one}'
-    return Recipe(
-        name=name,
-        summary=summary,
-        kind=kind,
-        phrasings=(),
-        templates=(template,),
-        slots={**recipe.slots, **slots},
-        area=recipe.area,
-        source=recipe.source,
-        origin=recipe.origin,  # a composed command is as much yours as what it is made of
-    )
+    return _derived(recipe, name, summary, template, kind=kind, slots=slots)
 
 
 def narrowed(recipe: Recipe) -> Recipe | None:
@@ -241,16 +231,11 @@ def negated(recipe: Recipe) -> Recipe | None:
     if not tests.strip() or tests.strip().startswith("!"):
         return None  # every file, or turned around already
     tail = " | sort" if recipe.templates[0].endswith("| sort") else ""
-    return Recipe(
-        name=f"{recipe.name}_not",
-        summary=f"every file below the folder except {recipe.summary}",
-        kind=recipe.kind,
-        phrasings=(),
-        templates=(f"find {{dir}}{before}-type f ! \\( {tests.strip()} \\){tail}",),
-        slots=dict(recipe.slots),
-        area=recipe.area,
-        source=recipe.source,
-        origin=recipe.origin,  # a composed command is as much yours as what it is made of
+    return _derived(
+        recipe,
+        f"{recipe.name}_not",
+        f"every file below the folder except {recipe.summary}",
+        f"find {{dir}}{before}-type f ! \\( {tests.strip()} \\){tail}",
     )
 
 
@@ -276,12 +261,32 @@ def _reprinted(
         return None
     match = _SELECTION.fullmatch(recipe.templates[0])
     assert match is not None
+    return _derived(
+        recipe,
+        f"{recipe.name}{suffix}",
+        f"{recipe.summary}{said}",
+        f"find {{dir}}{match.group('test')}{tail}",
+        slots=slots,
+    )
+
+
+def _derived(
+    recipe: Recipe,
+    name: str,
+    summary: str,
+    template: str,
+    *,
+    kind: Kind | None = None,
+    slots: Mapping[str, Slot] | None = None,
+) -> Recipe:
+    """A recipe made from ``recipe`` for one task: ``template`` its one command, its slots
+    with ``slots`` added, no phrasings (it is never ranked by words)."""
     return Recipe(
-        name=f"{recipe.name}{suffix}",
-        summary=f"{recipe.summary}{said}",
-        kind=recipe.kind,
+        name=name,
+        summary=summary,
+        kind=kind or recipe.kind,
         phrasings=(),
-        templates=(f"find {{dir}}{match.group('test')}{tail}",),
+        templates=(template,),
         slots={**recipe.slots, **(slots or {})},
         area=recipe.area,
         source=recipe.source,
@@ -297,16 +302,13 @@ def compose(recipe: Recipe, ending: Ending) -> Recipe | None:
     match = _SELECTION.fullmatch(recipe.templates[0])
     assert match is not None
     template = f"{ending.before}find {{dir}}{match.group('test')} {ending.action}{ending.after}"
-    return Recipe(
-        name=f"{recipe.name}_then_{ending.name}",
-        summary=f"{recipe.summary}, then {ending.verb}",
+    return _derived(
+        recipe,
+        f"{recipe.name}_then_{ending.name}",
+        f"{recipe.summary}, then {ending.verb}",
+        template,
         kind="action",
-        phrasings=(),
-        templates=(template,),
-        slots={**recipe.slots, **ending.slots},
-        area=recipe.area,
-        source=recipe.source,
-        origin=recipe.origin,  # a composed command is as much yours as what it is made of
+        slots=ending.slots,
     )
 
 

@@ -302,9 +302,11 @@ class TaughtLayer:
     def taught(self) -> int:
         return len(self.taught_names_)
 
-    def match(self, words: Any, margins: Any, said: str = "") -> list[Match]:
-        """The taught recipes a task (its ``embed_rows``, one row; ``said`` as said) is
-        lifted to, nearest first."""
+    def match(
+        self, words: Any, margins: Any, own: Mapping[str, float] | None = None
+    ) -> list[Match]:
+        """The taught recipes a task (its ``embed_rows``, one row; ``own`` its
+        ``own_words``) is lifted to, nearest first."""
         if not self.taught:
             return []
         import numpy as np
@@ -315,9 +317,8 @@ class TaughtLayer:
         by_recipe = np.full(len(self.names_), -1.0)
         np.maximum.at(by_recipe, self.pool_labels_, pool)
         taught = self._similarity(words, margins, self.taught_words_, self.taught_margins_)
-        if said and OWN:
-            task = own_words(said, self.common_)
-            taught = taught + OWN * np.array([_cosine(task, own) for own in self.taught_own_])
+        if own and OWN:
+            taught = taught + OWN * np.array([_cosine(own, theirs) for theirs in self.taught_own_])
         # the nearest taught text of each target (a recipe, with its taught phrasings)
         near: dict[str, float] = {}
         for target, similarity in zip(self.taught_targets_, taught, strict=True):

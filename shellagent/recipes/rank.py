@@ -488,17 +488,18 @@ class Ranker:
         user's words."""
         from shellagent.recipes.asking import request_span
         from shellagent.recipes.lexicon import lexicon
-        from shellagent.recipes.nearest import LIFT, TaughtLayer, margins
+        from shellagent.recipes.nearest import LIFT, TaughtLayer, margins, own_words
 
         assert self.taught_ is not None
         said = task.replace(f" {FIELD}", "")
         texts = list(dict.fromkeys([normalise(said), normalise(request_span(said, lexicon()))]))
         rows = self._model.named_steps["features"].transform(texts)
         found = margins(self._model.named_steps["clf"], rows)
+        own = own_words(said, self.taught_.common_)
         best: dict[str, float] = {}
         for i in range(len(texts)):
             words, soft = TaughtLayer.embed_rows(rows[i : i + 1], found[i : i + 1])
-            for m in self.taught_.match(words, soft, said):
+            for m in self.taught_.match(words, soft, own):
                 best[m.name] = max(best.get(m.name, -1.0), m.similarity)
         lifted = [
             Candidate(name, max(top, 0.0) + LIFT + similarity, similarity, 0.0)

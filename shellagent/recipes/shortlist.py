@@ -214,8 +214,9 @@ def _with_endings(
     pick = pick_named(reading.pick)
     if ending is None and pick is None:
         return _narrowed_to_kind(recipes, ranked, reading)
+    values = task_values(reading)  # what the words say, before any listing
     if pick is not None:
-        described = _described_picks(shelf, recipes, reading)
+        described = _described_picks(shelf, recipes, reading, values)
     elif reading.selection:
         described = shelf.ranker.rank(
             reading.selection, limit=POOL, asked=reading.selection_request
@@ -224,7 +225,6 @@ def _with_endings(
         described = []
     # "the .log files modified in the last day": a selection by age narrowed to the kind
     kinds = bool(reading.unmistakable_kinds)
-    values = task_values(reading)  # what the words say, before any listing
     composed: dict[str, Recipe] = {}
     scores: dict[str, Candidate] = {}
     for candidate in (*ranked, *described):
@@ -280,7 +280,7 @@ def _narrowed_to_kind(
 
 
 def _described_picks(
-    shelf: Shelf, recipes: Mapping[str, Recipe], reading: TaskReading
+    shelf: Shelf, recipes: Mapping[str, Recipe], reading: TaskReading, values: TaskValues
 ) -> list[Candidate]:
     """The selections to narrow to the one the reading's pick asks for, scored. "Identify
     the most recent backup file and copy it" is understood as well as its question
@@ -291,7 +291,6 @@ def _described_picks(
     date)."""
     from shellagent.recipes.compose import is_unfiltered
     from shellagent.recipes.fitness import narrows_unsaid, untold
-    from shellagent.recipes.values import task_values
 
     if not reading.selection or not reading.pick_selection:
         return []
@@ -305,7 +304,6 @@ def _described_picks(
     if not unfiltered:
         return []
     base = unfiltered[0].score
-    values = task_values(reading)  # what the words say, before any listing
     return [
         replace(c, score=understood[0].score + c.score - base)
         for c in every[:POOL]

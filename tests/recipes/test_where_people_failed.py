@@ -17,7 +17,7 @@ import pytest
 from shellagent.recipes import DATA_DIR, Recipe, load, render
 from shellagent.recipes.rank import Ranker
 from shellagent.recipes.reading import read_task
-from shellagent.recipes.shortlist import CONFIDENT, FITS, OFFERED, shortlist
+from shellagent.recipes.shortlist import CONFIDENT, FITS, OFFERED, Shortlist, shortlist
 from shellagent.recipes.values import task_values
 
 from ..unprivileged import AS_NOBODY, give_to_nobody, make_traversable
@@ -30,7 +30,14 @@ def run(
     recipe: str, args: dict[str, str], cwd: Path, user: str
 ) -> subprocess.CompletedProcess[str]:
     """The shipped recipe rendered with ``args`` and run by bash in ``cwd`` (HOME=cwd)."""
-    command = render(CATALOG.get(recipe), args)
+    return run_recipe(CATALOG.get(recipe), args, cwd, user)
+
+
+def run_recipe(
+    recipe: Recipe, args: dict[str, str], cwd: Path, user: str
+) -> subprocess.CompletedProcess[str]:
+    """``recipe`` (shipped, or made at run time: a composed one) rendered with ``args``
+    and run by bash in ``cwd`` (HOME=cwd)."""
     if user == "nobody":
         if os.getuid() != 0:
             pytest.skip("already unprivileged: the root runs cover this user")
@@ -38,7 +45,7 @@ def run(
         give_to_nobody(cwd)
     prefix = AS_NOBODY if user == "nobody" else []
     return subprocess.run(
-        [*prefix, "/bin/bash", "--norc", "-c", command],
+        [*prefix, "/bin/bash", "--norc", "-c", render(recipe, args)],
         cwd=cwd,
         env={"HOME": str(cwd), "PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -206,35 +213,21 @@ def shelf() -> Shelf:
     return Shelf(recipes, Ranker.train(list(recipes.values())))
 
 
+def shortlisted(shelf: Shelf, task: str) -> Shortlist:
+    """The shortlist for ``task`` (the words alone: no listing), which must fit."""
+    reading = read_task(task)
+    found = shortlist(shelf, reading, lambda: task_values(reading))
+    assert found is not None, "no recipe fits"
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "right"), SAID, ids=[r[0] for _, r in SAID])
 def test_a_direction_said_either_way_is_read_that_way(
     shelf: Shelf, task: str, right: tuple[str, ...]
 ) -> None:
-    reading = read_task(task)
-    found = shortlist(shelf, reading, lambda: task_values(reading))
-    assert found is not None, "no recipe fits"
+    found = shortlisted(shelf, task)
     assert found.usable[0].name in right, [c.name for c in found.usable[:3]]
-
-
-def run_recipe(
-    recipe: Recipe, args: dict[str, str], cwd: Path, user: str
-) -> subprocess.CompletedProcess[str]:
-    """``run`` for a recipe made at run time (a composed one)."""
-    if user == "nobody":
-        if os.getuid() != 0:
-            pytest.skip("already unprivileged: the root runs cover this user")
-        make_traversable(cwd)
-        give_to_nobody(cwd)
-    prefix = AS_NOBODY if user == "nobody" else []
-    return subprocess.run(
-        [*prefix, "/bin/bash", "--norc", "-c", render(recipe, args)],
-        cwd=cwd,
-        env={"HOME": str(cwd), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
 
 
 @pytest.mark.parametrize("user", USERS)
@@ -276,13 +269,11 @@ def test_a_selection_turned_around_lists_exactly_the_files_the_plain_one_leaves_
 def test_a_property_said_negated_selects_the_files_without_it(
     shelf: Shelf, task: str, right: str
 ) -> None:
-    reading = read_task(task)
-    found = shortlist(shelf, reading, lambda: task_values(reading))
-    assert found is not None, "no recipe fits"
+    found = shortlisted(shelf, task)
     assert found.usable[0].name == right, [c.name for c in found.usable[:3]]
     # nothing that keeps to the property said unwanted ("delete_empty_files") is offered
     kept = [c.name for c in found.usable if c.name in ("delete_empty_files", "find_executables")]
-    assert kept == ([] if reading.unwanted else ["find_executables"])
+    assert kept == ([] if found.values.reading.unwanted else ["find_executables"])
 
 
 @pytest.mark.slow
@@ -300,9 +291,6 @@ def test_a_selection_turned_around_is_never_turned_back(
     """A selection already turned around for a property said negated is composed from as
     it is: no pick, count or ending turns it back (``empty_files_not_not_newest`` once
     appeared among the candidates)."""
-    reading = read_task(task)
-    found = shortlist(shelf, reading, lambda: task_values(reading))
-    assert found is not None, "no recipe fits"
-    names = [c.name for c in found.usable]
+    names = [c.name for c in shortlisted(shelf, task).usable]
     assert not [n for n in names if "_not_not" in n], names
     assert any(n.startswith(picked) for n in names[:3]), names[:3]
