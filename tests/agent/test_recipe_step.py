@@ -753,13 +753,15 @@ def test_a_pick_is_not_narrowed_to_a_selection_the_task_cannot_tell_its_dates() 
     from shellagent.recipes import DATA_DIR
     from shellagent.recipes.reading import read_task
     from shellagent.recipes.shortlist import _described_picks
+    from shellagent.recipes.values import task_values
 
     catalog = load([DATA_DIR])
     recipes = dict(catalog.recipes)
     shipped = RecipeBook(recipes, Ranker.train(list(recipes.values())))
     reading = read_task("Which file in my Documents did I change most recently?")
     assert reading.pick == "newest"
-    offered = [c.name for c in _described_picks(shipped, shipped.recipes, reading)]
+    found = _described_picks(shipped, shipped.recipes, reading, task_values(reading))
+    offered = [c.name for c in found]
     # "files changed between two dates" fits "did I change" but needs dates it never says
     assert "files_changed_between" not in offered
     assert "files_under" in offered
