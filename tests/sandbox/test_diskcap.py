@@ -127,8 +127,8 @@ def test_one_command_cannot_write_past_the_cap(probe: Probe) -> None:
     assert 0 < int(count) < 100 and alive == "alive"  # the session goes on
     assert after["exit_code"] == 0 and "stopped" not in after["note"]
     # nothing wrote on meanwhile: at most the killed write's last blocks land after its
-    # result was read (less than one more 8 MiB file)
-    assert filled["stored"] <= after["stored"] < filled["stored"] + 8 * MiB
+    # result was read (at most the rest of that one 8 MiB file; CI once saw all of it)
+    assert filled["stored"] <= after["stored"] <= filled["stored"] + 8 * MiB
     assert after["stored"] <= CAP + OVERSHOOT
 
 
