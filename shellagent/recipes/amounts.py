@@ -27,6 +27,7 @@ from shellagent.recipes.lexicon import Lexicon
 __all__ = [
     "Quantity",
     "ages",
+    "days_said",
     "durations",
     "number_words",
     "size_limits",
@@ -230,3 +231,20 @@ def _between(text: str, found: list[Quantity], cues: _Cues) -> list[Quantity]:
             result[i] = Quantity(first.measure, first.amount, first.unit, ">", first.at)
             result[i + 1] = Quantity(second.measure, second.amount, second.unit, "<", second.at)
     return result
+
+
+def days_said(text: str, lexicon: Lexicon) -> list[str]:
+    """The days ``text`` says with a month's name: "7 May 2024" as ``2024-05-07``, "May
+    7th" (no year) as ``--05-07``, a day of any year. A day its month does not have (31
+    June) is not a day."""
+    found = []
+    for hit in lexicon["quantities.day_said"].finditer(text):
+        month = lexicon["quantities.months"].value(hit["m1"] or hit["m2"])
+        day = int(hit["d1"] or hit["d2"])
+        year = hit["year"]
+        try:  # 2000 has every day a month may have, 29 February too
+            date(int(year or 2000), int(month or 0), day)
+        except ValueError:
+            continue
+        found.append(f"{year}-{month}-{day:02d}" if year else f"--{month}-{day:02d}")
+    return found

@@ -26,6 +26,7 @@ __all__ = [
     "ending_and_act",
     "imperatives",
     "kind_of",
+    "objects_said",
     "one_asked",
     "pick_of",
     "ranking_end",
@@ -34,6 +35,7 @@ __all__ = [
     "selection_text",
     "superlative_of",
     "unquoted",
+    "unwanted",
 ]
 
 # Each ending of ``compose`` and the entries whose verbs ask for it, in the order that
@@ -378,3 +380,33 @@ def destination(request: str, act_at: int, lexicon: Lexicon) -> tuple[str, bool 
     if best is None:
         return "", None, ""
     return best[2], best[3], best[4]
+
+
+# the properties a selection may narrow by without a value, and how far before one a
+# negation may stand (words, in its clause)
+PROPERTIES = ("empty", "permissions", "hidden")
+_NEGATION_REACH = re.compile(r"^[\s-]*(?:[\w']+\s+){0,3}$")
+
+
+def unwanted(request: str, lx: Lexicon) -> tuple[str, ...]:
+    """The properties (``PROPERTIES``) the request says the files must not have: one
+    said with a negation (lexicon ``selections.negation``) at most three words before it,
+    in the same clause ("which scripts can't be executed", "the non-empty files")."""
+    negation = lx["selections.negation"].regex
+    found = []
+    for name in PROPERTIES:
+        for m in lx[f"selections.{name}"].regex.finditer(request):
+            before = request[: m.start()]
+            cues = list(negation.finditer(before))
+            if cues and _NEGATION_REACH.match(before[cues[-1].end() :]):
+                found.append(name)
+                break
+    return tuple(found)
+
+
+def objects_said(text: str, lx: Lexicon) -> str:
+    """ "files" when ``text`` says file and no folder ("One file in Downloads is completely
+    empty. What is it called?"), "folders" for the reverse, else "" (both or neither)."""
+    files = lx["files.file_word"].says(text)
+    folders = lx["files.folder_word"].says(text)
+    return "files" if files and not folders else "folders" if folders and not files else ""

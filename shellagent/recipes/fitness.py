@@ -18,6 +18,7 @@ exception: two recipes that differ only in minding case share the better words s
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -93,13 +94,15 @@ _NAME_SLOTS = ("name", "glob", "pattern", "text", "word", "key")
 # Required slots a recipe cannot do without unless the task says the value: a port, a
 # date, a size. (A file, a pattern or a key may be meant without being named: "the
 # access log", "the version field".)
-_TASK_MUST_SAY = {"port", "pid", "date", "time", "mode", "size", "days", "minutes"}
+_TASK_MUST_SAY = {"port", "pid", "date", "day", "time", "mode", "size", "days", "minutes"}
 _TASK_MUST_SAY |= {"number", "count", "column", "signal", "output", "archive"}
 # A size or an age the task says ("larger than 100MB", "older than 30 days") narrows what
 # it asks about: a recipe with no slot for it answers about everything.
 _VALUE_SLOTS = {
     "sizes": {"size"},
     "days": {"days", "minutes", "date", "time", "schedule"},
+    "days_of_year": {"day"},  # "the warnings from 7 May": a day of any year
+    "dates": {"date", "day", "days", "schedule"},  # a date is an age as well ("since 2024-05-01")
 }
 # What a command that does each of ``compose.ENDINGS``' acts says.
 DOES = {
@@ -301,10 +304,12 @@ _ARCHIVE_NAME = re.compile(r"\.(?:tar(?:\.\w+)?|tgz|tbz2|txz|zip|7z)$", re.I)
 
 def _any_case(reading: TaskReading) -> bool | None:
     """Whether a search of contents the task asks for ignores case: yes for a word it
-    says unquoted in lower case ("the word invoice"), no for a text it quotes."""
+    says unquoted in lower case ("the word invoice", "notes that mention the dentist"), no
+    for a text it quotes."""
     if reading.look_for:
         return False
-    if reading.mentioned and all(w == w.lower() for w in reading.mentioned):
+    said = reading.mentioned or reading.spoken_of  # "mention timeout", "… the dentist"
+    if said and all(w == w.lower() for w in said):
         return True
     return None
 
@@ -433,7 +438,9 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     reads = _reads(recipe)
     if reads and shape.formats and not reads & set(shape.formats):
         penalty += OTHER_FORMAT
-    if shape.fields and not types & {"key", "column"}:
+    if (shape.fields and not types & {"key", "column"}) or _numbers_of_a_field_without(
+        recipe, values
+    ):
         penalty += NO_FIELD
     if shape.objects and _selects(does) not in ("", shape.objects):
         # "One file in Downloads is completely empty": the empty folders are not asked
@@ -456,6 +463,18 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
     ):
         penalty += OTHER_CASE
     return -penalty
+
+
+def _numbers_of_a_field_without(recipe: Recipe, values: TaskValues) -> bool:
+    """Whether ``recipe`` reckons with the numbers of a field (a sum, a comparison) and
+    every field the task says by name of the file it names holds none ("Ben's email in
+    people.csv" is no sum)."""
+    said = values.reading.said_fields(values.fields)
+    return (
+        bool(said)
+        and any(slot.numbers for slot in recipe.slots.values())
+        and not set(said) & set(values.number_fields)
+    )
 
 
 # a tool that shows sizes: du, stat, wc -c, numfmt, a long or size listing of ls
@@ -639,6 +658,7 @@ def _case_twins_agree(
     asks for (``shape.any_case``) decides between them, so the pair's words score goes
     to the twin it asks for (the one exception to penalties only: the words' evidence was
     for either)."""
+    ranked = _with_case_twins(ranked, recipes)
     keys = {c.name: _case_free(recipes[c.name].templates[0]) for c in ranked if c.name in recipes}
     pairs: dict[str, list[float]] = {}
     for c in ranked:
@@ -657,9 +677,31 @@ def _case_twins_agree(
     return agreed
 
 
+def _with_case_twins(ranked: Sequence[Candidate], recipes: Mapping[str, Recipe]) -> list[Candidate]:
+    """``ranked`` and, after each recipe, its case twin when the ranker left the twin out
+    ("which notes mention the dentist" ranks the case-minding search alone): the words'
+    evidence was for either."""
+    twins: dict[str, list[str]] = {}
+    for name, recipe in recipes.items():
+        twins.setdefault(_case_free(recipe.templates[0])[0], []).append(name)
+    names = {c.name for c in ranked}
+    out: list[Candidate] = []
+    for c in ranked:
+        out.append(c)
+        if c.name not in recipes:
+            continue
+        key, ignores = _case_free(recipes[c.name].templates[0])
+        for twin in twins.get(key, ()):
+            if twin not in names and _case_free(recipes[twin].templates[0])[1] != ignores:
+                out.append(replace(c, name=twin))
+                names.add(twin)
+    return out
+
+
 _GREP_FLAGS = re.compile(r"(\bgrep\s+(?:-[\w]+\s+)*)")
 
 
+@functools.lru_cache(maxsize=8192)
 def _case_free(template: str) -> tuple[str, bool]:
     """``template`` without grep's case flag (``-i``, or the ``i`` of ``-rliF``), and
     whether it had one: the key case twins share."""

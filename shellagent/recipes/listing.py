@@ -36,7 +36,9 @@ _FILENAME = re.compile(r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
 
 def listing_command(reading: TaskReading, limit: int = 3000) -> str:
     """A read-only command that lists the working directory (three levels) and the folders
-    the task names, one path a line (folders end in ``/``)."""
+    the task names, one path a line (folders end in ``/``); a path the task writes from
+    the home folder (``~/Documents/notes``) is listed as written, itself only: whether it
+    is a folder, a file, or not there."""
     named: list[str] = []
     parents: list[str] = []
     for path in reading.paths:
@@ -47,9 +49,26 @@ def listing_command(reading: TaskReading, limit: int = 3000) -> str:
     # the named paths first: a large parent (/etc) must not push them past the limit
     roots = list(dict.fromkeys(r for r in [*named, *parents, "."] if r not in ("/", "")))[:7]
     quoted = " ".join(shlex.quote(r) for r in roots)
+    kinds = "".join(
+        f"{_kind_of(path)}; "
+        for path in dict.fromkeys(reading.paths)
+        if path.startswith("~/") and path.rstrip("/") != "~" and not set("*?[") & set(path)
+    )
     return (
-        f"find {quoted} -maxdepth 3 \\( -name '.*' ! -name . -prune \\) -o "
-        f"\\( -type d -printf '%p/\\n' \\) -o -printf '%p\\n' 2>/dev/null | head -n {limit}"
+        f"{{ {kinds}find {quoted} -maxdepth 3 \\( -name '.*' ! -name . -prune \\) -o "
+        f"\\( -type d -printf '%p/\\n' \\) -o -printf '%p\\n' 2>/dev/null; }} | head -n {limit}"
+    )
+
+
+def _kind_of(path: str) -> str:
+    """A command printing ``path`` (``~/…``) as a listing line: with a ``/`` when it is a
+    folder, as it is when it is a file, nothing when it is not there."""
+    bare = path.rstrip("/")
+    where = f'"$HOME"/{shlex.quote(bare[2:])}'
+    said = shlex.quote(bare)
+    return (
+        f"if [ -d {where} ]; then printf '%s/\\n' {said}; "
+        f"elif [ -e {where} ]; then printf '%s\\n' {said}; fi"
     )
 
 

@@ -56,6 +56,7 @@ FREE: dict[str, tuple[str, str]] = {
         '[12] [0-9]{3} "-" [01] [0-9] "-" [0-3] [0-9]',
         r"^[12][0-9]{3}-[01][0-9]-[0-3][0-9]$",
     ),
+    "day": ('[01] [0-9] "-" [0-3] [0-9]', r"^[01][0-9]-[0-3][0-9]$"),
     "schedule": (
         '"@daily" | "@weekly" | "@monthly" | "@hourly" | cron',
         r"^(@daily|@weekly|@monthly|@hourly|[0-9*/,-]+( [0-9*/,-]+){4})$",
@@ -86,12 +87,13 @@ FREE_OF_TYPE = {
     "mode": "mode",
     "time": "time",
     "date": "date",
+    "day": "day",
     "schedule": "schedule",
 }
 # Types whose value, when the task says one, is what the task means: the default is then
 # not offered ("port 5173 is taken" is not about port 80; "in the last 3 days" not 7). Not
 # counts and folders: a task's numbers and folders are often there for another slot.
-DECISIVE = {"port", "pid", "date", "time", "mode", "size", "days", "minutes"}
+DECISIVE = {"port", "pid", "date", "day", "time", "mode", "size", "days", "minutes"}
 SIGNALS = ("TERM", "KILL", "HUP", "INT", "USR1", "USR2", "STOP", "CONT")
 
 

@@ -131,12 +131,16 @@ class TaskReading:
     size_limits: tuple[Quantity, ...] = ()
     times: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()
+    days_of_year: tuple[str, ...] = ()  # "7 May" said without a year: ("05-07",)
     modes: tuple[str, ...] = ()
     words: tuple[str, ...] = ()  # upper-case and capitalised words
     names: tuple[str, ...] = ()  # after "named", "user", "branch", "column" …
     signals: tuple[str, ...] = ()
     look_for: tuple[str, ...] = ()
     mentioned: tuple[str, ...] = ()  # unquoted words to look for ("lines that mention timeout")
+    # what a text speaks of, said after "mention", "about", "refer to" ("notes that mention
+    # the dentist"): a subject, not a file's name
+    spoken_of: tuple[str, ...] = ()
     quoted_names: tuple[str, ...] = ()
     saving: str = ""  # the saving clause ("save the list to /tmp/x")
     output: str = ""  # the file a result is saved in
@@ -497,18 +501,22 @@ def _ranked(request: str, lx: Lexicon) -> int:
     return int(said) if said else 0
 
 
-def _categories(task: str, kinds: Sequence[str], lx: Lexicon) -> list[str]:
+def _categories(task: str, kinds: Sequence[str], files: Sequence[str], lx: Lexicon) -> list[str]:
     """The sorts of file of many extensions the task asks about ("how many photos":
     ``pictures``), none when it names an extension ("the .jpg photos" are jpgs alone); a
-    home's folder said by name ("in my Documents") is a place, not a sort of file."""
+    home's folder said by name ("in my Documents") is a place, not a sort of file, and
+    the name of a file it names is what that file holds ("the films in films.json")."""
     if kinds:
         return []
     said = lx["kinds.categories"]
     home = lx["destinations.known_folders"].regex
+    stems = {f.rsplit("/", 1)[-1].split(".", 1)[0].lower() for f in files}
     return [
         category
         for m in said.finditer(task)
-        if not home.fullmatch(m.group(0)) and (category := said.value(said.word(m)))
+        if not home.fullmatch(m.group(0))
+        and said.word(m).lower() not in stems
+        and (category := said.value(said.word(m)))
     ]
 
 
@@ -602,28 +610,6 @@ def _one(
     return False if several.search(prose) else None
 
 
-# the properties a selection may narrow by without a value, and how far before one a
-# negation may stand (words, in its clause)
-_PROPERTIES = ("empty", "permissions", "hidden")
-_NEGATION_REACH = re.compile(r"^[\s-]*(?:[\w']+\s+){0,3}$")
-
-
-def _unwanted(request: str, lx: Lexicon) -> tuple[str, ...]:
-    """The properties (``_PROPERTIES``) the request says the files must not have: one
-    said with a negation (lexicon ``selections.negation``) at most three words before it,
-    in the same clause ("which scripts can't be executed", "the non-empty files")."""
-    negation = lx["selections.negation"].regex
-    found = []
-    for name in _PROPERTIES:
-        for m in lx[f"selections.{name}"].regex.finditer(request):
-            before = request[: m.start()]
-            cues = list(negation.finditer(before))
-            if cues and _NEGATION_REACH.match(before[cues[-1].end() :]):
-                found.append(name)
-                break
-    return tuple(found)
-
-
 def read_task(text: str, *, today: date | None = None) -> TaskReading:
     """The reading of ``text`` (``today``: what "since Monday" counts from)."""
     lx = lexicon()
@@ -643,7 +629,9 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
     made_kinds = [k for k in _kinds(text, lx)[0] if k not in kinds] if prose != text else []
     one_asked = asking.one_asked(text, lx)
     pick = asking.pick_of(text, one_asked, lx)
-    numbers = [int(m.group(1)) for m in _NUMBER.finditer(_QUOTED.sub(" ", text))]
+    # a day said with its month ("7 May 2024") is a date, not numbers
+    undated = lx["quantities.day_said"].regex.sub(" ", _QUOTED.sub(" ", text))
+    numbers = [int(m.group(1)) for m in _NUMBER.finditer(undated)]
     numbers += amounts.number_words(text, lx)
     if not numbers and (one_asked or lx["quantities.one_line"].says(text)):
         # "which file is the largest?", "what does the first line say": a count of one
@@ -656,6 +644,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
     quoted = _quoted(text, request, lx, taken)
     saving = asking.saving_clause(request, lx)
     ages = amounts.ages(text, lx, today)
+    said = amounts.days_said(text, lx)
     size_limits = amounts.size_limits(text, lx)
     act_at = _act_at(request, act, lx)
     dest, folder, place = asking.destination(request, act_at, lx) if act_at >= 0 else ("", None, "")
@@ -692,7 +681,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         kind=asking.kind_of(text, lx),
         act=act,
         negated=negated,
-        unwanted=_unwanted(request, lx),
+        unwanted=asking.unwanted(request, lx),
         ending=ending,
         pick=pick,
         one_asked=one_asked,
@@ -709,13 +698,15 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         joined=joined,
         plain=tuple(
             w for w in re.findall(r"[A-Za-z][\w.-]{2,}", text) if not lx["files.stop"].says(w)
-        ),
+        )
+        # "the last thing I downloaded": the Downloads folder, if there is one
+        + (("Downloads",) if lx["files.downloaded"].says(text) else ()),
         numbers=tuple(dict.fromkeys(numbers)),
         kinds=_unique(kinds),
         unmistakable_kinds=tuple(unmistakable),
         made_kinds=_unique(made_kinds),
-        kind_exts=_unique(_kind_exts(prose, dirs, _categories(text, kinds, lx), lx)),
-        categories=_unique(_categories(text, kinds, lx)),
+        kind_exts=_unique(_kind_exts(prose, dirs, _categories(text, kinds, files, lx), lx)),
+        categories=_unique(_categories(text, kinds, files, lx)),
         quoted_globs=_unique(quoted_globs),
         sizes=_unique([f"{amount}{unit}" for amount, unit, _, _ in amounts.sizes(text, lx)]),
         days=tuple(dict.fromkeys(max(1, round(m / 1440)) for m, _ in spans)),
@@ -726,7 +717,10 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
             [f"{int(h):02d}:{m}" for h, m in _TIME.findall(text)]
             + [v for w in re.findall(r"\w+", text) if (v := lx["quantities.clock"].value(w))]
         ),
-        dates=_unique(["-".join(d) for d in _DATE.findall(text)]),
+        dates=_unique(
+            ["-".join(d) for d in _DATE.findall(text)] + [d for d in said if d[0] != "-"]
+        ),
+        days_of_year=_unique([d[2:] for d in said if d[0] == "-"]),
         modes=_unique(_MODE.findall(text) if lx["quantities.mode_words"].says(text) else []),
         words=_unique([*words_caps, *_CAPITAL.findall(text)]),
         names=_unique([m.group(1) for m in lx["quoted.name_after"].finditer(text)]),
@@ -735,6 +729,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         mentioned=_unique(
             [m.group(1).rstrip(".") for m in lx["quoted.mention"].finditer(_QUOTED.sub(" ", text))]
         ),
+        spoken_of=_unique([m.group(1) for m in lx["quoted.spoken_of"].finditer(text)]),
         quoted_names=_unique([q.text.strip() for q in quoted if q.role == "name"]),
         saving=saving,
         output=output,
@@ -758,16 +753,8 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
         top_level=lx["files.top_level"].says(request),
         each_file=lx["totals.each_file"].says(request) and not lx["totals.sum"].says(request),
         old_unsaid=not ages and lx["quantities.old"].says(request),
-        objects=_objects(text, lx),
+        objects=asking.objects_said(text, lx),
     )
-
-
-def _objects(text: str, lx: Lexicon) -> str:
-    """ "files" when ``text`` says file and no folder ("One file in Downloads is completely
-    empty. What is it called?"), "folders" for the reverse, else "" (both or neither)."""
-    files = lx["files.file_word"].says(text)
-    folders = lx["files.folder_word"].says(text)
-    return "files" if files and not folders else "folders" if folders and not files else ""
 
 
 def _act_at(request: str, act: str, lx: Lexicon) -> int:

@@ -75,7 +75,7 @@ def _show(value: object) -> str:
 # Types a TOML integer is not a value of (a quoted "3" is a file named 3).
 _TEXT_ONLY = frozenset(
     {"dir", "file", "path", "output", "archive", "glob", "pattern", "text", "schedule"}
-    | {"time", "date", "jq_filter"}
+    | {"time", "date", "day", "jq_filter"}
 )
 # Printable characters of any script: no C0 controls, no DEL (a newline would end the
 # command, a carriage return would hide what comes before it).
@@ -136,6 +136,10 @@ def _date_check(value: str) -> str | None:
     except ValueError:
         return "not a date of the calendar"
     return None
+
+
+def _day_check(value: str) -> str | None:
+    return _date_check(f"2000-{value}")  # a leap year: 02-29 is a day
 
 
 def _branch_check(value: str) -> str | None:
@@ -279,6 +283,7 @@ _ALL = [
     ),
     SlotType("time", "[0-9]{2}:[0-9]{2}", "a time of day as HH:MM", _time_check),
     SlotType("date", "[0-9]{4}-[0-9]{2}-[0-9]{2}", "a date as YYYY-MM-DD", _date_check),
+    SlotType("day", "[0-9]{2}-[0-9]{2}", "a day of any year as MM-DD", _day_check),
     SlotType("key", "[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", "a field name of letters, digits, _ . -"),
     SlotType(
         "branch",
@@ -312,7 +317,8 @@ TYPES: Mapping[str, SlotType] = {t.name: t for t in _ALL}
 PATH_TYPES = frozenset({"dir", "file", "path", "output", "archive"})
 SINGLE_QUOTE_SAFE = frozenset(
     {"count", "number", "column", "port", "pid", "days", "minutes", "ext", "name", "word"}
-    | {"user", "group", "key", "mode", "size", "time", "date", "choice", "glob", "signal"}
+    | {"user", "group", "key", "mode", "size", "time", "date", "day", "choice", "glob"}
+    | {"signal"}
 )
 """Types whose values may stand inside single quotes in a template."""
 

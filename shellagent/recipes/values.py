@@ -51,6 +51,7 @@ class TaskValues:
     minutes: tuple[int, ...] = ()
     times: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()
+    days_of_year: tuple[str, ...] = ()  # "7 May": ("05-07",)
     modes: tuple[str, ...] = ()
     words: tuple[str, ...] = ()  # upper-case and capitalised words, names after "named"
     texts: tuple[str, ...] = ()  # quoted words the request looks for ("the word 'timeout'")
@@ -85,6 +86,14 @@ def _resolve(names: Sequence[str], listing: Sequence[str], task_words: set[str])
             hits.append((-named, clean.count("/"), entry))
     hits.sort()
     return [h[2] for h in hits]
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` is below ``folder``; a folder written from home (``~/x``) holds
+    what the listing of home shows below ``x``."""
+    folder = folder.rstrip("/")
+    below = [folder + "/"] + ([folder[2:] + "/"] if folder.startswith("~/") else [])
+    return path.startswith(tuple(below))
 
 
 def tidy(entry: str) -> str:
@@ -148,14 +157,26 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
             dirs.append(path.rstrip("/") if path not in ("/", "~/") else path)
     # Names given without a path: "my Downloads folder", "the webshop project".
     plain_lower = [w.lower().strip(".") for w in reading.plain]
-    dirs += [tidy(d) for d in _resolve(plain_lower, listed_dirs, word_set)]
+    worded = [tidy(d) for d in _resolve(plain_lower, listed_dirs, word_set)]
+    # "the dataproc project in ~/projects": the folder named inside the one written first
+    # (a word of a path written, "~/projects/webshop", names no folder of its own)
+    written = {p.rstrip("/").rsplit("/", 1)[-1].lower() for p in explicit}
+    inner = [
+        d
+        for d in worded
+        if d.rsplit("/", 1)[-1].lower() not in written and any(_inside(d, e) for e in dirs)
+    ]
+    dirs = [*inner, *dirs, *worded]
     files += [tidy(f) for f in _resolve(plain_lower, listed_files, word_set)]
-    # A file named by its stem: "my contacts file" → contacts.csv
+    # A file named by its stem: "my contacts file" → contacts.csv; not a word that names
+    # a folder the task writes ("my notes in ~/Documents/notes") or what a text speaks of
+    # ("notes that mention the dentist": not dentist.md)
+    not_stems = written | {w.lower() for w in reading.spoken_of}
     stems: dict[str, list[str]] = {}
     for entry in listed_files:
         base = tidy(entry).rsplit("/", 1)[-1]
         stem = base.split(".", 1)[0].lower()
-        if stem in plain_lower and len(stem) > 3:
+        if stem in plain_lower and len(stem) > 3 and stem not in not_stems:
             stems.setdefault(stem, []).append(entry)
     for stem in sorted(stems, key=plain_lower.index):
         files += [
@@ -196,6 +217,7 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
         minutes=reading.minutes,
         times=reading.times,
         dates=reading.dates,
+        days_of_year=reading.days_of_year,
         modes=reading.modes,
         words=reading.words,
         texts=reading.look_for,
@@ -303,6 +325,7 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
             *values.quoted,
             *values.held_values,
             *mentioned,
+            *values.reading.spoken_of,  # "notes that mention the dentist"
             *values.words,
             *values.names,
             *bare,
@@ -346,11 +369,26 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
         return list(values.times)
     if slot_type == "date":
         return list(values.dates)
+    if slot_type == "day":  # a date's day too, when a recipe reads days alone
+        return list(_unique([*values.days_of_year, *(d[5:] for d in values.dates)]))
     if slot_type == "signal":
         return list(values.signals)
     if slot_type == "choice":
-        return [c for c in choices if c in values.words or c in values.quoted]
+        exact = [c for c in choices if c in values.words or c in values.quoted]
+        return list(_unique([*exact, *_choices_said(choices, values.reading.text)]))
     return []
+
+
+def _choices_said(choices: Sequence[str], text: str) -> list[str]:
+    """The choices ``text`` says as words, any case, or with an ending ("the warnings":
+    WARN, then WARNING; "sorted by sizes": size), in their declared order."""
+    said = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+    return [
+        c
+        for c in choices
+        if c.lower() in said
+        or (len(c) >= 4 and any(w.startswith(c.lower()) and len(w) - len(c) <= 4 for w in said))
+    ]
 
 
 # Slots that name where something goes: the value after "to"/"into" is theirs.

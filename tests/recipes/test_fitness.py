@@ -431,6 +431,17 @@ def test_case_twins_share_their_words_and_the_case_asked_decides(task: str, firs
     ]
 
 
+def test_a_case_twin_the_ranker_left_out_is_put_beside_its_twin() -> None:
+    files = recipe("files_with", "question", "grep -rlF -e {pattern} {dir}", dir="dir")
+    files_any = recipe("files_with_any", "question", "grep -rliF -e {pattern} {dir}", dir="dir")
+    other = recipe("other", "question", "ls {dir}", dir="dir")
+    recipes = {r.name: r for r in (files, files_any, other)}
+    task = "which notes in /srv/notes mention the dentist?"  # unquoted, lower case: any case
+    ranked = [cand("files_with", 0.3), cand("other", -0.2)]
+    order = [c.name for c in rerank(ranked, recipes, task, read_task(task))]
+    assert order[0] == "files_with_any" and set(order) == set(recipes)
+
+
 def test_a_recipe_that_neither_takes_nor_reads_the_file_named_drops() -> None:
     sudoers = recipe("sudo_users", "question", "getent group sudo wheel")
     names = recipe("server_names", "question", "grep server_name /etc/nginx/nginx.conf")

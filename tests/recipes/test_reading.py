@@ -263,3 +263,41 @@ def test_a_property_said_negated_is_unwanted(task: str, unwanted: tuple[str, ...
 )
 def test_one_line_at_an_end_is_a_count_of_one(task: str, numbers: tuple[int, ...]) -> None:
     assert tuple(read_task(task).numbers) == numbers
+
+
+@pytest.mark.parametrize(
+    ("task", "dates", "days", "numbers"),
+    [
+        ("show the errors of 7 May in /var/log/app.log", (), ("05-07",), ()),
+        ("what did the job log on March 3rd, 2024?", ("2024-03-03",), (), ()),
+        ("the lines from the 1st of Sept in x.log", (), ("09-01",), ()),
+        ("what happened on Feb 29?", (), ("02-29",), ()),
+        ("anything on 31 June?", (), (), ()),  # June has 30 days: no day, and no number
+        ("you may keep 5 of them", (), (), (5,)),
+        ("show the 5 largest files from May 2024", (), (), (5, 2024)),
+    ],
+)
+def test_a_day_said_with_its_month_is_a_date_or_a_day_of_any_year(
+    task: str, dates: tuple[str, ...], days: tuple[str, ...], numbers: tuple[int, ...]
+) -> None:
+    reading = read_task(task)
+    assert (reading.dates, reading.days_of_year, reading.numbers) == (dates, days, numbers)
+
+
+@pytest.mark.parametrize(
+    ("task", "spoken_of", "downloads"),
+    [
+        ("which notes in ~/notes mention the dentist?", ("dentist",), False),
+        ("letters that talk about the landlord", ("landlord",), False),
+        ("tell me about my budget file", (), False),
+        ("what's the last thing I downloaded?", (), True),
+        ("which PDFs did I download this week", (), True),
+        ("download the installer from the site", (), False),
+    ],
+)
+def test_what_a_text_speaks_of_and_a_thing_downloaded(
+    task: str, spoken_of: tuple[str, ...], downloads: bool
+) -> None:
+    reading = read_task(task)
+    assert reading.spoken_of == spoken_of
+    assert ("Downloads" in reading.plain) == downloads

@@ -446,3 +446,73 @@ def test_the_kind_of_the_file_an_answer_is_saved_in_is_no_kind_to_select() -> No
     assert "*.txt" not in saved.globs
     said = read_task("Find the largest .csv file in /srv/up and save it to /tmp/x.txt.")
     assert said.globs == ("*.csv",)
+
+
+def test_a_path_written_from_home_is_listed_as_a_folder_a_file_or_nothing(
+    tmp_path: Path,
+) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "Documents" / "notes").mkdir(parents=True)
+    (home / "todo.txt").write_text("x")
+    work.mkdir()
+    reading = reading_of("which of ~/Documents/notes, ~/todo.txt and ~/gone mention 'x'?")
+    done = subprocess.run(
+        ["bash", "-c", listing_command(reading)],
+        cwd=work,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert "~/Documents/notes/" in lines and "~/todo.txt" in lines
+    assert not any("gone" in line for line in lines)
+    values = task_values(reading, lines)
+    assert "~/Documents/notes" in listed_folders(values)
+    assert "~/todo.txt" not in values.outputs  # it is there: read, not written
+
+
+@pytest.mark.parametrize(
+    ("task", "files"),
+    [
+        # the word names the folder the task writes, not a file elsewhere
+        ("which of my notes in ~/Documents/notes mention 'x'", ()),
+        # what the notes speak of is no file's name
+        ("which files in Documents mention the budget", ()),
+        ("what does my budget file say", ("Documents/budget.xlsx",)),
+    ],
+)
+def test_a_stem_is_a_file_only_when_nothing_else_reads_the_word(
+    task: str, files: tuple[str, ...]
+) -> None:
+    listing = [*LISTING, "./projects/webshop/notes.tmp", "./Documents/budget.xlsx"]
+    assert read_task(task, listing).files == files
+
+
+@pytest.mark.parametrize(
+    ("task", "first"),
+    [
+        ("show the warnings of /var/log/x.log", "WARN"),
+        ("show the WARNING lines of /var/log/x.log", "WARNING"),
+        ("the errors in /var/log/x.log", "ERROR"),
+        ("the lines of /var/log/x.log", None),
+    ],
+)
+def test_a_choice_is_said_in_any_case_and_with_an_ending(task: str, first: str | None) -> None:
+    levels = ("ERROR", "WARN", "WARNING", "INFO")
+    found = candidates_for("choice", read_task(task), levels)
+    assert (found[0] if found else None) == first
+
+
+def test_a_day_slot_takes_a_day_said_or_the_day_of_a_date() -> None:
+    assert candidates_for("day", read_task("the errors of 7 May in x.log")) == ["05-07"]
+    assert candidates_for("day", read_task("the errors of 2024-03-05 in x.log")) == ["03-05"]
+    assert candidates_for("day", read_task("the errors in x.log")) == []
+
+
+def test_a_folder_named_inside_the_folder_written_comes_first() -> None:
+    task = "which version of flask does the webshop project in ~/projects need?"
+    assert read_task(task, LISTING).dirs[0] == "projects/webshop"
+    # two folders written: as written ("from ~/x to ~/x/old" keeps its source first)
+    written = read_task("move the logs from ~/projects to ~/projects/webshop", LISTING)
+    assert written.dirs[0] == "~/projects"

@@ -294,3 +294,94 @@ def test_a_selection_turned_around_is_never_turned_back(
     names = [c.name for c in shortlisted(shelf, task).usable]
     assert not [n for n in names if "_not_not" in n], names
     assert any(n.startswith(picked) for n in names[:3]), names[:3]
+
+
+@pytest.fixture
+def records(tmp_path: Path) -> Path:
+    """A home with a job's log, an address book and a film list."""
+    home = tmp_path / "records"
+    (home / "logs").mkdir(parents=True)
+    (home / "logs" / "job.log").write_text(
+        "2025-06-01 02:00:00 INFO backup started\n"
+        "2025-06-01 02:09:00 INFO backup done\n"
+        "2025-06-02 02:00:00 INFO backup started\n"
+        "2025-06-02 02:03:00 ERROR disk full\n"
+        "2025-06-02 02:04:00 ERROR backup aborted\n"
+        "2025-06-03 02:00:00 INFO backup started\n"
+        "2025-06-03 02:07:00 INFO backup done\n"
+        "2025-06-03 02:08:00 WARN slow disk\n"
+    )
+    (home / "people.csv").write_text(
+        "name,email,city\nAna Lima,ana@example.org,Porto\nBen Okafor,ben@example.org,Lagos\n"
+    )
+    (home / "films.json").write_text(
+        '[{"title": "A", "year": 1962}, {"title": "B", "year": 1999}, {"title": "C", "year": 2011}]'
+    )
+    (home / "todo.json").write_text(
+        '[{"what": "tax", "done": true}, {"what": "vet", "done": false}]'
+    )
+    (home / "code" / "api").mkdir(parents=True)
+    (home / "code" / "api" / "requirements.txt").write_text("flask==3.0.2\nrequests>=2.31\n")
+    return home
+
+
+@pytest.mark.parametrize(
+    ("task", "chosen", "printed"),
+    [
+        (
+            "When did ~/logs/job.log last say 'backup done'?",
+            "last_matching_line",
+            "2025-06-03 02:07:00 INFO backup done\n",
+        ),
+        (
+            "Which errors did ~/logs/job.log record on 2 June?",
+            "log_level_on_day",
+            "2025-06-02 02:03:00 ERROR disk full\n2025-06-02 02:04:00 ERROR backup aborted\n",
+        ),
+        (
+            "What is Ben Okafor's email? It's in ~/people.csv.",
+            "csv_field_of_row",
+            "ben@example.org\n",
+        ),
+        ("How many films in ~/films.json came out before 2000?", "json_count_below", "2\n"),
+        (
+            "Which chores in ~/todo.json are not done yet?",
+            "json_records_not_flagged",
+            '{"what":"vet","done":false}\n',
+        ),
+        (
+            "Which version of requests does the api project in ~/code need?",
+            "project_dependency_version",
+            "code/api/requirements.txt:2:requests>=2.31\n",
+        ),
+    ],
+)
+def test_a_record_found_by_what_it_says_is_answered_from_the_real_file(
+    shelf: Shelf, records: Path, task: str, chosen: str, printed: str
+) -> None:
+    from shellagent.agent.trying import first_values
+    from shellagent.recipes.listing import read_values
+
+    def read(command: str) -> list[str]:
+        done = run_command(command, records)
+        return done.stdout.splitlines()
+
+    reading = read_task(task)
+    found = shortlist(shelf, reading, lambda: read_values(reading, read))
+    assert found is not None and found.usable[0].name == chosen, found and found.usable[:3]
+    action = first_values(found.offers[0])
+    assert action is not None
+    done = run_recipe(found.recipes[chosen], dict(action.arguments), records, "root")
+    assert (done.returncode, done.stdout) == (0, printed), done.stderr
+
+
+def run_command(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` run by bash in ``cwd`` (HOME=cwd), as the listing is read at run time."""
+    return subprocess.run(
+        ["/bin/bash", "--norc", "-c", command],
+        cwd=cwd,
+        env={"HOME": str(cwd), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
