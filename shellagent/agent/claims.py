@@ -111,6 +111,7 @@ def expected(values: TaskValues) -> Expected:
             "size": reading.sizes,
         },
         top_level=reading.top_level,
+        said=reading.text.lower(),
     )
 
 
@@ -208,7 +209,8 @@ def judge(
             doubts += action_doubts(wanted, recipe.area, watch.before, after, made)
     doubts += unused_names(wanted, result.command, output, home)
     doubts += limit_doubts(wanted, result.command)
-    doubts += unsaid_doubts({n: s.type for n, s in recipe.slots.items()}, args, wanted.amounts)
+    types = {n: s.type for n, s in recipe.slots.items()}
+    doubts += unsaid_doubts(types, args, wanted.amounts, wanted.said)
     return Confidence(chosen, tuple(doubts))
 
 

@@ -100,6 +100,7 @@ class Expected:
     # the amounts the task says, by slot type ("days": ("7",) for "in the last week")
     amounts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     top_level: bool = False  # it says only the folder itself ("directly in", "top level")
+    said: str = ""  # the request's words, lower case: what a search may look for
 
 
 @dataclass(frozen=True)
@@ -339,25 +340,43 @@ def limit_doubts(expected: Expected, command: str) -> list[Doubt]:
 # The slot types that select by an amount: a value the request never said is a guess
 # ("the 5 oldest files" moved by "older than 30 days", the slot's default).
 _AMOUNTS = ("days", "minutes", "size")
+# The slot types a search looks for: a text the request never says is a guess ("when did
+# the webshop last start" searched for "s")
+_SEARCHED = ("pattern", "text")
 
 
 def unsaid_doubts(
-    types: Mapping[str, str], args: Mapping[str, str], said: Mapping[str, Sequence[str]]
+    types: Mapping[str, str],
+    args: Mapping[str, str],
+    said: Mapping[str, Sequence[str]],
+    words: str = "",
 ) -> list[Doubt]:
-    """The amounts what ran selects by that the request never said: ``types`` are the
-    recipe's slots' types, ``args`` the values it ran with, ``said`` the values of each
-    type the request says (``days``: ("7",) for "in the last week"). An amount taken from
-    a slot's default, or made up, is a guess about what was meant."""
+    """The amounts what ran selects by, and the texts it looked for, that the request
+    never said: ``types`` are the recipe's slots' types, ``args`` the values it ran with,
+    ``said`` the values of each type the request says (``days``: ("7",) for "in the last
+    week"), ``words`` the request in lower case. An amount taken from a slot's default,
+    or made up, and a text the request does not say, are guesses about what was meant."""
     doubts = []
     for name, value in args.items():
         kind = types.get(name, "")
-        if kind not in _AMOUNTS or value in ("", None):
+        if value in ("", None):
             continue
-        if str(value) not in said.get(kind, ()):
+        if kind in _AMOUNTS and str(value) not in said.get(kind, ()):
             doubts.append(
                 Doubt("unsaid", f"it took {name} {value}, which the request does not say")
             )
+        elif kind in _SEARCHED and words and not _said_in(str(value), words):
+            doubts.append(
+                Doubt("unsaid", f"it looked for '{value}', which the request does not say")
+            )
     return doubts
+
+
+def _said_in(text: str, words: str) -> bool:
+    """Whether ``words`` say ``text`` (any case), from a word's start ("error" in "the
+    errors"; not "s" in "last start"); a text shorter than three letters as a whole word."""
+    end = r"(?!\w)" if len(text) < 3 else ""
+    return re.search(rf"(?<!\w){re.escape(text.lower())}{end}", words) is not None
 
 
 # -- actions ---------------------------------------------------------------------------------

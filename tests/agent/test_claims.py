@@ -414,6 +414,16 @@ def test_an_amount_the_request_never_said_is_a_doubt() -> None:
     assert checks(unsaid_doubts({"size": "size"}, {"size": "100M"}, week.amounts)) == ["unsaid"]
 
 
+def test_a_text_looked_for_that_the_request_never_said_is_a_doubt() -> None:
+    types = {"file": "file", "pattern": "pattern"}
+    wanted = wanted_by("When did the app in /srv last start, according to /srv/app.log?")
+    guessed = unsaid_doubts(types, {"pattern": "s"}, wanted.amounts, wanted.said)
+    assert checks(guessed) == ["unsaid"] and "'s'" in guessed[0].says
+    assert unsaid_doubts(types, {"pattern": "start"}, wanted.amounts, wanted.said) == []
+    errors = wanted_by("show the last of the errors in /srv/app.log")
+    assert unsaid_doubts(types, {"pattern": "ERROR"}, errors.amounts, errors.said) == []
+
+
 def test_a_count_of_zero_by_a_name_pattern_says_what_matched_nothing() -> None:
     from shellagent.agent.confidence import nothing_counted
 
