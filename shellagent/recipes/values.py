@@ -88,14 +88,6 @@ def _resolve(names: Sequence[str], listing: Sequence[str], task_words: set[str])
     return [h[2] for h in hits]
 
 
-def _inside(path: str, folder: str) -> bool:
-    """Whether ``path`` is below ``folder``; a folder written from home (``~/x``) holds
-    what the listing of home shows below ``x``."""
-    folder = folder.rstrip("/")
-    below = [folder + "/"] + ([folder[2:] + "/"] if folder.startswith("~/") else [])
-    return path.startswith(tuple(below))
-
-
 def tidy(entry: str) -> str:
     """A listing entry as a slot value: ``./x`` as ``x``, a folder without its slash. An
     entry whose name starts with ``~`` keeps its ``./``: ``~/reports`` would be the home's
@@ -157,20 +149,12 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
             dirs.append(path.rstrip("/") if path not in ("/", "~/") else path)
     # Names given without a path: "my Downloads folder", "the webshop project".
     plain_lower = [w.lower().strip(".") for w in reading.plain]
-    worded = [tidy(d) for d in _resolve(plain_lower, listed_dirs, word_set)]
-    # "the dataproc project in ~/projects": the folder named inside the one written first
-    # (a word of a path written, "~/projects/webshop", names no folder of its own)
-    written = {p.rstrip("/").rsplit("/", 1)[-1].lower() for p in explicit}
-    inner = [
-        d
-        for d in worded
-        if d.rsplit("/", 1)[-1].lower() not in written and any(_inside(d, e) for e in dirs)
-    ]
-    dirs = [*inner, *dirs, *worded]
+    dirs += [tidy(d) for d in _resolve(plain_lower, listed_dirs, word_set)]
     files += [tidy(f) for f in _resolve(plain_lower, listed_files, word_set)]
     # A file named by its stem: "my contacts file" → contacts.csv; not a word that names
     # a folder the task writes ("my notes in ~/Documents/notes") or what a text speaks of
     # ("notes that mention the dentist": not dentist.md)
+    written = {p.rstrip("/").rsplit("/", 1)[-1].lower() for p in explicit}
     not_stems = written | {w.lower() for w in reading.spoken_of}
     stems: dict[str, list[str]] = {}
     for entry in listed_files:

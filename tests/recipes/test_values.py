@@ -508,11 +508,3 @@ def test_a_day_slot_takes_a_day_said_or_the_day_of_a_date() -> None:
     assert candidates_for("day", read_task("the errors of 7 May in x.log")) == ["05-07"]
     assert candidates_for("day", read_task("the errors of 2024-03-05 in x.log")) == ["03-05"]
     assert candidates_for("day", read_task("the errors in x.log")) == []
-
-
-def test_a_folder_named_inside_the_folder_written_comes_first() -> None:
-    task = "which version of flask does the webshop project in ~/projects need?"
-    assert read_task(task, LISTING).dirs[0] == "projects/webshop"
-    # two folders written: as written ("from ~/x to ~/x/old" keeps its source first)
-    written = read_task("move the logs from ~/projects to ~/projects/webshop", LISTING)
-    assert written.dirs[0] == "~/projects"

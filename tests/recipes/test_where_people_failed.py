@@ -350,9 +350,9 @@ def records(tmp_path: Path) -> Path:
             '{"what":"vet","done":false}\n',
         ),
         (
-            "Which version of requests does the api project in ~/code need?",
+            "Which version of requests does ~/code/api need?",
             "project_dependency_version",
-            "code/api/requirements.txt:2:requests>=2.31\n",
+            "~/code/api/requirements.txt:2:requests>=2.31\n",
         ),
     ],
 )
@@ -372,7 +372,8 @@ def test_a_record_found_by_what_it_says_is_answered_from_the_real_file(
     action = first_values(found.offers[0])
     assert action is not None
     done = run_recipe(found.recipes[chosen], dict(action.arguments), records, "root")
-    assert (done.returncode, done.stdout) == (0, printed), done.stderr
+    said = done.stdout.replace(str(records), "~")  # the home's paths as the task says them
+    assert (done.returncode, said) == (0, printed), done.stderr
 
 
 def run_command(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
