@@ -94,7 +94,8 @@ _NAME_SLOTS = ("name", "glob", "pattern", "text", "word", "key")
 # Required slots a recipe cannot do without unless the task says the value: a port, a
 # date, a size. (A file, a pattern or a key may be meant without being named: "the
 # access log", "the version field".)
-_TASK_MUST_SAY = {"port", "pid", "date", "day", "time", "mode", "size", "days", "minutes"}
+_TASK_MUST_SAY = {"port", "pid", "date", "day", "zone", "time", "mode", "size", "days"}
+_TASK_MUST_SAY |= {"minutes"}
 _TASK_MUST_SAY |= {"number", "count", "column", "signal", "output", "archive"}
 # A size or an age the task says ("larger than 100MB", "older than 30 days") narrows what
 # it asks about: a recipe with no slot for it answers about everything.

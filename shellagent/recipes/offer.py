@@ -57,6 +57,10 @@ FREE: dict[str, tuple[str, str]] = {
         r"^[12][0-9]{3}-[01][0-9]-[0-3][0-9]$",
     ),
     "day": ('[01] [0-9] "-" [0-3] [0-9]', r"^[01][0-9]-[0-3][0-9]$"),
+    "zone": (
+        r'[A-Za-z] [A-Za-z0-9_+-]{0,29} ("/" [A-Za-z0-9_+-]{1,30}){0,2}',
+        r"^[A-Za-z][A-Za-z0-9_+-]{0,29}(/[A-Za-z0-9_+-]{1,30}){0,2}$",
+    ),
     "schedule": (
         '"@daily" | "@weekly" | "@monthly" | "@hourly" | cron',
         r"^(@daily|@weekly|@monthly|@hourly|[0-9*/,-]+( [0-9*/,-]+){4})$",
@@ -88,6 +92,7 @@ FREE_OF_TYPE = {
     "time": "time",
     "date": "date",
     "day": "day",
+    "zone": "zone",
     "schedule": "schedule",
 }
 # Types whose value, when the task says one, is what the task means: the default is then

@@ -75,7 +75,7 @@ def _show(value: object) -> str:
 # Types a TOML integer is not a value of (a quoted "3" is a file named 3).
 _TEXT_ONLY = frozenset(
     {"dir", "file", "path", "output", "archive", "glob", "pattern", "text", "schedule"}
-    | {"time", "date", "day", "jq_filter"}
+    | {"time", "date", "day", "zone", "jq_filter"}
 )
 # Printable characters of any script: no C0 controls, no DEL (a newline would end the
 # command, a carriage return would hide what comes before it).
@@ -284,6 +284,11 @@ _ALL = [
     SlotType("time", "[0-9]{2}:[0-9]{2}", "a time of day as HH:MM", _time_check),
     SlotType("date", "[0-9]{4}-[0-9]{2}-[0-9]{2}", "a date as YYYY-MM-DD", _date_check),
     SlotType("day", "[0-9]{2}-[0-9]{2}", "a day of any year as MM-DD", _day_check),
+    SlotType(
+        "zone",
+        "[A-Za-z][A-Za-z0-9_+-]{0,29}(/[A-Za-z0-9_+-]{1,30}){0,2}",
+        "a time zone such as Europe/Paris or UTC",
+    ),
     SlotType("key", "[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", "a field name of letters, digits, _ . -"),
     SlotType(
         "branch",
@@ -318,7 +323,7 @@ PATH_TYPES = frozenset({"dir", "file", "path", "output", "archive"})
 SINGLE_QUOTE_SAFE = frozenset(
     {"count", "number", "column", "port", "pid", "days", "minutes", "ext", "name", "word"}
     | {"user", "group", "key", "mode", "size", "time", "date", "day", "choice", "glob"}
-    | {"signal"}
+    | {"signal", "zone"}
 )
 """Types whose values may stand inside single quotes in a template."""
 

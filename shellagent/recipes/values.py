@@ -277,6 +277,9 @@ def _archive_names(values: TaskValues) -> list[str]:
     return list(_unique([*named, *derived]))
 
 
+_ZONE = re.compile(r"(?:[A-Z][A-Za-z0-9_+-]*)(?:/[A-Z][A-Za-z0-9_+-]*){1,2}|UTC|GMT")
+
+
 def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = ()) -> list[str]:
     """The values a slot of ``slot_type`` may take from the task, best first (empty: the
     task names none; the grammar then allows the default, or a free value of the type)."""
@@ -353,6 +356,9 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
         return list(values.times)
     if slot_type == "date":
         return list(values.dates)
+    if slot_type == "zone":  # "Europe/Paris" reads as a relative path; "UTC" as a word
+        said = [p for p in values.reading.paths if _ZONE.fullmatch(p)]
+        return list(_unique([*said, *(w for w in values.words if _ZONE.fullmatch(w))]))
     if slot_type == "day":  # a date's day too, when a recipe reads days alone
         return list(_unique([*values.days_of_year, *(d[5:] for d in values.dates)]))
     if slot_type == "signal":

@@ -508,3 +508,10 @@ def test_a_day_slot_takes_a_day_said_or_the_day_of_a_date() -> None:
     assert candidates_for("day", read_task("the errors of 7 May in x.log")) == ["05-07"]
     assert candidates_for("day", read_task("the errors of 2024-03-05 in x.log")) == ["03-05"]
     assert candidates_for("day", read_task("the errors in x.log")) == []
+
+
+def test_a_zone_is_what_the_task_writes_as_one_never_a_folder() -> None:
+    assert candidates_for("zone", read_task("what time is it in Asia/Tokyo")) == ["Asia/Tokyo"]
+    said = read_task("convert 2024-01-15 12:00 UTC to Europe/Paris time")
+    assert candidates_for("zone", said) == ["Europe/Paris", "UTC"]
+    assert candidates_for("zone", read_task("Wie viele Dateien liegen in ~/Downloads?")) == []
