@@ -234,8 +234,8 @@ def _between(text: str, found: list[Quantity], cues: _Cues) -> list[Quantity]:
 
 
 def days_said(text: str, lexicon: Lexicon) -> list[str]:
-    """The days ``text`` says with a month's name: "7 May 2024" as ``2024-05-07``, "May
-    7th" (no year) as ``--05-07``, a day of any year. A day its month does not have (31
+    """The days ``text`` says with a month's name: "9 October 2024" as ``2024-10-09``,
+    "October 9th" (no year) as ``--10-09``, a day of any year. A day its month does not have (31
     June) is not a day."""
     found = []
     for hit in lexicon["quantities.day_said"].finditer(text):

@@ -102,7 +102,7 @@ _TASK_MUST_SAY |= {"number", "count", "column", "signal", "output", "archive"}
 _VALUE_SLOTS = {
     "sizes": {"size"},
     "days": {"days", "minutes", "date", "time", "schedule"},
-    "days_of_year": {"day"},  # "the warnings from 7 May": a day of any year
+    "days_of_year": {"day"},  # "the alerts of 9 October": a day of any year
     "dates": {"date", "day", "days", "schedule"},  # a date is an age as well ("since 2024-05-01")
 }
 # What a command that does each of ``compose.ENDINGS``' acts says.

@@ -130,7 +130,7 @@ TYPICAL: dict[str, tuple[str, ...]] = {
     "schedule": ("@daily", "0 3 * * *", "@weekly"),
     "time": ("03:00", "17:30"),
     "date": ("2024-05-01", "2023-12-31"),
-    "day": ("7 May", "March 3rd", "the 12th of June"),  # as people say them
+    "day": ("9 October", "March 3rd", "the 12th of June"),  # as people say them
     "zone": ("Europe/Paris", "Asia/Tokyo", "America/New_York"),
     # a column or key the task says of a file it names is marked FIELD ("version qfield"),
     # so "names a field of the file" is learned as part of the intents that take one

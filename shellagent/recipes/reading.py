@@ -131,7 +131,7 @@ class TaskReading:
     size_limits: tuple[Quantity, ...] = ()
     times: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()
-    days_of_year: tuple[str, ...] = ()  # "7 May" said without a year: ("05-07",)
+    days_of_year: tuple[str, ...] = ()  # "9 October" said without a year: ("10-09",)
     modes: tuple[str, ...] = ()
     words: tuple[str, ...] = ()  # upper-case and capitalised words
     names: tuple[str, ...] = ()  # after "named", "user", "branch", "column" …
@@ -629,7 +629,7 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
     made_kinds = [k for k in _kinds(text, lx)[0] if k not in kinds] if prose != text else []
     one_asked = asking.one_asked(text, lx)
     pick = asking.pick_of(text, one_asked, lx)
-    # a day said with its month ("7 May 2024") is a date, not numbers
+    # a day said with its month ("9 October 2024") is a date, not numbers
     undated = lx["quantities.day_said"].regex.sub(" ", _QUOTED.sub(" ", text))
     numbers = [int(m.group(1)) for m in _NUMBER.finditer(undated)]
     numbers += amounts.number_words(text, lx)

@@ -51,7 +51,7 @@ class TaskValues:
     minutes: tuple[int, ...] = ()
     times: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()
-    days_of_year: tuple[str, ...] = ()  # "7 May": ("05-07",)
+    days_of_year: tuple[str, ...] = ()  # "9 October": ("10-09",)
     modes: tuple[str, ...] = ()
     words: tuple[str, ...] = ()  # upper-case and capitalised words, names after "named"
     texts: tuple[str, ...] = ()  # quoted words the request looks for ("the word 'timeout'")

@@ -505,7 +505,7 @@ def test_a_choice_is_said_in_any_case_and_with_an_ending(task: str, first: str |
 
 
 def test_a_day_slot_takes_a_day_said_or_the_day_of_a_date() -> None:
-    assert candidates_for("day", read_task("the errors of 7 May in x.log")) == ["05-07"]
+    assert candidates_for("day", read_task("the errors of 9 October in x.log")) == ["10-09"]
     assert candidates_for("day", read_task("the errors of 2024-03-05 in x.log")) == ["03-05"]
     assert candidates_for("day", read_task("the errors in x.log")) == []
 
