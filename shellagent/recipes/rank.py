@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Candidate", "RankedRecipe", "Ranker", "fill_phrasing", "normalise", "taught_texts"]
 
 # Bumped when training or normalisation changes, so a cached model is not reused.
-MODEL_VERSION = "4"
+MODEL_VERSION = "5"
 BM25_WEIGHT = 0.1
 SHARPNESS = 5.0
 # Words that say nothing of an intent on their own ("Which ones?", "What is it called?").
@@ -169,7 +169,9 @@ def fill_phrasing(phrasing: str, slots: Mapping[str, RankedSlot], variant: int =
 
 def normalise(text: str) -> str:
     """The text as the classifier reads it: lower case, a path as ``qpath`` plus its
-    extension, a number as ``qnum``, a quoted string as ``qstr`` (with its words kept)."""
+    extension, a number as ``qnum``, a quoted string as ``qstr`` (with its words kept), a
+    day said with its month's name as ``qday`` ("2 June" and "9 October" read alike)."""
+    from shellagent.recipes.lexicon import lexicon
 
     def path(match: re.Match[str]) -> str:
         ext = _EXT.search(match.group(0).rstrip("/."))
@@ -183,6 +185,7 @@ def normalise(text: str) -> str:
 
     text = _QUOTED.sub(quoted, text)
     text = _PATH.sub(path, text)
+    text = lexicon()["quantities.day_said"].regex.sub(" qday ", text)
     text = _NUMBER.sub(" qnum ", text)
     text = _AGE_WORD.sub(lambda m: f"{m.group(1)} qnum days", text)
     text = _AGE_UNIT.sub("qnum days", text)
