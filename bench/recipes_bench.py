@@ -58,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = ROOT / "tests" / "data" / "recipe-intents-heldout.jsonl"
 LABELS = ROOT / "bench" / "data" / "everyday-recipe-labels.jsonl"
 EVERYDAY = ROOT / "shellagent" / "taskgen" / "data" / "everyday-answers.jsonl"
+PARAPHRASES = ROOT / "bench" / "data" / "everyday-paraphrases.jsonl"
 # 16 everyday requests of a newcomer's kind, each with its own small setup and check,
 # written as a person asks, for ``ask``'s everyday measure (never a source of phrasings)
 NEWCOMER = ROOT / "bench" / "data" / "newcomer-requests.jsonl"
@@ -383,8 +384,9 @@ def calls(args: argparse.Namespace) -> int:
 
 def leakage(args: argparse.Namespace) -> int:
     """How close the recipes' phrasings come to the sets that measure them (the dev tasks,
-    the everyday set, the held-out phrasings): the Jaccard similarity of normalised words
-    (``shellagent.taskgen.leakage``), each phrasing filled with typical slot values."""
+    the everyday set and its teach-once paraphrases, the held-out phrasings): the Jaccard
+    similarity of normalised words (``shellagent.taskgen.leakage``), each phrasing filled
+    with typical slot values."""
     from shellagent.recipes import DATA_DIR, load
     from shellagent.recipes.rank import fill_phrasing
     from shellagent.taskgen.leakage import compare
@@ -399,6 +401,7 @@ def leakage(args: argparse.Namespace) -> int:
         "dev": [(t["id"], t["task"]) for t in _lines(DEV)] if DEV.exists() else [],
         "everyday": [(t["id"], t["task"]) for t in _lines(EVERYDAY)],
         "held-out phrasings": [(str(i), t["task"]) for i, t in enumerate(_lines(HELDOUT))],
+        "teach-once paraphrases": [(t["id"], t["paraphrase"]) for t in _lines(PARAPHRASES)],
     }
     print(f"{len(phrasings)} phrasings of {len(catalog.recipes)} recipes")
     worst = 0.0
