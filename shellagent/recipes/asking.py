@@ -24,6 +24,7 @@ __all__ = [
     "Imperative",
     "destination",
     "ending_and_act",
+    "events",
     "imperatives",
     "kind_of",
     "objects_said",
@@ -410,3 +411,21 @@ def objects_said(text: str, lx: Lexicon) -> str:
     files = lx["files.file_word"].says(text)
     folders = lx["files.folder_word"].says(text)
     return "files" if files and not folders else "folders" if folders and not files else ""
+
+
+def events(request: str, lx: Lexicon) -> tuple[str, ...]:
+    """What the request asks the time of, as the stem a log's lines say in any form
+    (lexicon ``quoted.event``): "when did the backup last fail" → fail (FAILED),
+    "when was nginx restarted" → restart (Restarting), "on which day did it crash" → crash."""
+    found = []
+    for m in lx["quoted.event"].finditer(request):
+        word = m.group(1).lower()
+        for ending in ("ing", "ed", "es", "s"):
+            stem = word[: -len(ending)]
+            if word.endswith(ending) and not word.endswith("ss") and len(stem) >= 3:
+                # "stopped": stop; "failed": fail
+                doubled = len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] in "bdgmnprt"
+                word = stem[:-1] if doubled else stem
+                break
+        found.append(word)
+    return tuple(dict.fromkeys(found))

@@ -121,6 +121,8 @@ DOES = {
 # What a command that changes, moves or removes files other than its output says.
 _CHANGES = "|".join(DOES[act] for act in ("delete", "move", "gzip")) + r"|\bchmod\b|\bchown\b"
 # Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
+# the slots that can hold a name the task leaves out ("apart from main")
+_LEAVES_OUT = {"branch", "user", "group", "name", "pattern", "glob", "word", "text"}
 _TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}
 _TEXT_SLOTS |= {"column", "glob", "date", "time"}
 _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
@@ -436,6 +438,9 @@ def adjust(recipe: Recipe, shape: Shape, values: TaskValues) -> float:
         penalty += UNUSED_LIMIT if recipe.kind == "action" else UNUSED_VALUE
     if shape.texts and not _takes_text(recipe, shape.texts):
         penalty += NO_TEXT
+    if values.reading.excluded and not types & _LEAVES_OUT:
+        # "which branches are there apart from main": every branch is not what is asked
+        penalty += UNUSED_VALUE
     reads = _reads(recipe)
     if reads and shape.formats and not reads & set(shape.formats):
         penalty += OTHER_FORMAT

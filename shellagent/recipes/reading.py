@@ -141,6 +141,9 @@ class TaskReading:
     # what a text speaks of, said after "mention", "about", "refer to" ("notes that mention
     # the dentist"): a subject, not a file's name
     spoken_of: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()  # "when did the backup last fail": ("fail",)
+    excluded: tuple[str, ...] = ()  # "apart from main": ("main",)
+    one_of_kind: tuple[str, ...] = ()  # "the .deb installer": ("deb",)
     quoted_names: tuple[str, ...] = ()
     saving: str = ""  # the saving clause ("save the list to /tmp/x")
     output: str = ""  # the file a result is saved in
@@ -730,6 +733,9 @@ def read_task(text: str, *, today: date | None = None) -> TaskReading:
             [m.group(1).rstrip(".") for m in lx["quoted.mention"].finditer(_QUOTED.sub(" ", text))]
         ),
         spoken_of=_unique([m.group(1) for m in lx["quoted.spoken_of"].finditer(text)]),
+        events=asking.events(request, lx),
+        excluded=_unique([m.group(1).rstrip(".") for m in lx["quoted.excluded"].finditer(request)]),
+        one_of_kind=_unique([m.group(1).lower() for m in lx["files.one_of_kind"].finditer(text)]),
         quoted_names=_unique([q.text.strip() for q in quoted if q.role == "name"]),
         saving=saving,
         output=output,

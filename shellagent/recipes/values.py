@@ -169,6 +169,16 @@ def task_values(reading: TaskReading, listing: Sequence[str] = (), home: str = "
                 [e.rstrip("/").rsplit("/", 1)[-1] for e in stems[stem]], stems[stem], word_set
             )
         ]
+    # "the .deb installer in my Downloads": the one file of that kind where the task looks
+    inside = tuple(d.rstrip("/") + "/" for d in dirs)
+    for kind in reading.one_of_kind:
+        of_kind = [
+            tidy(e)
+            for e in listed_files
+            if tidy(e).lower().endswith("." + kind) and (not inside or tidy(e).startswith(inside))
+        ]
+        if len(of_kind) == 1:
+            files.append(of_kind[0])
     output_dirs = _output_dirs(reading)
     if home:
         dirs = [_home(d, home) for d in dirs]
@@ -313,6 +323,7 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
             *values.held_values,
             *mentioned,
             *values.reading.spoken_of,  # "notes that mention the dentist"
+            *values.reading.events,  # "when did the backup last fail": fail
             *values.words,
             *values.names,
             *bare,
@@ -329,13 +340,13 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
     if slot_type in ("user", "group"):
         return [
             w
-            for w in _unique([*values.names, *values.quoted])
+            for w in _unique([*values.names, *values.quoted, *values.reading.excluded])
             if re.fullmatch(r"[a-z_][a-z0-9_-]*", w)
         ]
     if slot_type == "branch":
         return [
             w
-            for w in _unique([*values.names, *values.quoted])
+            for w in _unique([*values.names, *values.quoted, *values.reading.excluded])
             if re.fullmatch(r"[A-Za-z0-9._/][A-Za-z0-9._/-]*", w)
         ]
     if slot_type in ("count", "column"):
@@ -372,7 +383,8 @@ def candidates_for(slot_type: str, values: TaskValues, choices: Sequence[str] = 
 def _choices_said(choices: Sequence[str], text: str) -> list[str]:
     """The choices ``text`` says as words, any case, or with an ending ("the warnings":
     WARN, then WARNING; "sorted by sizes": size), in their declared order."""
-    said = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+    # "md5", "SHA-256": sha256
+    said = {w.lower().replace("-", "") for w in re.findall(r"[A-Za-z][A-Za-z0-9]*(?:-\d+)?", text)}
     return [
         c
         for c in choices

@@ -301,3 +301,28 @@ def test_what_a_text_speaks_of_and_a_thing_downloaded(
     reading = read_task(task)
     assert reading.spoken_of == spoken_of
     assert ("Downloads" in reading.plain) == downloads
+
+
+@pytest.mark.parametrize(
+    ("task", "events", "excluded", "one_of_kind"),
+    [
+        ("according to ~/logs/sync.log, when was the sync last aborted?", ("abort",), (), ()),
+        ("on which day did the nightly import crash?", ("crash",), (), ()),
+        ("when was the printer stopped, going by cups.log", ("stop",), (), ()),
+        ("when was the database started for the last time?", ("start",), (), ()),
+        ("when did it happen?", (), (), ()),
+        ("which tags does the repo have besides v1.0", (), ("v1.0",), ()),
+        ("list the users other than root.", (), ("root",), ()),
+        ("what is the md5 of the .iso image in ~/isos", (), (), ("iso",)),
+        ("how big are the .iso images in ~/isos", (), (), ()),
+    ],
+)
+def test_what_happened_a_name_left_out_and_one_file_of_a_kind_are_read(
+    task: str, events: tuple[str, ...], excluded: tuple[str, ...], one_of_kind: tuple[str, ...]
+) -> None:
+    reading = read_task(task)
+    assert (reading.events, reading.excluded, reading.one_of_kind) == (
+        events,
+        excluded,
+        one_of_kind,
+    )

@@ -515,3 +515,22 @@ def test_a_zone_is_what_the_task_writes_as_one_never_a_folder() -> None:
     said = read_task("convert 2024-01-15 12:00 UTC to Europe/Paris time")
     assert candidates_for("zone", said) == ["Europe/Paris", "UTC"]
     assert candidates_for("zone", read_task("Wie viele Dateien liegen in ~/Downloads?")) == []
+
+
+def test_one_file_said_by_its_kind_is_the_one_of_that_kind_where_the_task_looks() -> None:
+    listing = ["./", "./isos/", "./isos/debian-12.iso", "./isos/notes.txt"]
+    listing += ["./old/", "./old/a.iso", "./old/b.iso"]
+    said = read_task("what is the md5 of the .iso image in isos", listing)
+    assert candidates_for("file", said)[0] == "isos/debian-12.iso"
+    # two of that kind where it looks: neither is the one
+    said = read_task("what is the md5 of the .iso image in old", listing)
+    assert not {"old/a.iso", "old/b.iso"} & set(candidates_for("file", said))
+    said = read_task("how big are the .iso images in isos", listing)
+    assert "isos/debian-12.iso" not in candidates_for("file", said)
+
+
+def test_what_happened_is_a_pattern_and_a_name_left_out_a_branch_or_user() -> None:
+    assert "abort" in candidates_for("pattern", read_task("when was the sync last aborted?"))
+    said = read_task("which branches are there besides develop")
+    assert candidates_for("branch", said) == ["develop"]
+    assert candidates_for("user", read_task("processes of users other than root")) == ["root"]

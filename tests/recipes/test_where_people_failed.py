@@ -386,3 +386,83 @@ def run_command(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=30,
     )
+
+
+@pytest.fixture
+def project(records: Path) -> Path:
+    """The records' home with a repository of three branches, a guide, a setting changed
+    since its original copy and one disk image."""
+    code = records / "code" / "site"
+    code.mkdir(parents=True)
+    (code / "GUIDE.md").write_text("\n# Site handbook\n\nHow we publish.\n## Build\n")
+    (code / "app.ini").write_text("workers = 2\ntimeout = 90\n")
+    (code / "app.ini.orig").write_text("workers = 2\ntimeout = 30\n")
+    git = ["git", "-C", str(code), "-c", "user.name=A", "-c", "user.email=a@example.org"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(code)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True)
+    for branch in ("develop", "hotfix"):
+        subprocess.run([*git, "branch", branch], check=True)
+    (records / "isos").mkdir()
+    (records / "isos" / "tiny-1.0.iso").write_bytes(b"iso image\n")
+    (records / "isos" / "README.txt").write_text("images\n")
+    return records
+
+
+@pytest.mark.parametrize(
+    ("task", "chosen", "printed"),
+    [
+        (
+            "According to ~/logs/job.log, on which day was the backup aborted?",
+            "log_days_mentioning",
+            "2025-06-02\n",
+        ),
+        (
+            "Going by ~/logs/job.log, when was the backup started for the last time?",
+            "last_matching_line",
+            "2025-06-03 02:00:00 INFO backup started\n",
+        ),
+        (
+            "Which branches does ~/code/site have besides develop?",
+            "git_branches_except",
+            "hotfix\nmain\n",
+        ),
+        (
+            "What is the title of the handbook at ~/code/site/GUIDE.md?",
+            "document_title",
+            "Site handbook\n",
+        ),
+        (
+            "What's the md5 checksum of the .iso image in ~/isos?",
+            "file_checksum",
+            "39281bd7d20f1231509888b3491deb48  isos/tiny-1.0.iso\n",
+        ),
+    ],
+)
+def test_a_question_of_when_which_or_what_is_answered_from_the_real_files(
+    shelf: Shelf, project: Path, task: str, chosen: str, printed: str
+) -> None:
+    test_a_record_found_by_what_it_says_is_answered_from_the_real_file(
+        shelf, project, task, chosen, printed
+    )
+
+
+@pytest.mark.parametrize("recipe", ["compare_files", "backup_file_diff"])
+def test_what_differs_between_two_files_is_only_the_lines_that_differ(
+    project: Path, recipe: str
+) -> None:
+    site = project / "code" / "site"
+    slots = list(CATALOG.get(recipe).slots)
+    done = run(
+        recipe,
+        dict(zip(slots, [str(site / "app.ini"), str(site / "app.ini.orig")], strict=True)),
+        project,
+        "root",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert {"-timeout = 90", "+timeout = 30"} <= set(lines) or {
+        "+timeout = 90",
+        "-timeout = 30",
+    } <= set(lines)
+    assert not any("workers" in line for line in lines)
