@@ -529,7 +529,6 @@ def _settings(args: argparse.Namespace) -> list[dict[str, float]]:
         "FLOOR": args.floor,
         "OVERRULED": args.overruled,
         "OWN": args.own,
-        "ANSWERED": args.answered,
     }
     grid = {
         name: said or str(getattr(nearest, name))
@@ -545,8 +544,7 @@ def _apply(setting: dict[str, float]) -> str:
     from shellagent.recipes import nearest
 
     for name, value in setting.items():
-        was = getattr(nearest, name)
-        setattr(nearest, name, int(value) if isinstance(was, int) else value)
+        setattr(nearest, name, value)
     return ", ".join(f"{k} {v:g}" for k, v in setting.items())
 
 
@@ -688,7 +686,6 @@ def main() -> int:
         each.add_argument("--floor", help="FLOOR values to measure at")
         each.add_argument("--overruled", help="OVERRULED values to measure at")
         each.add_argument("--own", help="OWN weights to measure at")
-        each.add_argument("--answered", help="ANSWERED counts to measure at (0: all)")
     f.add_argument(
         "--same-values",
         action="store_true",

@@ -120,9 +120,9 @@ DOES = {
 }
 # What a command that changes, moves or removes files other than its output says.
 _CHANGES = "|".join(DOES[act] for act in ("delete", "move", "gzip")) + r"|\bchmod\b|\bchown\b"
-# Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
-# the slots that can hold a name the task leaves out ("apart from main")
+# The slots that can hold a name the task leaves out ("apart from main").
 _LEAVES_OUT = {"branch", "user", "group", "name", "pattern", "glob", "word", "text"}
+# Slots a quoted word may go in ("the word 'timeout'", "the 'WARN' entries", "column 'price'")
 _TEXT_SLOTS = {"pattern", "text", "word", "name", "key", "user", "group", "branch", "choice"}
 _TEXT_SLOTS |= {"column", "glob", "date", "time"}
 _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")

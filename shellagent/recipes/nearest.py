@@ -49,7 +49,6 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "ANSWERED",
     "FLOOR",
     "LIFT",
     "OVERRULED",
@@ -84,12 +83,6 @@ OVERRULED = 0.03
 # (bench/teach_bench.py families --same-values), with the disturbance of
 # bench/teach_bench.py disturb beside it.
 OWN = 0.2
-# Whose trained texts a taught text must be nearer than: the ``ANSWERED`` recipes the
-# trained ranker puts first for the task, or every recipe's (0). Measured with the
-# everyday set taught (bench/teach_bench.py disturb --answered 0,1,3): the held-out intent
-# phrasings keep 504/568 at 0 and 3 (503 at 1), and 4 of the 300 dev tasks are lifted to
-# something taught at 0, 6 at 3 and 11 at 1: every trained text it is.
-ANSWERED = 0
 RARE = 3  # a word more trained texts than this use is no one's own
 SHARPNESS = 5.0  # as the ranker's softmax (``rank.SHARPNESS``)
 KEEP = 8  # softmax entries kept per trained text (the rest are ~0)
@@ -310,31 +303,19 @@ class TaughtLayer:
         return len(self.taught_names_)
 
     def match(
-        self,
-        words: Any,
-        margins: Any,
-        own: Mapping[str, float] | None = None,
-        answers: Sequence[str] | None = None,
+        self, words: Any, margins: Any, own: Mapping[str, float] | None = None
     ) -> list[Match]:
         """The taught recipes a task (its ``embed_rows``, one row; ``own`` its
-        ``own_words``) is lifted to, nearest first. ``answers``: the recipes the trained
-        ranker answers the task with, whose trained texts a taught text must be nearer
-        than (None: every recipe's; see ``ANSWERED``)."""
+        ``own_words``) is lifted to, nearest first."""
         if not self.taught:
             return []
         import numpy as np
 
         pool = self._similarity(words, margins, self.pool_words_, self.pool_margins_)
+        best = float(pool.max()) if pool.size else -1.0
         # the nearest trained text of each recipe
         by_recipe = np.full(len(self.names_), -1.0)
         np.maximum.at(by_recipe, self.pool_labels_, pool)
-        if answers is not None:
-            index = {n: i for i, n in enumerate(self.names_)}
-            kept = [index[n] for n in answers if n in index]
-            only = np.full(len(self.names_), -1.0)
-            only[kept] = by_recipe[kept]
-            by_recipe = only
-        best = float(by_recipe.max()) if by_recipe.size else -1.0
         taught = self._similarity(words, margins, self.taught_words_, self.taught_margins_)
         if own and OWN:
             taught = taught + OWN * np.array([_cosine(own, theirs) for theirs in self.taught_own_])

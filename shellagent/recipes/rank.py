@@ -491,7 +491,6 @@ class Ranker:
         task is read as said, whole and from the sentence that asks on: the markers the
         recipe step adds for the trained ranker (a field the task names) are not the
         user's words."""
-        from shellagent.recipes import nearest
         from shellagent.recipes.asking import request_span
         from shellagent.recipes.lexicon import lexicon
         from shellagent.recipes.nearest import LIFT, TaughtLayer, margins, own_words
@@ -502,11 +501,10 @@ class Ranker:
         rows = self._model.named_steps["features"].transform(texts)
         found = margins(self._model.named_steps["clf"], rows)
         own = own_words(said, self.taught_.common_)
-        answers = [c.name for c in ranked[: nearest.ANSWERED]] if nearest.ANSWERED else None
         best: dict[str, float] = {}
         for i in range(len(texts)):
             words, soft = TaughtLayer.embed_rows(rows[i : i + 1], found[i : i + 1])
-            for m in self.taught_.match(words, soft, own, answers):
+            for m in self.taught_.match(words, soft, own):
                 best[m.name] = max(best.get(m.name, -1.0), m.similarity)
         lifted = [
             Candidate(name, max(top, 0.0) + LIFT + similarity, similarity, 0.0)

@@ -359,6 +359,12 @@ def records(tmp_path: Path) -> Path:
 def test_a_record_found_by_what_it_says_is_answered_from_the_real_file(
     shelf: Shelf, records: Path, task: str, chosen: str, printed: str
 ) -> None:
+    answered_from(shelf, records, task, chosen, printed)
+
+
+def answered_from(shelf: Shelf, records: Path, task: str, chosen: str, printed: str) -> None:
+    """``task``, read with the listing of ``records`` (the home), ranks ``chosen`` first;
+    filled with its first values and run there, it prints ``printed``."""
     from shellagent.agent.trying import first_values
     from shellagent.recipes.listing import read_values
 
@@ -442,9 +448,7 @@ def project(records: Path) -> Path:
 def test_a_question_of_when_which_or_what_is_answered_from_the_real_files(
     shelf: Shelf, project: Path, task: str, chosen: str, printed: str
 ) -> None:
-    test_a_record_found_by_what_it_says_is_answered_from_the_real_file(
-        shelf, project, task, chosen, printed
-    )
+    answered_from(shelf, project, task, chosen, printed)
 
 
 @pytest.mark.parametrize("recipe", ["compare_files", "backup_file_diff"])
